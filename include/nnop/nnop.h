@@ -1,0 +1,257 @@
+/* nnop: fused neural-network operators for NVIDIA GPUs on the cuDNN 9 backend graph API.
+ *
+ * Threads: a context and everything made from it (graphs, plans) is used by one thread at a
+ * time; different contexts may run concurrently.
+ *
+ * Memory: tensor pointers passed to execute calls are device memory on the CUDA backend and
+ * host memory on the CPU backend. Constants given to the graph builder are host memory and
+ * are copied.
+ *
+ * Errors: every call returns an nnop_status (or, for graph builders, records the first error
+ * in the graph). nnop_context_last_error() names the call, argument or node and why. A failed
+ * call writes nothing to user memory. */
+#ifndef NNOP_NNOP_H
+#define NNOP_NNOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnop_export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NNOP_VERSION_MAJOR 0
+#define NNOP_VERSION_MINOR 1
+#define NNOP_VERSION_PATCH 0
+
+/** Version of the loaded library as MAJOR*10000 + MINOR*100 + PATCH. */
+NNOP_API int nnop_version(void);
+
+/* ---------------------------------------------------------------- status codes (fixed) */
+typedef enum nnop_status {
+    NNOP_OK = 0,
+    NNOP_ERR_INVALID_ARGUMENT = 1, /* null pointer, bad enum, non-positive dim ...   */
+    NNOP_ERR_SHAPE = 2,            /* shapes or dtypes that do not fit together       */
+    NNOP_ERR_UNSUPPORTED = 3,      /* valid request that no engine can run            */
+    NNOP_ERR_OUT_OF_MEMORY = 4,    /* host or device allocation failed                */
+    NNOP_ERR_NO_DEVICE = 5,        /* CUDA backend asked for, no usable GPU           */
+    NNOP_ERR_VERSION = 6,          /* loaded cuDNN/CUDA incompatible with the build   */
+    NNOP_ERR_CUDA = 7,
+    NNOP_ERR_CUDNN = 8, /* a library call failed; message says which       */
+    NNOP_ERR_IO = 9,
+    NNOP_ERR_FORMAT = 10, /* file unreadable / malformed (weights, cache)    */
+    NNOP_ERR_INTERNAL = 11
+} nnop_status;
+
+/** Static, never-NULL name of a status ("NNOP_ERR_SHAPE"); unknown values give a fixed text. */
+NNOP_API const char *nnop_status_string(nnop_status s);
+
+/* ---------------------------------------------------------------- tensors (fixed) */
+typedef enum nnop_dtype { NNOP_F32 = 0, NNOP_F16 = 1, NNOP_BF16 = 2 } nnop_dtype;
+typedef enum nnop_layout { NNOP_NCHW = 0, NNOP_NHWC = 1 } nnop_layout;
+typedef enum nnop_backend {
+    NNOP_BACKEND_AUTO = 0,
+    NNOP_BACKEND_CUDA = 1,
+    NNOP_BACKEND_CPU = 2
+} nnop_backend;
+
+#define NNOP_MAX_DIMS 8
+
+/** A tensor description: dtype, logical dims (N, C, H, W for 4-D) and strides in elements.
+ * The layout lives in the strides. nnop accepts packed tensors: 4-D NCHW or NHWC, and
+ * row-major 1-D/2-D. */
+typedef struct nnop_tensor_desc {
+    nnop_dtype dtype;
+    int ndim;
+    int64_t dims[NNOP_MAX_DIMS];
+    int64_t strides[NNOP_MAX_DIMS];
+} nnop_tensor_desc;
+
+/** A packed 4-D descriptor with logical dims N, C, H, W in layout l. */
+NNOP_API nnop_tensor_desc nnop_tensor_4d(nnop_dtype t, nnop_layout l, int64_t n, int64_t c,
+                                         int64_t h, int64_t w);
+/** A packed row-major 1-D descriptor (bias, batch-norm parameters). */
+NNOP_API nnop_tensor_desc nnop_tensor_1d(nnop_dtype t, int64_t n);
+/** A packed row-major 2-D descriptor (rows x cols: linear layer inputs and weights). */
+NNOP_API nnop_tensor_desc nnop_tensor_2d(nnop_dtype t, int64_t rows, int64_t cols);
+/** Number of elements of d (0 when d is invalid). */
+NNOP_API int64_t nnop_tensor_elements(const nnop_tensor_desc *d);
+/** Bytes of storage of a packed tensor d (0 when d is invalid). */
+NNOP_API size_t nnop_tensor_bytes(const nnop_tensor_desc *d);
+/** Convert n elements between dtypes on the host (round to nearest even); src and dst must
+ * not overlap. Returns NNOP_ERR_INVALID_ARGUMENT for NULL pointers or unknown dtypes. */
+NNOP_API nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_type,
+                                  void *dst, int64_t n);
+/** Size in bytes of one element of dtype t (0 for an unknown dtype). */
+NNOP_API size_t nnop_dtype_size(nnop_dtype t);
+
+/* ---------------------------------------------------------------- context (fixed core) */
+typedef struct nnop_context nnop_context;
+
+/** Which engines the CUDA backend may choose. */
+typedef enum nnop_engine_policy {
+    NNOP_POLICY_PREFER_PRECOMPILED = 0, /* runtime-compiled only where nothing else works */
+    NNOP_POLICY_PRECOMPILED_ONLY = 1,   /* never compile at run time                      */
+    NNOP_POLICY_FASTEST = 2             /* allow runtime-compiled engines and autotune    */
+} nnop_engine_policy;
+
+#define NNOP_DEVICE_DEFAULT 0
+
+typedef struct nnop_context_options {
+    nnop_backend backend;   /* AUTO: CUDA if a usable GPU, else CPU        */
+    int device;             /* CUDA device ordinal                         */
+    void *stream;           /* cudaStream_t, NULL = the context's own      */
+    const char *cache_path; /* persistent plan cache file, NULL = none     */
+    nnop_engine_policy policy;
+    int deterministic;      /* nonzero: deterministic engines only           */
+    int autotune;           /* nonzero: time the top candidates, keep the fastest */
+    int allow_tf32;         /* nonzero: fp32 convs may use TF32 tensor cores */
+    size_t workspace_limit; /* bytes, 0 = no limit                           */
+    uint64_t reserved[8];   /* zero; room for later options                  */
+} nnop_context_options;
+
+/** Fill o with defaults: AUTO backend, device 0, own stream, no cache file. */
+NNOP_API void nnop_context_options_init(nnop_context_options *o);
+/** Create a context. o may be NULL (defaults). On failure *out is NULL and the status says
+ * why; NNOP_ERR_NO_DEVICE when the CUDA backend is asked for and there is no usable GPU. */
+NNOP_API nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **out);
+/** Message of the last failed nnop_context_create on this thread (never NULL). */
+NNOP_API const char *nnop_context_create_error(void);
+/** Destroy a context (NULL is fine). Graphs and plans of it must be destroyed first. */
+NNOP_API void nnop_context_destroy(nnop_context *ctx);
+/** The backend the context runs on (never AUTO). */
+NNOP_API nnop_backend nnop_context_backend(const nnop_context *ctx);
+/** Message of the last failure on ctx, or "" (never NULL; ctx NULL gives a fixed text). The
+ * string belongs to ctx and stays valid until the next call on it. */
+NNOP_API const char *nnop_context_last_error(const nnop_context *ctx);
+/** Set the CUDA stream (cudaStream_t) later executes run on; NULL = the context's own. */
+NNOP_API nnop_status nnop_context_set_stream(nnop_context *ctx, void *stream);
+/** Wait until all work the context queued has finished. */
+NNOP_API nnop_status nnop_context_synchronize(nnop_context *ctx);
+
+/* ---------------------------------------------------------------- one-call ops (fixed) */
+typedef struct nnop_conv_params {
+    int64_t pad[2], stride[2], dilation[2], groups;
+} nnop_conv_params;
+
+/** y = relu(conv(x, w) + bias). Pointers are device memory on the CUDA backend and host
+ * memory on the CPU backend. w is K x C/groups x R x S in x's layout; bias has K elements of
+ * x's dtype (NULL = no bias); y_desc must match the inferred output shape. The first call for
+ * a shape builds and caches a plan; later calls only execute it. */
+NNOP_API nnop_status nnop_conv_bias_relu(nnop_context *ctx, const nnop_tensor_desc *x_desc,
+                                         const void *x, const nnop_tensor_desc *w_desc,
+                                         const void *w, const void *bias,
+                                         const nnop_conv_params *p,
+                                         const nnop_tensor_desc *y_desc, void *y);
+
+/* ---------------------------------------------------------------- graph builder */
+typedef struct nnop_graph nnop_graph;
+typedef struct nnop_plan nnop_plan;
+
+/** A value of a graph: copyable, no lifetime of its own. A negative id means an error was
+ * recorded in the graph (sticky: later builders return it too, compile reports it). */
+typedef struct nnop_value {
+    int32_t id;
+} nnop_value;
+
+typedef enum nnop_act_kind {
+    NNOP_ACT_IDENTITY = 0,
+    NNOP_ACT_RELU = 1,
+    NNOP_ACT_RELU6 = 2,      /* min(max(x, 0), 6)                       */
+    NNOP_ACT_CLAMP = 3,      /* min(max(x, lo), hi): use nnop_clamp     */
+    NNOP_ACT_LEAKY_RELU = 4, /* x > 0 ? x : alpha * x                   */
+    NNOP_ACT_GELU = 5,       /* x * Phi(x), erf form                    */
+    NNOP_ACT_GELU_TANH = 6,  /* tanh approximation                      */
+    NNOP_ACT_SIGMOID = 7,
+    NNOP_ACT_TANH = 8,
+    NNOP_ACT_SILU = 9, /* x * sigmoid(x), also called swish       */
+    NNOP_ACT_ELU = 10  /* x > 0 ? x : alpha * (exp(x) - 1)        */
+} nnop_act_kind;
+
+typedef enum nnop_pool_kind { NNOP_POOL_MAX = 0, NNOP_POOL_AVG = 1 } nnop_pool_kind;
+
+typedef struct nnop_pool_params {
+    int64_t window[2], stride[2], pad[2];
+    int count_include_pad; /* average pooling: divide by the full window (PyTorch default) */
+} nnop_pool_params;
+
+/** Create an empty graph on ctx. */
+NNOP_API nnop_status nnop_graph_create(nnop_context *ctx, nnop_graph **out);
+NNOP_API void nnop_graph_destroy(nnop_graph *g);
+/** First error recorded by a builder (NNOP_OK if none); the message is in the context. */
+NNOP_API nnop_status nnop_graph_status(const nnop_graph *g);
+
+/** A graph input, bound at execute time, in declaration order. name may be NULL. */
+NNOP_API nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tensor_desc *d);
+/** A constant (weights): d describes host data of d->dtype, copied now. */
+NNOP_API nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc *d,
+                                  const void *host_data);
+/** 2-D convolution; x is 4-D N,C,H,W, w is K,C/groups,R,S in x's layout. */
+NNOP_API nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w,
+                              const nnop_conv_params *p);
+/** x + b with b 1-D of x's channel count (dim 1), broadcast over the other dims. */
+NNOP_API nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b);
+/** Activation. alpha is the slope of LEAKY_RELU and the alpha of ELU, ignored otherwise. */
+NNOP_API nnop_value nnop_act(nnop_graph *g, nnop_value x, nnop_act_kind kind, float alpha);
+/** min(max(x, lo), hi). */
+NNOP_API nnop_value nnop_clamp(nnop_graph *g, nnop_value x, float lo, float hi);
+/** Inference batch-norm over dim 1: (x - mean) / sqrt(var + eps) * gamma + beta; all four
+ * parameters 1-D of the channel count. */
+NNOP_API nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma,
+                                   nnop_value beta, nnop_value mean, nnop_value var, float eps);
+/** Elementwise a + b of the same shape (residual add). */
+NNOP_API nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b);
+/** Max or average pooling over H, W. */
+NNOP_API nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind,
+                              const nnop_pool_params *p);
+/** Mean over H and W: N,C,H,W -> N,C,1,1 in x's layout. */
+NNOP_API nnop_value nnop_global_avg_pool(nnop_graph *g, nnop_value x);
+/** N,C,H,W -> N, C*H*W in logical (C, H, W) order, as torch.flatten(x, 1). */
+NNOP_API nnop_value nnop_flatten(nnop_graph *g, nnop_value x);
+/** "No value", for optional operands (nnop_linear without bias). */
+NNOP_API nnop_value nnop_none(void);
+/** y = x w^T + b: x is N x IN, w is OUT x IN, b 1-D OUT or nnop_none(). */
+NNOP_API nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_value b);
+/** Softmax over dim 1 (classes of N x C, channels of 4-D). */
+NNOP_API nnop_value nnop_softmax(nnop_graph *g, nnop_value x);
+/** Mark v as a graph output, in declaration order. name may be NULL. */
+NNOP_API nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name);
+/** Descriptor of a value (e.g. to size buffers); NNOP_ERR_INVALID_ARGUMENT for a bad id. */
+NNOP_API nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_tensor_desc *out);
+
+/* ---------------------------------------------------------------- compile and execute */
+typedef struct nnop_compile_options {
+    int fuse;             /* nonzero (default): fuse epilogues into producers   */
+    int cuda_graph;       /* nonzero: replay the whole plan as one CUDA graph    */
+    uint64_t reserved[8]; /* zero                                               */
+} nnop_compile_options;
+
+NNOP_API void nnop_compile_options_init(nnop_compile_options *o);
+/** Validate, partition, lower and build a plan for the context's backend. opts may be NULL.
+ * The graph stays owned by the caller and may be destroyed after compile. */
+NNOP_API nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts,
+                                        nnop_plan **out);
+/** Run the plan: inputs[i] for the i-th declared input, outputs[i] for the i-th output.
+ * Nothing is allocated here. On the CUDA backend this is asynchronous on the context's
+ * stream. */
+NNOP_API nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs,
+                                       void *const *outputs);
+NNOP_API int nnop_plan_num_inputs(const nnop_plan *p);
+NNOP_API int nnop_plan_num_outputs(const nnop_plan *p);
+NNOP_API nnop_status nnop_plan_input_desc(const nnop_plan *p, int i, nnop_tensor_desc *out);
+NNOP_API nnop_status nnop_plan_output_desc(const nnop_plan *p, int i, nnop_tensor_desc *out);
+/** Number of partitions (fused kernels or standalone steps) of the plan. */
+NNOP_API int nnop_plan_num_partitions(const nnop_plan *p);
+/** Human-readable description: one line per partition with its nodes, engine, workspace and
+ * why it was fused or split. Writes at most len bytes (NUL-terminated) and returns the length
+ * the whole text needs (like snprintf). */
+NNOP_API size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len);
+NNOP_API void nnop_plan_destroy(nnop_plan *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NNOP_NNOP_H */

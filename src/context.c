@@ -1,0 +1,131 @@
+/* context.c: context options, creation (backend choice) and destruction. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+void nnop_context_options_init(nnop_context_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->backend = NNOP_BACKEND_AUTO;
+    o->device = NNOP_DEVICE_DEFAULT;
+    o->policy = NNOP_POLICY_PREFER_PRECOMPILED;
+}
+
+static nnop_status check_options(nnop_context *ctx, const nnop_context_options *o)
+{
+    if (o->backend != NNOP_BACKEND_AUTO && o->backend != NNOP_BACKEND_CUDA &&
+        o->backend != NNOP_BACKEND_CPU)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->backend has unknown value %d",
+                          (int)o->backend);
+    if (o->policy != NNOP_POLICY_PREFER_PRECOMPILED && o->policy != NNOP_POLICY_PRECOMPILED_ONLY &&
+        o->policy != NNOP_POLICY_FASTEST)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->policy has unknown value %d",
+                          (int)o->policy);
+    if (o->device < 0)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->device %d is negative", o->device);
+    return NNOP_OK;
+}
+
+static nnop_status pick_backend(nnop_context *ctx)
+{
+    int n = 0;
+    if (ctx->opts.backend == NNOP_BACKEND_CPU) {
+        ctx->backend = NNOP_BACKEND_CPU;
+        return NNOP_OK;
+    }
+    n = nnop__cuda_device_count();
+    if (n <= 0 && ctx->opts.backend == NNOP_BACKEND_AUTO) {
+        ctx->backend = NNOP_BACKEND_CPU;
+        return NNOP_OK;
+    }
+    if (n <= 0)
+        return nnop__fail(ctx, NNOP_ERR_NO_DEVICE,
+                          "nnop_context_create: CUDA backend requested but no usable CUDA "
+                          "device was found (cudaGetDeviceCount reports none or failed)");
+    if (ctx->opts.device >= n)
+        return nnop__fail(ctx, NNOP_ERR_NO_DEVICE,
+                          "nnop_context_create: device %d requested but only %d CUDA "
+                          "device(s) present",
+                          ctx->opts.device, n);
+    ctx->backend = NNOP_BACKEND_CUDA;
+    return nnop__cuda_context_init(ctx);
+}
+
+/* A failed creation leaves its message where the caller can read it: there is no context
+ * to ask, so it goes to stderr only when NNOP_LOG is set, and the status says the class. */
+static NNOP_THREAD_LOCAL char creation_error[NNOP_ERROR_LEN];
+
+nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **out)
+{
+    nnop_context *ctx;
+    nnop_status st;
+    if (!out)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    ctx = (nnop_context *)nnop__calloc(1, sizeof *ctx);
+    if (!ctx)
+        return NNOP_ERR_OUT_OF_MEMORY;
+    if (o)
+        ctx->opts = *o;
+    else
+        nnop_context_options_init(&ctx->opts);
+    ctx->opts.cache_path = NULL; /* not retained: the caller's string may not outlive us */
+    st = check_options(ctx, &ctx->opts);
+    if (st == NNOP_OK)
+        st = pick_backend(ctx);
+    if (st != NNOP_OK) {
+        memcpy(creation_error, ctx->last_error, sizeof creation_error);
+        nnop_context_destroy(ctx);
+        return st;
+    }
+    *out = ctx;
+    return NNOP_OK;
+}
+
+const char *nnop_context_create_error(void)
+{
+    return creation_error;
+}
+
+void nnop_context_destroy(nnop_context *ctx)
+{
+    if (!ctx)
+        return;
+    nnop__oneshot_destroy(ctx);
+    if (ctx->cuda)
+        nnop__cuda_context_fini(ctx);
+    nnop__free(ctx);
+}
+
+nnop_backend nnop_context_backend(const nnop_context *ctx)
+{
+    return ctx ? ctx->backend : NNOP_BACKEND_CPU;
+}
+
+nnop_status nnop_context_set_stream(nnop_context *ctx, void *stream)
+{
+    if (!ctx)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    nnop__clear_error(ctx);
+    if (ctx->backend != NNOP_BACKEND_CUDA)
+        return stream ? nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                                   "nnop_context_set_stream: the CPU backend has no streams")
+                      : NNOP_OK;
+    return nnop__cuda_set_stream(ctx, stream);
+}
+
+nnop_status nnop_context_synchronize(nnop_context *ctx)
+{
+    if (!ctx)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    nnop__clear_error(ctx);
+    if (ctx->backend != NNOP_BACKEND_CUDA)
+        return NNOP_OK;
+    return nnop__cuda_synchronize(ctx);
+}

@@ -1,0 +1,59 @@
+/* error.c: status names and the per-context last-error message. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const status_names[] = {
+        "NNOP_OK",           "NNOP_ERR_INVALID_ARGUMENT", "NNOP_ERR_SHAPE",
+        "NNOP_ERR_UNSUPPORTED", "NNOP_ERR_OUT_OF_MEMORY", "NNOP_ERR_NO_DEVICE",
+        "NNOP_ERR_VERSION",  "NNOP_ERR_CUDA",             "NNOP_ERR_CUDNN",
+        "NNOP_ERR_IO",       "NNOP_ERR_FORMAT",           "NNOP_ERR_INTERNAL",
+};
+
+const char *nnop_status_string(nnop_status s)
+{
+    size_t i = (size_t)s;
+    if ((int)s < 0 || i >= sizeof status_names / sizeof status_names[0])
+        return "NNOP_ERR_<unknown status>";
+    return status_names[i];
+}
+
+nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap)
+{
+    if (ctx) {
+        int n = snprintf(ctx->last_error, sizeof ctx->last_error, "%s: ",
+                         nnop_status_string(st));
+        if (n < 0 || (size_t)n >= sizeof ctx->last_error)
+            n = 0;
+        vsnprintf(ctx->last_error + n, sizeof ctx->last_error - (size_t)n, fmt, ap);
+    }
+    return st;
+}
+
+nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    nnop__vfail(ctx, st, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+void nnop__clear_error(nnop_context *ctx)
+{
+    if (ctx)
+        ctx->last_error[0] = '\0';
+}
+
+const char *nnop_context_last_error(const nnop_context *ctx)
+{
+    if (!ctx)
+        return "no context (NULL)";
+    return ctx->last_error;
+}
+
+int nnop_version(void)
+{
+    return NNOP_VERSION_MAJOR * 10000 + NNOP_VERSION_MINOR * 100 + NNOP_VERSION_PATCH;
+}

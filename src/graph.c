@@ -1,0 +1,470 @@
+/* graph.c: the graph builder: values, nodes, validation through the op table (sticky errors). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define ERROR_VALUE (-1)
+
+static nnop_value value_of(int32_t id)
+{
+    nnop_value v;
+    v.id = id;
+    return v;
+}
+
+nnop_value nnop_none(void)
+{
+    return value_of(NNOP_NONE_ID);
+}
+
+/* Record the first error of the graph (later ones keep the first message) and return the
+ * sticky error value. */
+static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...)
+        NNOP_PRINTF(3, 4);
+
+static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...)
+{
+    va_list ap;
+    if (g->status == NNOP_OK) {
+        va_start(ap, fmt);
+        nnop__vfail(g->ctx, st, fmt, ap);
+        va_end(ap);
+        g->status = st;
+    }
+    return value_of(ERROR_VALUE);
+}
+
+static int grow(void **arr, int32_t *cap, int32_t need, size_t elem)
+{
+    int32_t ncap;
+    void *p;
+    if (need <= *cap)
+        return 1;
+    ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    p = realloc(*arr, (size_t)ncap * elem);
+    if (!p)
+        return 0;
+    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+    *arr = p;
+    *cap = ncap;
+    return 1;
+}
+
+nnop_status nnop_graph_create(nnop_context *ctx, nnop_graph **out)
+{
+    nnop_graph *g;
+    if (!out)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_graph_create: out is NULL");
+    *out = NULL;
+    if (!ctx)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    nnop__clear_error(ctx);
+    g = (nnop_graph *)nnop__calloc(1, sizeof *g);
+    if (!g)
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_create: out of memory");
+    g->ctx = ctx;
+    *out = g;
+    return NNOP_OK;
+}
+
+void nnop_graph_destroy(nnop_graph *g)
+{
+    int32_t i;
+    if (!g)
+        return;
+    for (i = 0; i < g->n_values; i++)
+        free(g->values[i].data);
+    free(g->values);
+    free(g->nodes);
+    free(g->inputs);
+    free(g->outputs);
+    free(g);
+}
+
+nnop_status nnop_graph_status(const nnop_graph *g)
+{
+    return g ? g->status : NNOP_ERR_INVALID_ARGUMENT;
+}
+
+/* Append a value; returns its id or -1 when out of memory (error recorded). */
+static int32_t new_value(nnop_graph *g, const nnop_tensor_desc *d, nnop__value_kind kind,
+                         const char *name)
+{
+    nnop__value *v;
+    if (!grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values)) {
+        graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "graph builder: out of memory");
+        return ERROR_VALUE;
+    }
+    v = &g->values[g->n_values];
+    memset(v, 0, sizeof *v);
+    v->desc = *d;
+    v->kind = kind;
+    v->producer = -1;
+    v->input_index = -1;
+    v->output_index = -1;
+    if (name)
+        snprintf(v->name, sizeof v->name, "%s", name);
+    return g->n_values++;
+}
+
+static nnop_value add_leaf(nnop_graph *g, const char *fn, const char *name,
+                           const nnop_tensor_desc *d, nnop__value_kind kind)
+{
+    char msg[256];
+    nnop_status st;
+    if (g->status != NNOP_OK)
+        return value_of(ERROR_VALUE);
+    if (!d)
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "%s('%s'): descriptor is NULL", fn,
+                          name ? name : "");
+    st = nnop__check_desc(d, msg, sizeof msg);
+    if (st != NNOP_OK)
+        return graph_fail(g, st, "%s('%s'): %s", fn, name ? name : "", msg);
+    return value_of(new_value(g, d, kind, name));
+}
+
+nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tensor_desc *d)
+{
+    nnop_value v;
+    if (!g)
+        return value_of(ERROR_VALUE);
+    v = add_leaf(g, "nnop_input", name, d, NNOP_VALUE_INPUT);
+    if (v.id < 0)
+        return v;
+    if (!grow((void **)&g->inputs, &g->cap_inputs, g->n_inputs + 1, sizeof *g->inputs))
+        return graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "nnop_input: out of memory");
+    g->values[v.id].input_index = g->n_inputs;
+    g->inputs[g->n_inputs++] = v.id;
+    return v;
+}
+
+nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc *d,
+                         const void *host_data)
+{
+    nnop_value v;
+    size_t bytes;
+    if (!g)
+        return value_of(ERROR_VALUE);
+    if (g->status == NNOP_OK && !host_data)
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_constant('%s'): host_data is NULL",
+                          name ? name : "");
+    v = add_leaf(g, "nnop_constant", name, d, NNOP_VALUE_CONSTANT);
+    if (v.id < 0)
+        return v;
+    bytes = nnop_tensor_bytes(d);
+    g->values[v.id].data = malloc(bytes);
+    if (!g->values[v.id].data)
+        return graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "nnop_constant('%s'): out of memory",
+                          name ? name : "");
+    memcpy(g->values[v.id].data, host_data, bytes);
+    return v;
+}
+
+const char *nnop__node_label(const nnop_graph *g, int32_t node, char *buf, size_t len)
+{
+    const nnop__op_def *def = nnop__op(g->nodes[node].op);
+    snprintf(buf, len, "node #%d (%s)", (int)node, def ? def->name : "?");
+    return buf;
+}
+
+/* Resolve the input ids of a new node; on error record it and return 0. */
+static int check_inputs(nnop_graph *g, const char *fn, const nnop_value *in, int n_in,
+                        const nnop_tensor_desc **descs)
+{
+    int i, first = -1;
+    for (i = 0; i < n_in; i++) {
+        int32_t id = in[i].id;
+        descs[i] = NULL;
+        if (id == NNOP_NONE_ID)
+            continue;
+        if (id < 0 || id >= g->n_values) {
+            graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
+                       "%s: input %d is a dangling value (id %d; the graph has %d values)", fn,
+                       i, (int)id, (int)g->n_values);
+            return 0;
+        }
+        descs[i] = &g->values[id].desc;
+        if (first < 0)
+            first = i;
+        else if (descs[i]->dtype != descs[first]->dtype) {
+            graph_fail(g, NNOP_ERR_SHAPE, "%s: dtype mix: input %d is %s but input %d is %s", fn,
+                       first, nnop__dtype_name(descs[first]->dtype), i,
+                       nnop__dtype_name(descs[i]->dtype));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const nnop_value *in,
+                           int n_in, const nnop__node_attr *attr)
+{
+    const nnop_tensor_desc *descs[NNOP_MAX_NODE_INPUTS];
+    const nnop__op_def *def = nnop__op(op);
+    nnop_tensor_desc out;
+    nnop__node *node;
+    char msg[384];
+    int32_t vid;
+    int i;
+    if (!g)
+        return value_of(ERROR_VALUE);
+    if (g->status != NNOP_OK)
+        return value_of(ERROR_VALUE);
+    if (!check_inputs(g, fn, in, n_in, descs))
+        return value_of(ERROR_VALUE);
+    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes))
+        return graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    node = &g->nodes[g->n_nodes];
+    memset(node, 0, sizeof *node);
+    node->op = op;
+    node->n_in = n_in;
+    for (i = 0; i < n_in; i++)
+        node->in[i] = in[i].id;
+    if (attr)
+        node->attr = *attr;
+    memset(&out, 0, sizeof out);
+    msg[0] = '\0';
+    {
+        nnop_status st = def->infer(node, descs, &out, msg, sizeof msg);
+        if (st != NNOP_OK)
+            return graph_fail(g, st, "%s (node #%d): %s", fn, (int)g->n_nodes, msg);
+    }
+    vid = new_value(g, &out, NNOP_VALUE_NODE, NULL);
+    if (vid < 0)
+        return value_of(ERROR_VALUE);
+    g->values[vid].producer = g->n_nodes;
+    snprintf(g->values[vid].name, sizeof g->values[vid].name, "%s#%d", def->name,
+             (int)g->n_nodes);
+    node->out = vid;
+    for (i = 0; i < n_in; i++)
+        if (in[i].id != NNOP_NONE_ID)
+            g->values[in[i].id].n_consumers++;
+    g->n_nodes++;
+    return value_of(vid);
+}
+
+nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_params *p)
+{
+    nnop_value in[2];
+    nnop__node_attr a;
+    if (g && g->status == NNOP_OK && !p)
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_conv: params is NULL");
+    memset(&a, 0, sizeof a);
+    if (p)
+        a.conv = *p;
+    in[0] = x;
+    in[1] = w;
+    return add_node(g, "nnop_conv", NNOP_OP_CONV, in, 2, &a);
+}
+
+nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b)
+{
+    nnop_value in[2];
+    in[0] = x;
+    in[1] = b;
+    return add_node(g, "nnop_bias", NNOP_OP_BIAS, in, 2, NULL);
+}
+
+nnop_value nnop_act(nnop_graph *g, nnop_value x, nnop_act_kind kind, float alpha)
+{
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.act.kind = kind;
+    a.act.alpha = alpha;
+    a.act.lo = 0.0f;
+    a.act.hi = 6.0f;
+    if (kind == NNOP_ACT_CLAMP && g && g->status == NNOP_OK)
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_act: NNOP_ACT_CLAMP needs bounds: use nnop_clamp");
+    return add_node(g, "nnop_act", NNOP_OP_ACT, &x, 1, &a);
+}
+
+nnop_value nnop_clamp(nnop_graph *g, nnop_value x, float lo, float hi)
+{
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.act.kind = NNOP_ACT_CLAMP;
+    a.act.lo = lo;
+    a.act.hi = hi;
+    return add_node(g, "nnop_clamp", NNOP_OP_ACT, &x, 1, &a);
+}
+
+nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
+                          nnop_value mean, nnop_value var, float eps)
+{
+    nnop_value in[5];
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.eps = eps;
+    in[0] = x;
+    in[1] = gamma;
+    in[2] = beta;
+    in[3] = mean;
+    in[4] = var;
+    return add_node(g, "nnop_batchnorm", NNOP_OP_BATCHNORM, in, 5, &a);
+}
+
+nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b)
+{
+    nnop_value in[2];
+    in[0] = a;
+    in[1] = b;
+    return add_node(g, "nnop_add", NNOP_OP_ADD, in, 2, NULL);
+}
+
+nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind, const nnop_pool_params *p)
+{
+    nnop__node_attr a;
+    if (g && g->status == NNOP_OK && !p)
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_pool: params is NULL");
+    memset(&a, 0, sizeof a);
+    a.pool.kind = kind;
+    if (p)
+        a.pool.p = *p;
+    return add_node(g, "nnop_pool", NNOP_OP_POOL, &x, 1, &a);
+}
+
+nnop_value nnop_global_avg_pool(nnop_graph *g, nnop_value x)
+{
+    return add_node(g, "nnop_global_avg_pool", NNOP_OP_GLOBAL_AVG_POOL, &x, 1, NULL);
+}
+
+nnop_value nnop_flatten(nnop_graph *g, nnop_value x)
+{
+    return add_node(g, "nnop_flatten", NNOP_OP_FLATTEN, &x, 1, NULL);
+}
+
+nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_value b)
+{
+    nnop_value in[3];
+    in[0] = x;
+    in[1] = w;
+    in[2] = b;
+    return add_node(g, "nnop_linear", NNOP_OP_LINEAR, in, 3, NULL);
+}
+
+nnop_value nnop_softmax(nnop_graph *g, nnop_value x)
+{
+    return add_node(g, "nnop_softmax", NNOP_OP_SOFTMAX, &x, 1, NULL);
+}
+
+nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
+{
+    if (!g)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (g->status != NNOP_OK)
+        return g->status;
+    if (v.id < 0 || v.id >= g->n_values) {
+        graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_output('%s'): dangling value id %d",
+                   name ? name : "", (int)v.id);
+        return g->status;
+    }
+    if (g->values[v.id].output_index >= 0) {
+        graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_output('%s'): value %d is already output %d",
+                   name ? name : "", (int)v.id, (int)g->values[v.id].output_index);
+        return g->status;
+    }
+    if (!grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs + 1, sizeof *g->outputs)) {
+        graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "nnop_output: out of memory");
+        return g->status;
+    }
+    g->values[v.id].output_index = g->n_outputs;
+    if (name)
+        snprintf(g->values[v.id].name, sizeof g->values[v.id].name, "%s", name);
+    g->outputs[g->n_outputs++] = v.id;
+    return NNOP_OK;
+}
+
+nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_tensor_desc *out)
+{
+    if (!g || !out || v.id < 0 || v.id >= g->n_values)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    *out = g->values[v.id].desc;
+    return NNOP_OK;
+}
+
+/* Structural checks before compile: the builders keep the graph topologically ordered, but a
+ * graph is also checked as a whole so that a corrupted one is refused rather than run. */
+nnop_status nnop__graph_validate(nnop_graph *g)
+{
+    int32_t n, i;
+    char label[64];
+    if (g->status != NNOP_OK)
+        return nnop__fail(g->ctx, g->status,
+                          "nnop_graph_compile: the graph has a builder error (first error "
+                          "was %s)",
+                          nnop_status_string(g->status));
+    if (g->n_outputs == 0)
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_graph_compile: the graph has no outputs (call nnop_output)");
+    for (n = 0; n < g->n_nodes; n++) {
+        const nnop__node *node = &g->nodes[n];
+        for (i = 0; i < node->n_in; i++) {
+            int32_t id = node->in[i];
+            if (id == NNOP_NONE_ID)
+                continue;
+            if (id < 0 || id >= g->n_values)
+                return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                                  "nnop_graph_compile: %s input %d is a dangling value id %d",
+                                  nnop__node_label(g, n, label, sizeof label), (int)i, (int)id);
+            if (g->values[id].kind == NNOP_VALUE_NODE && g->values[id].producer >= n)
+                return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                                  "nnop_graph_compile: cycle: %s reads value %d produced by "
+                                  "node #%d, which is not before it",
+                                  nnop__node_label(g, n, label, sizeof label), (int)id,
+                                  (int)g->values[id].producer);
+        }
+    }
+    return NNOP_OK;
+}
+
+static void *dup_bytes(const void *src, size_t bytes)
+{
+    void *p;
+    if (!src)
+        return NULL;
+    p = malloc(bytes ? bytes : 1);
+    if (p && bytes)
+        memcpy(p, src, bytes);
+    return p;
+}
+
+nnop_status nnop__graph_clone(const nnop_graph *g, nnop_graph **out)
+{
+    nnop_graph *c = (nnop_graph *)nnop__calloc(1, sizeof *c);
+    int32_t i;
+    int ok;
+    *out = NULL;
+    if (!c)
+        return NNOP_ERR_OUT_OF_MEMORY;
+    *c = *g;
+    c->values = (nnop__value *)dup_bytes(g->values, (size_t)g->n_values * sizeof *g->values);
+    c->nodes = (nnop__node *)dup_bytes(g->nodes, (size_t)g->n_nodes * sizeof *g->nodes);
+    c->inputs = (int32_t *)dup_bytes(g->inputs, (size_t)g->n_inputs * sizeof *g->inputs);
+    c->outputs = (int32_t *)dup_bytes(g->outputs, (size_t)g->n_outputs * sizeof *g->outputs);
+    c->cap_values = g->n_values;
+    c->cap_nodes = g->n_nodes;
+    c->cap_inputs = g->n_inputs;
+    c->cap_outputs = g->n_outputs;
+    ok = (c->values || !g->values) && (c->nodes || !g->nodes) && (c->inputs || !g->inputs) &&
+         (c->outputs || !g->outputs);
+    for (i = 0; ok && i < g->n_values; i++) {
+        const void *src = g->values[i].data;
+        c->values[i].data = dup_bytes(src, nnop_tensor_bytes(&g->values[i].desc));
+        ok = !src || c->values[i].data;
+    }
+    if (!ok) {
+        if (!c->values)
+            c->n_values = 0;
+        for (; i < c->n_values; i++)
+            c->values[i].data = NULL; /* not yet copied: do not free the originals */
+        nnop_graph_destroy(c);
+        return NNOP_ERR_OUT_OF_MEMORY;
+    }
+    *out = c;
+    return NNOP_OK;
+}

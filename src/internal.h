@@ -1,0 +1,215 @@
+/* internal.h: the few data structures every stage shares (context, graph, node, plan). */
+#ifndef NNOP_INTERNAL_H
+#define NNOP_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnop/nnop.h"
+#include "util/compiler.h"
+
+#define NNOP_ERROR_LEN 1024
+#define NNOP_NAME_LEN 48
+#define NNOP_MAX_NODE_INPUTS 5
+#define NNOP_NONE_ID INT32_MAX /* nnop_none(): an absent optional operand */
+
+/* ------------------------------------------------------------------ ops */
+typedef enum nnop_op_kind {
+    NNOP_OP_CONV = 0,
+    NNOP_OP_BIAS,
+    NNOP_OP_ACT,
+    NNOP_OP_BATCHNORM,
+    NNOP_OP_ADD,
+    NNOP_OP_POOL,
+    NNOP_OP_GLOBAL_AVG_POOL,
+    NNOP_OP_FLATTEN,
+    NNOP_OP_LINEAR,
+    NNOP_OP_SOFTMAX,
+    NNOP_OP_KIND_COUNT
+} nnop_op_kind;
+
+/* How the partitioner treats an op. */
+typedef enum nnop_fusion_role {
+    NNOP_ROLE_PRODUCER,  /* conv, linear: may absorb an epilogue chain         */
+    NNOP_ROLE_EPILOGUE,  /* bias, activation, batch-norm, residual add: pointwise */
+    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten: its own partition      */
+} nnop_fusion_role;
+
+typedef struct nnop__act_attr {
+    nnop_act_kind kind;
+    float alpha; /* leaky slope, elu alpha */
+    float lo, hi; /* clamp bounds (relu6: 0, 6) */
+} nnop__act_attr;
+
+typedef struct nnop__pool_attr {
+    nnop_pool_kind kind;
+    nnop_pool_params p;
+} nnop__pool_attr;
+
+typedef union nnop__node_attr {
+    nnop_conv_params conv;
+    nnop__act_attr act;
+    float eps; /* batch-norm */
+    nnop__pool_attr pool;
+} nnop__node_attr;
+
+/* A node: op kind, attributes, input value ids and one output value id. Absent optional
+ * inputs (linear without bias) are NNOP_NONE_ID. */
+typedef struct nnop__node {
+    nnop_op_kind op;
+    int n_in;
+    int32_t in[NNOP_MAX_NODE_INPUTS];
+    int32_t out;
+    nnop__node_attr attr;
+} nnop__node;
+
+/* One entry of the op table (ops/registry.c). */
+typedef struct nnop__op_def {
+    const char *name;
+    nnop_fusion_role role;
+    /* Check inputs (descs of the node's inputs, NULL for absent optional ones) and attributes,
+     * fill *out. On failure return the status and write the reason into msg. */
+    nnop_status (*infer)(const nnop__node *n, const nnop_tensor_desc *const *in,
+                         nnop_tensor_desc *out, char *msg, size_t msg_len);
+    /* CPU reference kernel on float32 data laid out with the descriptors' strides. Cannot fail:
+     * everything was validated by infer. Inputs may alias nothing; out is separate memory. */
+    void (*reference)(const nnop__node *n, const float *const *in,
+                      const nnop_tensor_desc *const *in_desc, float *out,
+                      const nnop_tensor_desc *out_desc);
+} nnop__op_def;
+
+/* The op table entry for kind k (NULL for an unknown kind). */
+const nnop__op_def *nnop__op(nnop_op_kind k);
+
+/* ------------------------------------------------------------------ graph */
+typedef enum nnop__value_kind {
+    NNOP_VALUE_INPUT,
+    NNOP_VALUE_CONSTANT,
+    NNOP_VALUE_NODE
+} nnop__value_kind;
+
+typedef struct nnop__value {
+    nnop_tensor_desc desc;
+    nnop__value_kind kind;
+    int32_t producer;     /* node index, -1 for inputs and constants */
+    int32_t n_consumers;  /* node inputs using it, graph outputs excluded */
+    int32_t input_index;  /* position among graph inputs, or -1 */
+    int32_t output_index; /* position among graph outputs, or -1 */
+    void *data;           /* constants: host copy in desc.dtype, packed as desc */
+    char name[NNOP_NAME_LEN];
+} nnop__value;
+
+struct nnop_graph {
+    nnop_context *ctx;
+    nnop__value *values;
+    int32_t n_values, cap_values;
+    nnop__node *nodes;
+    int32_t n_nodes, cap_nodes;
+    int32_t *inputs; /* value ids in declaration order */
+    int32_t n_inputs, cap_inputs;
+    int32_t *outputs;
+    int32_t n_outputs, cap_outputs;
+    nnop_status status; /* first builder error, sticky */
+};
+
+/* ------------------------------------------------------------------ context */
+struct nnop__cuda_ctx;   /* src/cuda: handle, stream, device properties */
+struct nnop__oneshot;    /* src/oneshot.c: plan cache of the one-call entry points */
+
+struct nnop_context {
+    nnop_backend backend;
+    nnop_context_options opts;
+    char last_error[NNOP_ERROR_LEN];
+    struct nnop__cuda_ctx *cuda;
+    struct nnop__oneshot *oneshot;
+};
+
+/* ------------------------------------------------------------------ partitions */
+#define NNOP_REASON_LEN 256
+
+/* A contiguous run of nodes in topological order, executed as one step: node ids
+ * [first, first + count) of the plan's graph. */
+typedef struct nnop__partition {
+    int32_t first, count;
+    char reason[NNOP_REASON_LEN]; /* why it ends here / why it was split */
+} nnop__partition;
+
+/* ------------------------------------------------------------------ plan */
+struct nnop__cuda_plan;
+
+struct nnop_plan {
+    nnop_context *ctx;
+    nnop_graph *g; /* private deep copy of the compiled graph */
+    nnop_compile_options opts;
+    nnop__partition *parts;
+    int32_t n_parts;
+    float **cpu_buf; /* CPU backend: one float32 buffer per value */
+    struct nnop__cuda_plan *cuda;
+};
+
+/* ------------------------------------------------------------------ errors (src/error.c) */
+/* Record a formatted message in ctx (if not NULL) and return st. */
+nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...)
+        NNOP_PRINTF(3, 4);
+nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap);
+void nnop__clear_error(nnop_context *ctx);
+
+/* ------------------------------------------------------------------ descriptors (src/tensor.c) */
+int nnop__dtype_valid(nnop_dtype t);
+const char *nnop__dtype_name(nnop_dtype t);
+/* NHWC when the 4-D strides are channels-last; everything else is treated as packed
+ * row-major (NCHW for 4-D). */
+nnop_layout nnop__layout_of(const nnop_tensor_desc *d);
+/* Validate a user descriptor: dtype, 1 <= ndim <= 8, positive dims, packed strides (NCHW or
+ * NHWC for 4-D, row-major otherwise), element count without overflow. */
+nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len);
+int nnop__desc_equal(const nnop_tensor_desc *a, const nnop_tensor_desc *b);
+/* Packed strides of layout l for a 4-D desc, row-major otherwise. */
+void nnop__set_packed_strides(nnop_tensor_desc *d, nnop_layout l);
+/* "f16[3,7,17,17] NHWC" */
+void nnop__desc_string(const nnop_tensor_desc *d, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ dtype conversion */
+void nnop__to_f32(nnop_dtype t, const void *src, float *dst, int64_t n);
+void nnop__from_f32(nnop_dtype t, const float *src, void *dst, int64_t n);
+
+/* ------------------------------------------------------------------ graph helpers (src/graph.c) */
+const char *nnop__node_label(const nnop_graph *g, int32_t node, char *buf, size_t len);
+nnop_status nnop__graph_clone(const nnop_graph *g, nnop_graph **out);
+/* Check the graph is compilable: no builder error, at least one output, every id valid. */
+nnop_status nnop__graph_validate(nnop_graph *g);
+
+/* ------------------------------------------------------------------ partitioner */
+/* Cut the graph into partitions; fuse = 0 gives one partition per node. */
+nnop_status nnop__partition_graph(const nnop_graph *g, int fuse, nnop__partition **parts,
+                                  int32_t *n_parts);
+
+/* ------------------------------------------------------------------ CPU backend (src/cpu) */
+nnop_status nnop__cpu_plan_build(nnop_plan *p);
+nnop_status nnop__cpu_plan_execute(nnop_plan *p, const void *const *in, void *const *out);
+void nnop__cpu_plan_destroy(nnop_plan *p);
+
+/* ------------------------------------------------------------------ CUDA backend (src/cuda) */
+/* Number of usable CUDA devices, 0 when none (or when built without CUDA). */
+int nnop__cuda_device_count(void);
+nnop_status nnop__cuda_context_init(nnop_context *ctx);
+void nnop__cuda_context_fini(nnop_context *ctx);
+nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream);
+nnop_status nnop__cuda_synchronize(nnop_context *ctx);
+nnop_status nnop__cuda_plan_build(nnop_plan *p);
+nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *const *out);
+void nnop__cuda_plan_destroy(nnop_plan *p);
+/* Append the description of partition i (engine, workspace, ...) to buf; returns chars needed. */
+size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ one-call cache */
+void nnop__oneshot_destroy(nnop_context *ctx);
+
+/* ------------------------------------------------------------------ memory */
+void *nnop__calloc(size_t n, size_t size);
+void nnop__free(void *p);
+/* a * b into *out; returns 0 on overflow or negative operands */
+int nnop__mul_i64(int64_t a, int64_t b, int64_t *out);
+
+#endif /* NNOP_INTERNAL_H */

@@ -1,0 +1,63 @@
+/* partition.c: greedy, explainable fusion: a producer (conv, linear) absorbs the chain of
+ * epilogue nodes after it while each intermediate has exactly one consumer. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* May node n+1 join the partition that currently ends with node n? If not, say why. */
+static int can_extend(const nnop_graph *g, int32_t n, char *why, size_t len)
+{
+    const nnop__node *cur = &g->nodes[n];
+    const nnop__node *next;
+    const nnop__value *v = &g->values[cur->out];
+    if (n + 1 >= g->n_nodes) {
+        snprintf(why, len, "end of graph");
+        return 0;
+    }
+    next = &g->nodes[n + 1];
+    if (nnop__op(next->op)->role != NNOP_ROLE_EPILOGUE) {
+        snprintf(why, len, "next op %s is not a pointwise epilogue", nnop__op(next->op)->name);
+        return 0;
+    }
+    if (next->in[0] != cur->out && !(next->op == NNOP_OP_ADD && next->in[1] == cur->out)) {
+        snprintf(why, len, "next node does not consume this output");
+        return 0;
+    }
+    if (v->n_consumers != 1 || v->output_index >= 0) {
+        snprintf(why, len, "output %s has %d consumers%s", v->name, (int)v->n_consumers,
+                 v->output_index >= 0 ? " and is a graph output" : "");
+        return 0;
+    }
+    if (next->op == NNOP_OP_ADD && next->in[0] == cur->out && next->in[1] == cur->out) {
+        snprintf(why, len, "add of a value to itself");
+        return 0;
+    }
+    return 1;
+}
+
+nnop_status nnop__partition_graph(const nnop_graph *g, int fuse, nnop__partition **parts,
+                                  int32_t *n_parts)
+{
+    nnop__partition *ps = (nnop__partition *)nnop__calloc((size_t)g->n_nodes, sizeof *ps);
+    int32_t n = 0, i = 0;
+    if (!ps)
+        return NNOP_ERR_OUT_OF_MEMORY;
+    while (i < g->n_nodes) {
+        nnop__partition *p = &ps[n++];
+        p->first = i;
+        p->count = 1;
+        if (nnop__op(g->nodes[i].op)->role == NNOP_ROLE_PRODUCER && fuse) {
+            while (can_extend(g, i, p->reason, sizeof p->reason)) {
+                i++;
+                p->count++;
+            }
+        } else if (!fuse) {
+            snprintf(p->reason, sizeof p->reason, "fusion disabled");
+        }
+        i++;
+    }
+    *parts = ps;
+    *n_parts = n;
+    return NNOP_OK;
+}

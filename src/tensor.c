@@ -1,0 +1,182 @@
+/* tensor.c: tensor descriptors: constructors, validation, layout, printing. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+int nnop__dtype_valid(nnop_dtype t)
+{
+    return t == NNOP_F32 || t == NNOP_F16 || t == NNOP_BF16;
+}
+
+const char *nnop__dtype_name(nnop_dtype t)
+{
+    switch (t) {
+    case NNOP_F32:
+        return "f32";
+    case NNOP_F16:
+        return "f16";
+    case NNOP_BF16:
+        return "bf16";
+    }
+    return "<bad dtype>";
+}
+
+size_t nnop_dtype_size(nnop_dtype t)
+{
+    if (!nnop__dtype_valid(t))
+        return 0;
+    return t == NNOP_F32 ? 4 : 2;
+}
+
+void nnop__set_packed_strides(nnop_tensor_desc *d, nnop_layout l)
+{
+    int i;
+    if (d->ndim == 4 && l == NNOP_NHWC) {
+        d->strides[1] = 1;
+        d->strides[3] = d->dims[1];
+        d->strides[2] = d->dims[3] * d->dims[1];
+        d->strides[0] = d->dims[2] * d->strides[2];
+        return;
+    }
+    for (i = d->ndim - 1; i >= 0; i--)
+        d->strides[i] = (i == d->ndim - 1) ? 1 : d->strides[i + 1] * d->dims[i + 1];
+}
+
+nnop_tensor_desc nnop_tensor_4d(nnop_dtype t, nnop_layout l, int64_t n, int64_t c, int64_t h,
+                                int64_t w)
+{
+    nnop_tensor_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = 4;
+    d.dims[0] = n;
+    d.dims[1] = c;
+    d.dims[2] = h;
+    d.dims[3] = w;
+    nnop__set_packed_strides(&d, l);
+    return d;
+}
+
+nnop_tensor_desc nnop_tensor_1d(nnop_dtype t, int64_t n)
+{
+    nnop_tensor_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = 1;
+    d.dims[0] = n;
+    d.strides[0] = 1;
+    return d;
+}
+
+nnop_tensor_desc nnop_tensor_2d(nnop_dtype t, int64_t rows, int64_t cols)
+{
+    nnop_tensor_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = 2;
+    d.dims[0] = rows;
+    d.dims[1] = cols;
+    d.strides[0] = cols;
+    d.strides[1] = 1;
+    return d;
+}
+
+nnop_layout nnop__layout_of(const nnop_tensor_desc *d)
+{
+    if (d->ndim == 4 && d->strides[1] == 1 && d->strides[3] == d->dims[1] && d->dims[1] > 1)
+        return NNOP_NHWC;
+    if (d->ndim == 4 && d->dims[1] == 1 && d->strides[3] == 1 && d->strides[1] == 1 &&
+        d->dims[2] * d->dims[3] > 1)
+        return NNOP_NHWC; /* C = 1: NHWC strides are [HW, 1, W, 1] */
+    return NNOP_NCHW;
+}
+
+static int strides_match(const nnop_tensor_desc *d, nnop_layout l)
+{
+    nnop_tensor_desc want = *d;
+    int i;
+    nnop__set_packed_strides(&want, l);
+    for (i = 0; i < d->ndim; i++)
+        if (d->dims[i] > 1 && d->strides[i] != want.strides[i])
+            return 0;
+    return 1;
+}
+
+nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
+{
+    int64_t n = 1;
+    int i;
+    if (!nnop__dtype_valid(d->dtype)) {
+        snprintf(msg, len, "unknown dtype value %d", (int)d->dtype);
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    if (d->ndim < 1 || d->ndim > NNOP_MAX_DIMS) {
+        snprintf(msg, len, "ndim %d out of range 1..%d", d->ndim, NNOP_MAX_DIMS);
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    for (i = 0; i < d->ndim; i++) {
+        if (d->dims[i] <= 0) {
+            snprintf(msg, len, "dims[%d] = %lld is not positive", i, (long long)d->dims[i]);
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
+        if (!nnop__mul_i64(n, d->dims[i], &n) || n > ((int64_t)1 << 40)) {
+            snprintf(msg, len, "element count overflows (dims[%d] = %lld)", i,
+                     (long long)d->dims[i]);
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
+    }
+    if (!strides_match(d, NNOP_NCHW) && !(d->ndim == 4 && strides_match(d, NNOP_NHWC))) {
+        snprintf(msg, len, "strides are not packed %s",
+                 d->ndim == 4 ? "NCHW or NHWC" : "row-major");
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    return NNOP_OK;
+}
+
+int64_t nnop_tensor_elements(const nnop_tensor_desc *d)
+{
+    char msg[8];
+    int64_t n = 1;
+    int i;
+    if (!d || nnop__check_desc(d, msg, sizeof msg) != NNOP_OK)
+        return 0;
+    for (i = 0; i < d->ndim; i++)
+        n *= d->dims[i];
+    return n;
+}
+
+size_t nnop_tensor_bytes(const nnop_tensor_desc *d)
+{
+    return (size_t)nnop_tensor_elements(d) * (d ? nnop_dtype_size(d->dtype) : 0);
+}
+
+int nnop__desc_equal(const nnop_tensor_desc *a, const nnop_tensor_desc *b)
+{
+    int i;
+    if (a->dtype != b->dtype || a->ndim != b->ndim)
+        return 0;
+    for (i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i] || (a->dims[i] > 1 && a->strides[i] != b->strides[i]))
+            return 0;
+    return 1;
+}
+
+void nnop__desc_string(const nnop_tensor_desc *d, char *buf, size_t len)
+{
+    size_t used = 0;
+    int i;
+    int n = snprintf(buf, len, "%s[", nnop__dtype_name(d->dtype));
+    for (i = 0; n >= 0 && i < d->ndim && i < NNOP_MAX_DIMS; i++) {
+        used += (size_t)n;
+        if (used >= len)
+            return;
+        n = snprintf(buf + used, len - used, "%s%lld", i ? "," : "", (long long)d->dims[i]);
+    }
+    if (n < 0)
+        return;
+    used += (size_t)n;
+    if (used < len)
+        snprintf(buf + used, len - used, "]%s",
+                 d->ndim == 4 ? (nnop__layout_of(d) == NNOP_NHWC ? " NHWC" : " NCHW") : "");
+}

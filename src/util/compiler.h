@@ -1,0 +1,17 @@
+/* compiler.h: the only place for compiler-specific attributes and thread-locals. */
+#ifndef NNOP_COMPILER_H
+#define NNOP_COMPILER_H
+
+#if defined(__GNUC__) || defined(__clang__)
+#define NNOP_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define NNOP_PRINTF(fmt, args)
+#endif
+
+#if defined(_MSC_VER)
+#define NNOP_THREAD_LOCAL __declspec(thread)
+#else
+#define NNOP_THREAD_LOCAL _Thread_local
+#endif
+
+#endif /* NNOP_COMPILER_H */

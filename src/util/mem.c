@@ -1,0 +1,26 @@
+/* mem.c: allocation wrappers and checked integer arithmetic. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+void *nnop__calloc(size_t n, size_t size)
+{
+    if (n == 0 || size == 0)
+        return calloc(1, 1);
+    return calloc(n, size);
+}
+
+void nnop__free(void *p)
+{
+    free(p);
+}
+
+int nnop__mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+    if (a < 0 || b < 0)
+        return 0;
+    if (a != 0 && b > INT64_MAX / a)
+        return 0;
+    *out = a * b;
+    return 1;
+}
