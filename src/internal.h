@@ -203,6 +203,12 @@ void nnop__cuda_plan_destroy(nnop_plan *p);
 /* Append the description of partition i (engine, workspace, ...) to buf; returns chars needed. */
 size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len);
 
+nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out);
+void nnop__cuda_free(nnop_context *ctx, void *p);
+/* to_device: host -> device, else device -> host; synchronous on the context's stream */
+nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
+                            int to_device);
+
 /* ------------------------------------------------------------------ one-call cache */
 void nnop__oneshot_destroy(nnop_context *ctx);
 

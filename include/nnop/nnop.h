@@ -131,6 +131,18 @@ NNOP_API nnop_status nnop_context_set_stream(nnop_context *ctx, void *stream);
 /** Wait until all work the context queued has finished. */
 NNOP_API nnop_status nnop_context_synchronize(nnop_context *ctx);
 
+/* ---------------------------------------------------------------- tensor memory */
+/** Allocate bytes of tensor memory for the context's backend: device memory on CUDA, host
+ * memory on CPU. *out is NULL on failure. Free with nnop_free. */
+NNOP_API nnop_status nnop_malloc(nnop_context *ctx, size_t bytes, void **out);
+NNOP_API void nnop_free(nnop_context *ctx, void *p);
+/** Copy host memory into tensor memory of the context (synchronous). */
+NNOP_API nnop_status nnop_copy_in(nnop_context *ctx, void *dst, const void *host_src,
+                                  size_t bytes);
+/** Copy tensor memory of the context into host memory (waits for queued work first). */
+NNOP_API nnop_status nnop_copy_out(nnop_context *ctx, void *host_dst, const void *src,
+                                   size_t bytes);
+
 /* ---------------------------------------------------------------- one-call ops (fixed) */
 typedef struct nnop_conv_params {
     int64_t pad[2], stride[2], dilation[2], groups;
@@ -145,6 +157,14 @@ NNOP_API nnop_status nnop_conv_bias_relu(nnop_context *ctx, const nnop_tensor_de
                                          const void *w, const void *bias,
                                          const nnop_conv_params *p,
                                          const nnop_tensor_desc *y_desc, void *y);
+
+/** y = act(conv(x, w) + bias), the general form of nnop_conv_bias_relu: act is any
+ * activation except NNOP_ACT_CLAMP; alpha as in nnop_act. */
+NNOP_API nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_desc *x_desc,
+                                        const void *x, const nnop_tensor_desc *w_desc,
+                                        const void *w, const void *bias,
+                                        const nnop_conv_params *p, int act, float alpha,
+                                        const nnop_tensor_desc *y_desc, void *y);
 
 /* ---------------------------------------------------------------- graph builder */
 typedef struct nnop_graph nnop_graph;

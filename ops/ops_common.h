@@ -1,0 +1,37 @@
+/* ops_common.h: small helpers shared by the op files: 4-D views and message formatting. */
+#ifndef NNOP_OPS_COMMON_H
+#define NNOP_OPS_COMMON_H
+
+#include <stdio.h>
+
+#include "internal.h"
+
+/* A tensor of 1 to 4 dims seen as N, C, H, W (missing trailing dims are 1). */
+typedef struct nnop__view4 {
+    int64_t n, c, h, w;
+    int64_t sn, sc, sh, sw;
+} nnop__view4;
+
+static inline nnop__view4 nnop__view(const nnop_tensor_desc *d)
+{
+    nnop__view4 v = {1, 1, 1, 1, 0, 0, 0, 0};
+    int64_t *dims[4];
+    int64_t *strides[4];
+    int i;
+    dims[0] = &v.n, dims[1] = &v.c, dims[2] = &v.h, dims[3] = &v.w;
+    strides[0] = &v.sn, strides[1] = &v.sc, strides[2] = &v.sh, strides[3] = &v.sw;
+    for (i = 0; i < d->ndim && i < 4; i++) {
+        *dims[i] = d->dims[i];
+        *strides[i] = d->strides[i];
+    }
+    return v;
+}
+
+static inline int64_t nnop__at(const nnop__view4 *v, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    return n * v->sn + c * v->sc + h * v->sh + w * v->sw;
+}
+
+#define NNOP_MSG(...) snprintf(msg, msg_len, __VA_ARGS__)
+
+#endif /* NNOP_OPS_COMMON_H */

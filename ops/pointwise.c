@@ -1,0 +1,147 @@
+/* pointwise.c: bias add, activations (incl. clamp) and residual add. */
+#include <math.h>
+
+#include "ops_common.h"
+
+static nnop_status check_channel_param(const nnop_tensor_desc *x, const nnop_tensor_desc *p,
+                                       const char *what, char *msg, size_t msg_len)
+{
+    if (x->ndim < 2 || x->ndim > 4) {
+        NNOP_MSG("x must have 2 to 4 dims to carry channels in dim 1 (has %d)", x->ndim);
+        return NNOP_ERR_SHAPE;
+    }
+    if (p->ndim != 1 || p->dims[0] != x->dims[1]) {
+        NNOP_MSG("wrong channel count: %s must be 1-D with %lld elements (x has C = %lld), "
+                 "got %d-D with %lld in dim 0",
+                 what, (long long)x->dims[1], (long long)x->dims[1], p->ndim,
+                 (long long)p->dims[0]);
+        return NNOP_ERR_SHAPE;
+    }
+    return NNOP_OK;
+}
+
+static nnop_status bias_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
+                              nnop_tensor_desc *out, char *msg, size_t msg_len)
+{
+    nnop_status st = check_channel_param(in[0], in[1], "bias", msg, msg_len);
+    (void)node;
+    if (st == NNOP_OK)
+        *out = *in[0];
+    return st;
+}
+
+static void bias_reference(const nnop__node *node, const float *const *in,
+                           const nnop_tensor_desc *const *in_desc, float *out,
+                           const nnop_tensor_desc *out_desc)
+{
+    nnop__view4 v = nnop__view(in_desc[0]);
+    int64_t n, c, h, w;
+    (void)node;
+    (void)out_desc;
+    for (n = 0; n < v.n; n++)
+        for (c = 0; c < v.c; c++)
+            for (h = 0; h < v.h; h++)
+                for (w = 0; w < v.w; w++) {
+                    int64_t i = nnop__at(&v, n, c, h, w);
+                    out[i] = in[0][i] + in[1][c];
+                }
+}
+
+static nnop_status act_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
+                             nnop_tensor_desc *out, char *msg, size_t msg_len)
+{
+    const nnop__act_attr *a = &node->attr.act;
+    if ((int)a->kind < (int)NNOP_ACT_IDENTITY || (int)a->kind > (int)NNOP_ACT_ELU) {
+        NNOP_MSG("unknown activation kind %d", (int)a->kind);
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    if (a->kind == NNOP_ACT_CLAMP && !(a->lo <= a->hi)) {
+        NNOP_MSG("clamp bounds lo = %g > hi = %g (or NaN)", (double)a->lo, (double)a->hi);
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    if (!isfinite(a->alpha)) {
+        NNOP_MSG("activation alpha is not finite");
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    *out = *in[0];
+    return NNOP_OK;
+}
+
+/* The meaning of each activation, in double precision. */
+static double act_value(const nnop__act_attr *a, double x)
+{
+    const double sqrt_2_over_pi = 0.7978845608028654;
+    switch (a->kind) {
+    case NNOP_ACT_IDENTITY:
+        return x;
+    case NNOP_ACT_RELU:
+        return x > 0.0 ? x : 0.0;
+    case NNOP_ACT_RELU6:
+        return x < 0.0 ? 0.0 : (x > 6.0 ? 6.0 : x);
+    case NNOP_ACT_CLAMP:
+        return x < a->lo ? a->lo : (x > a->hi ? a->hi : x);
+    case NNOP_ACT_LEAKY_RELU:
+        return x > 0.0 ? x : a->alpha * x;
+    case NNOP_ACT_GELU:
+        return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case NNOP_ACT_GELU_TANH:
+        return 0.5 * x * (1.0 + tanh(sqrt_2_over_pi * (x + 0.044715 * x * x * x)));
+    case NNOP_ACT_SIGMOID:
+        return 1.0 / (1.0 + exp(-x));
+    case NNOP_ACT_TANH:
+        return tanh(x);
+    case NNOP_ACT_SILU:
+        return x / (1.0 + exp(-x));
+    case NNOP_ACT_ELU:
+        return x > 0.0 ? x : a->alpha * (exp(x) - 1.0);
+    }
+    return x;
+}
+
+static void act_reference(const nnop__node *node, const float *const *in,
+                          const nnop_tensor_desc *const *in_desc, float *out,
+                          const nnop_tensor_desc *out_desc)
+{
+    int64_t i, count = nnop_tensor_elements(in_desc[0]);
+    (void)out_desc;
+    for (i = 0; i < count; i++) /* same packed layout in and out */
+        out[i] = (float)act_value(&node->attr.act, in[0][i]);
+}
+
+static nnop_status add_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
+                             nnop_tensor_desc *out, char *msg, size_t msg_len)
+{
+    int i;
+    (void)node;
+    if (in[0]->ndim != in[1]->ndim) {
+        NNOP_MSG("operands have %d and %d dims", in[0]->ndim, in[1]->ndim);
+        return NNOP_ERR_SHAPE;
+    }
+    for (i = 0; i < in[0]->ndim; i++)
+        if (in[0]->dims[i] != in[1]->dims[i]) {
+            NNOP_MSG("operand shapes differ in dim %d: %lld vs %lld", i,
+                     (long long)in[0]->dims[i], (long long)in[1]->dims[i]);
+            return NNOP_ERR_SHAPE;
+        }
+    if (!nnop__desc_equal(in[0], in[1])) {
+        NNOP_MSG("operand layouts differ (strides)");
+        return NNOP_ERR_SHAPE;
+    }
+    *out = *in[0];
+    return NNOP_OK;
+}
+
+static void add_reference(const nnop__node *node, const float *const *in,
+                          const nnop_tensor_desc *const *in_desc, float *out,
+                          const nnop_tensor_desc *out_desc)
+{
+    int64_t i, count = nnop_tensor_elements(in_desc[0]);
+    (void)node;
+    (void)out_desc;
+    for (i = 0; i < count; i++)
+        out[i] = in[0][i] + in[1][i];
+}
+
+const nnop__op_def nnop__op_bias = {"bias", NNOP_ROLE_EPILOGUE, bias_infer, bias_reference};
+const nnop__op_def nnop__op_act = {"act", NNOP_ROLE_EPILOGUE, act_infer, act_reference};
+const nnop__op_def nnop__op_add = {"add", NNOP_ROLE_EPILOGUE, add_infer, add_reference};

@@ -1,0 +1,40 @@
+/* cuda_ctx.h: the CUDA backend's per-context state and the checked-call helpers. */
+#ifndef NNOP_CUDA_CTX_H
+#define NNOP_CUDA_CTX_H
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include "internal.h"
+
+/* Oldest cuDNN this backend runs on: the 9.x backend API with engine-config workspace
+ * queries (9.2). */
+#define NNOP_CUDNN_MIN_VERSION 90200
+
+struct nnop__cuda_ctx {
+    int device;
+    cudnnHandle_t handle;
+    cudaStream_t own_stream; /* created by us, destroyed at fini */
+    cudaStream_t stream;     /* where work goes: own_stream or the user's */
+    int sm_count;
+    int cc_major, cc_minor;
+    size_t cudnn_version; /* loaded library (cudnnGetVersion) */
+    char name[256];
+};
+
+/* The stream the context's work is queued on. */
+cudaStream_t nnop__cuda_stream(const nnop_context *ctx);
+
+/* Record a failed CUDA runtime call (call text, error name and string, file:line) in ctx and
+ * return NNOP_ERR_CUDA (NNOP_ERR_OUT_OF_MEMORY for allocation failures); NNOP_OK on success. */
+nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call,
+                             const char *file, int line);
+/* Same for cuDNN: status name and number plus cudnnGetLastErrorString(); NNOP_ERR_CUDNN, or
+ * NNOP_ERR_UNSUPPORTED for the 3xxx "not supported" class. */
+nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *call,
+                              const char *file, int line);
+
+#define NNOP_CU(ctx, call) nnop__cuda_check((ctx), (call), #call, __FILE__, __LINE__)
+#define NNOP_DNN(ctx, call) nnop__cudnn_check((ctx), (call), #call, __FILE__, __LINE__)
+
+#endif /* NNOP_CUDA_CTX_H */

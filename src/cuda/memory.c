@@ -1,0 +1,37 @@
+/* memory.c: device memory for nnop_malloc/nnop_copy_in/nnop_copy_out. */
+#include <cuda_runtime.h>
+
+#include "internal.h"
+
+nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
+{
+    cudaError_t e = cudaMalloc(out, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        *out = NULL;
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_malloc: cudaMalloc(%zu) failed: %s",
+                          bytes, cudaGetErrorString(e));
+    }
+    return NNOP_OK;
+}
+
+void nnop__cuda_free(nnop_context *ctx, void *p)
+{
+    (void)ctx;
+    (void)cudaFree(p);
+}
+
+nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
+                            int to_device)
+{
+    /* wait for the context's stream first: it may be non-blocking w.r.t. cudaMemcpy's */
+    nnop_status st = nnop__cuda_synchronize(ctx);
+    cudaError_t e;
+    if (st != NNOP_OK)
+        return st;
+    e = cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess)
+        return nnop__fail(ctx, NNOP_ERR_CUDA, "%s: cudaMemcpy(%zu bytes) failed: %s",
+                          to_device ? "nnop_copy_in" : "nnop_copy_out", bytes,
+                          cudaGetErrorString(e));
+    return NNOP_OK;
+}

@@ -1,0 +1,78 @@
+/* no_cuda.c: the CUDA backend entry points of a build without CUDA (NNOP_WITH_CUDA=OFF). */
+
+#include "internal.h"
+
+int nnop__cuda_device_count(void)
+{
+    return 0;
+}
+
+nnop_status nnop__cuda_context_init(nnop_context *ctx)
+{
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}
+
+void nnop__cuda_context_fini(nnop_context *ctx)
+{
+    (void)ctx;
+}
+
+nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream)
+{
+    (void)stream;
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}
+
+nnop_status nnop__cuda_synchronize(nnop_context *ctx)
+{
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}
+
+nnop_status nnop__cuda_plan_build(nnop_plan *p)
+{
+    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}
+
+nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *const *out)
+{
+    (void)in;
+    (void)out;
+    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}
+
+void nnop__cuda_plan_destroy(nnop_plan *p)
+{
+    (void)p;
+}
+
+size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len)
+{
+    (void)p;
+    (void)i;
+    if (len)
+        buf[0] = '\0';
+    return 0;
+}
+
+nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
+{
+    (void)bytes;
+    *out = NULL;
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}
+
+void nnop__cuda_free(nnop_context *ctx, void *p)
+{
+    (void)ctx;
+    (void)p;
+}
+
+nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
+                            int to_device)
+{
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    (void)to_device;
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}

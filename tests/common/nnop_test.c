@@ -1,0 +1,123 @@
+/* nnop_test.c: shared test helpers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnop_test.h"
+
+void nnop_test_rng_seed(nnop_test_rng *r, uint64_t seed)
+{
+    r->s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    if (r->s == 0)
+        r->s = 1;
+}
+
+float nnop_test_uniform(nnop_test_rng *r, float lo, float hi)
+{
+    uint64_t x = r->s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    r->s = x;
+    x *= 0x2545F4914F6CDD1Dull;
+    return lo + (hi - lo) * (float)((double)(x >> 40) / (double)(1ull << 24));
+}
+
+void nnop_test_fill_f32(float *x, int64_t n, uint64_t seed, float lo, float hi)
+{
+    nnop_test_rng r;
+    int64_t i;
+    nnop_test_rng_seed(&r, seed);
+    for (i = 0; i < n; i++)
+        x[i] = nnop_test_uniform(&r, lo, hi);
+}
+
+void nnop_test_fill(nnop_dtype t, void *x, float *ref, int64_t n, uint64_t seed, float lo,
+                    float hi)
+{
+    float *tmp = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    assert_non_null(tmp);
+    nnop_test_fill_f32(tmp, n, seed, lo, hi);
+    assert_int_equal(nnop_convert(NNOP_F32, tmp, t, x, n), NNOP_OK);
+    if (ref)
+        assert_int_equal(nnop_convert(t, x, NNOP_F32, ref, n), NNOP_OK);
+    free(tmp);
+}
+
+void nnop_test_poison(void *p, size_t bytes)
+{
+    memset(p, 0xFF, bytes);
+}
+
+double nnop_test_rtol(nnop_dtype t)
+{
+    switch (t) {
+    case NNOP_F32:
+        return 1e-5;
+    case NNOP_F16:
+        return 2e-3;
+    case NNOP_BF16:
+        return 1e-2;
+    }
+    return 0.0;
+}
+
+int nnop_test_compare(nnop_dtype t, const void *got, const float *want, int64_t n, double rtol,
+                      double atol, const char *what, uint64_t seed)
+{
+    float *g = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    int64_t i, bad = 0;
+    assert_non_null(g);
+    assert_int_equal(nnop_convert(t, got, NNOP_F32, g, n), NNOP_OK);
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)g[i] - (double)want[i]);
+        if (!isfinite(g[i]) || d > atol + rtol * fabs((double)want[i])) {
+            if (bad < 5)
+                print_error("%s (seed %llu): element %lld: got %.8g, want %.8g (|diff| %.3g)\n",
+                            what, (unsigned long long)seed, (long long)i, (double)g[i],
+                            (double)want[i], d);
+            bad++;
+        }
+    }
+    if (bad)
+        print_error("%s: %lld of %lld elements out of tolerance (rtol %g, atol %g)\n", what,
+                    (long long)bad, (long long)n, rtol, atol);
+    free(g);
+    return bad == 0;
+}
+
+int nnop_test_gpu_required(void)
+{
+    const char *e = getenv("NNOP_REQUIRE_GPU");
+    return e && strcmp(e, "1") == 0;
+}
+
+#ifdef NNOP_HAVE_CUDA
+#include <cuda_runtime.h>
+int nnop_test_have_gpu(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n > 0;
+}
+#else
+int nnop_test_have_gpu(void)
+{
+    return 0;
+}
+#endif
+
+nnop_context *nnop_test_cpu_context(void)
+{
+    nnop_context_options o;
+    nnop_context *ctx = NULL;
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CPU;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_OK);
+    assert_non_null(ctx);
+    return ctx;
+}

@@ -1,0 +1,53 @@
+/* nnop_test.h: shared test helpers: seeded random data, poisoning, per-dtype comparison, GPU
+ * requirement. CMocka 1.1.5 needs the four standard headers before cmocka.h. */
+#ifndef NNOP_TEST_H
+#define NNOP_TEST_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "nnop/nnop.h"
+
+/* Deterministic uniform floats in [lo, hi) from a seed (xorshift64*). */
+typedef struct nnop_test_rng {
+    uint64_t s;
+} nnop_test_rng;
+void nnop_test_rng_seed(nnop_test_rng *r, uint64_t seed);
+float nnop_test_uniform(nnop_test_rng *r, float lo, float hi);
+
+/* Fill n floats with seeded uniform values in [lo, hi). */
+void nnop_test_fill_f32(float *x, int64_t n, uint64_t seed, float lo, float hi);
+/* Fill n elements of dtype t with seeded values in [lo, hi), exactly representable in t;
+ * also returns them as float32 in ref (may be NULL). */
+void nnop_test_fill(nnop_dtype t, void *x, float *ref, int64_t n, uint64_t seed, float lo,
+                    float hi);
+/* Overwrite bytes with 0xFF (NaN for every float dtype), so unwritten outputs show. */
+void nnop_test_poison(void *p, size_t bytes);
+
+/* Compare n elements of dtype t in got against float32 want: |got - want| <= atol + rtol *
+ * |want| and finite. Prints the first mismatches with what and seed; returns 1 if all match. */
+int nnop_test_compare(nnop_dtype t, const void *got, const float *want, int64_t n, double rtol,
+                      double atol, const char *what, uint64_t seed);
+/* Default tolerances per dtype (relative; absolute equal to the relative one). */
+double nnop_test_rtol(nnop_dtype t);
+
+/* 1 when a CUDA device is usable. */
+int nnop_test_have_gpu(void);
+/* In a GPU test: skip without a GPU, but fail when NNOP_REQUIRE_GPU=1 is set. */
+#define NNOP_TEST_REQUIRE_GPU()                                                            \
+    do {                                                                                   \
+        if (!nnop_test_have_gpu()) {                                                       \
+            if (nnop_test_gpu_required())                                                  \
+                fail_msg("NNOP_REQUIRE_GPU=1 but no usable CUDA device was found");        \
+            skip();                                                                        \
+        }                                                                                  \
+    } while (0)
+int nnop_test_gpu_required(void);
+
+/* A CPU-backend context (asserts success). */
+nnop_context *nnop_test_cpu_context(void);
+
+#endif /* NNOP_TEST_H */
