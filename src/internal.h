@@ -209,6 +209,11 @@ void nnop__cuda_free(nnop_context *ctx, void *p);
 nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
                             int to_device);
 
+/* Append the CUDA/cuDNN installation report of nnop_diagnose; returns chars needed. */
+size_t nnop__cuda_diagnose(char *buf, size_t len);
+/* 1 when the shared library `name` can be loaded (src/platform/dl.c). */
+int nnop__platform_can_load(const char *name);
+
 /* ------------------------------------------------------------------ one-call cache */
 void nnop__oneshot_destroy(nnop_context *ctx);
 

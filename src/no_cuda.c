@@ -1,5 +1,7 @@
 /* no_cuda.c: the CUDA backend entry points of a build without CUDA (NNOP_WITH_CUDA=OFF). */
 
+#include <stdio.h>
+
 #include "internal.h"
 
 int nnop__cuda_device_count(void)
@@ -75,4 +77,10 @@ nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_
     (void)bytes;
     (void)to_device;
     return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}
+
+size_t nnop__cuda_diagnose(char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "CUDA backend: not built (NNOP_WITH_CUDA=OFF or no toolkit)\n");
+    return n > 0 ? (size_t)n : 0;
 }

@@ -29,6 +29,11 @@ extern "C" {
 /** Version of the loaded library as MAJOR*10000 + MINOR*100 + PATCH. */
 NNOP_API int nnop_version(void);
 
+/** Installation report (the doctor): nnop version, CUDA runtime and driver, cuDNN built and
+ * loaded versions, each cuDNN sub-library, cuBLASLt, devices. Writes at most len bytes
+ * (NUL-terminated) and returns the length the whole text needs. Never fails. */
+NNOP_API size_t nnop_diagnose(char *buf, size_t len);
+
 /* ---------------------------------------------------------------- status codes (fixed) */
 typedef enum nnop_status {
     NNOP_OK = 0,
