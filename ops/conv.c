@@ -65,43 +65,77 @@ static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *co
     return NNOP_OK;
 }
 
-/* One output element: sum over the group's input channels and the filter window. */
-static float conv_point(const nnop_conv_params *p, const float *x, const nnop__view4 *xv,
-                        const float *w, const nnop__view4 *wv, int64_t n, int64_t k, int64_t oh,
-                        int64_t ow)
+/* The reference runs one output row segment at a time: accumulators for up to ROW_CHUNK
+ * output columns stay in doubles, and the valid column range of each filter tap is computed
+ * once instead of testing every element, so the inner loop is a plain multiply-add. */
+#define ROW_CHUNK 256
+
+static int64_t ceil_div(int64_t a, int64_t b)
 {
-    int64_t cg = wv->c, g = k / (wv->n / p->groups), c, r, s;
-    double acc = 0.0;
-    for (c = 0; c < cg; c++) {
-        for (r = 0; r < wv->h; r++) {
-            int64_t ih = oh * p->stride[0] - p->pad[0] + r * p->dilation[0];
-            if (ih < 0 || ih >= xv->h)
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+typedef struct conv_job {
+    const nnop_conv_params *p;
+    const float *x, *w;
+    nnop__view4 xv, wv;
+    int64_t n, k, oh, ow0, ow1; /* output columns [ow0, ow1) of row oh */
+} conv_job;
+
+/* acc[ow - ow0] += every tap of filter k over the group's channels */
+static void conv_row_segment(const conv_job *j, double *acc)
+{
+    const nnop_conv_params *p = j->p;
+    int64_t cg = j->wv.c, g = j->k / (j->wv.n / p->groups), c, r, s, ow;
+    for (c = 0; c < cg; c++)
+        for (r = 0; r < j->wv.h; r++) {
+            int64_t ih = j->oh * p->stride[0] - p->pad[0] + r * p->dilation[0];
+            if (ih < 0 || ih >= j->xv.h)
                 continue;
-            for (s = 0; s < wv->w; s++) {
-                int64_t iw = ow * p->stride[1] - p->pad[1] + s * p->dilation[1];
-                if (iw < 0 || iw >= xv->w)
-                    continue;
-                acc += (double)x[nnop__at(xv, n, g * cg + c, ih, iw)] *
-                       (double)w[nnop__at(wv, k, c, r, s)];
+            for (s = 0; s < j->wv.w; s++) {
+                int64_t off = s * p->dilation[1] - p->pad[1]; /* iw = ow * stride + off */
+                int64_t lo = ceil_div(-off, p->stride[1]);
+                int64_t hi = floor_div(j->xv.w - 1 - off, p->stride[1]) + 1;
+                double wt = j->w[nnop__at(&j->wv, j->k, c, r, s)];
+                const float *xrow = j->x + nnop__at(&j->xv, j->n, g * cg + c, ih, 0);
+                int64_t step = p->stride[1] * j->xv.sw;
+                lo = lo > j->ow0 ? lo : j->ow0;
+                hi = hi < j->ow1 ? hi : j->ow1;
+                for (ow = lo; ow < hi; ow++)
+                    acc[ow - j->ow0] += (double)xrow[ow * step + off * j->xv.sw] * wt;
             }
         }
-    }
-    return (float)acc;
 }
 
 static void conv_reference(const nnop__node *node, const float *const *in,
                            const nnop_tensor_desc *const *in_desc, float *out,
                            const nnop_tensor_desc *out_desc)
 {
-    nnop__view4 xv = nnop__view(in_desc[0]), wv = nnop__view(in_desc[1]);
     nnop__view4 yv = nnop__view(out_desc);
-    int64_t n, k, h, w;
-    for (n = 0; n < yv.n; n++)
-        for (k = 0; k < yv.c; k++)
-            for (h = 0; h < yv.h; h++)
-                for (w = 0; w < yv.w; w++)
-                    out[nnop__at(&yv, n, k, h, w)] =
-                            conv_point(&node->attr.conv, in[0], &xv, in[1], &wv, n, k, h, w);
+    double acc[ROW_CHUNK];
+    conv_job j;
+    int64_t ow;
+    j.p = &node->attr.conv;
+    j.x = in[0];
+    j.w = in[1];
+    j.xv = nnop__view(in_desc[0]);
+    j.wv = nnop__view(in_desc[1]);
+    for (j.n = 0; j.n < yv.n; j.n++)
+        for (j.k = 0; j.k < yv.c; j.k++)
+            for (j.oh = 0; j.oh < yv.h; j.oh++)
+                for (j.ow0 = 0; j.ow0 < yv.w; j.ow0 += ROW_CHUNK) {
+                    j.ow1 = j.ow0 + ROW_CHUNK < yv.w ? j.ow0 + ROW_CHUNK : yv.w;
+                    for (ow = 0; ow < j.ow1 - j.ow0; ow++)
+                        acc[ow] = 0.0;
+                    conv_row_segment(&j, acc);
+                    for (ow = j.ow0; ow < j.ow1; ow++)
+                        out[nnop__at(&yv, j.n, j.k, j.oh, ow)] = (float)acc[ow - j.ow0];
+                }
 }
 
 const nnop__op_def nnop__op_conv = {"conv", NNOP_ROLE_PRODUCER, conv_infer, conv_reference};
