@@ -121,3 +121,61 @@ nnop_context *nnop_test_cpu_context(void)
     assert_non_null(ctx);
     return ctx;
 }
+
+/* ---- appended: layout-independent data movement and graph running ---- */
+int nnop_test_is_poisoned(const void *p, size_t bytes)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < bytes; i++)
+        if (b[i] != 0xFF)
+            return 0;
+    return 1;
+}
+
+/* Element offset of the i-th logical (row-major) element of d. */
+static int64_t logical_offset(const nnop_tensor_desc *d, int64_t i)
+{
+    int64_t off = 0;
+    int k;
+    for (k = d->ndim - 1; k >= 0; k--) {
+        off += (i % d->dims[k]) * d->strides[k];
+        i /= d->dims[k];
+    }
+    return off;
+}
+
+void nnop_test_pack(const nnop_tensor_desc *d, const float *logical, void *dst)
+{
+    int64_t i, n = nnop_tensor_elements(d);
+    size_t es = nnop_dtype_size(d->dtype);
+    assert_true(n > 0);
+    for (i = 0; i < n; i++)
+        assert_int_equal(nnop_convert(NNOP_F32, &logical[i], d->dtype,
+                                      (char *)dst + (size_t)logical_offset(d, i) * es, 1),
+                         NNOP_OK);
+}
+
+void nnop_test_unpack(const nnop_tensor_desc *d, const void *src, float *logical)
+{
+    int64_t i, n = nnop_tensor_elements(d);
+    size_t es = nnop_dtype_size(d->dtype);
+    assert_true(n > 0);
+    for (i = 0; i < n; i++)
+        assert_int_equal(nnop_convert(d->dtype,
+                                      (const char *)src + (size_t)logical_offset(d, i) * es,
+                                      NNOP_F32, &logical[i], 1),
+                         NNOP_OK);
+}
+
+nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
+                                const void *const *in, void *const *out)
+{
+    nnop_plan *plan = NULL;
+    nnop_status st = nnop_graph_compile(g, opts, &plan);
+    if (st != NNOP_OK)
+        return st;
+    st = nnop_plan_execute(plan, in, out);
+    nnop_plan_destroy(plan);
+    return st;
+}

@@ -50,4 +50,26 @@ int nnop_test_gpu_required(void);
 /* A CPU-backend context (asserts success). */
 nnop_context *nnop_test_cpu_context(void);
 
+/* ---- appended: layout-independent data movement and graph running ---- */
+#include <string.h> /* strstr in NNOP_TEST_ASSERT_ERROR */
+
+/* 1 when every byte of p is still 0xFF (nnop_test_poison's pattern): nothing wrote there. */
+int nnop_test_is_poisoned(const void *p, size_t bytes);
+/* Store the elements of a tensor given in logical row-major order (N, C, H, W for 4-D) as
+ * float32 into dst, laid out with d's strides and converted to d's dtype. */
+void nnop_test_pack(const nnop_tensor_desc *d, const float *logical, void *dst);
+/* The inverse of nnop_test_pack: read a tensor of d into logical row-major float32. */
+void nnop_test_unpack(const nnop_tensor_desc *d, const void *src, float *logical);
+/* Compile g (opts may be NULL), execute it once with in/out and destroy the plan. Returns the
+ * first failing status (compile or execute). */
+nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
+                                const void *const *in, void *const *out);
+/* Assert that the context's last error contains substr (prints the message otherwise). */
+#define NNOP_TEST_ASSERT_ERROR(ctx, substr)                                                \
+    do {                                                                                   \
+        const char *msg_ = nnop_context_last_error(ctx);                                   \
+        if (!strstr(msg_, (substr)))                                                       \
+            fail_msg("last error \"%s\" does not contain \"%s\"", msg_, (substr));        \
+    } while (0)
+
 #endif /* NNOP_TEST_H */
