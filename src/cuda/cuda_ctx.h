@@ -34,6 +34,9 @@ nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call,
 nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *call,
                               const char *file, int line);
 
+/* Copy src into dst of len bytes, truncating, always NUL-terminated. */
+void nnop__copy_text(char *dst, size_t len, const char *src);
+
 #define NNOP_CU(ctx, call) nnop__cuda_check((ctx), (call), #call, __FILE__, __LINE__)
 #define NNOP_DNN(ctx, call) nnop__cudnn_check((ctx), (call), #call, __FILE__, __LINE__)
 

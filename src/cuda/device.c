@@ -1,7 +1,11 @@
-/* device.c: CUDA device discovery and (stub) CUDA backend until the GPU path lands. */
-#include <cuda_runtime.h>
+/* device.c: CUDA context life cycle (device, cuDNN handle, stream, version checks) and the
+ * checked-call helpers that turn CUDA/cuDNN failures into messages in the context. */
+#include <stdio.h>
+#include <string.h>
 
-#include "internal.h"
+#include "cuda/cuda_ctx.h"
+
+#define CUDNN_MSG_LEN 768
 
 int nnop__cuda_device_count(void)
 {
@@ -13,49 +17,136 @@ int nnop__cuda_device_count(void)
     return n;
 }
 
+nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call,
+                             const char *file, int line)
+{
+    if (e == cudaSuccess)
+        return NNOP_OK;
+    (void)cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
+    return nnop__fail(ctx, e == cudaErrorMemoryAllocation ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_CUDA,
+                      "%s failed: %s (%d): %s [%s:%d]", call, cudaGetErrorName(e), (int)e,
+                      cudaGetErrorString(e), file, line);
+}
+
+nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *call,
+                              const char *file, int line)
+{
+    char msg[CUDNN_MSG_LEN];
+    nnop_status st;
+    if (s == CUDNN_STATUS_SUCCESS)
+        return NNOP_OK;
+    msg[0] = '\0';
+    cudnnGetLastErrorString(msg, sizeof msg);
+    st = (s / 1000 == 3) ? NNOP_ERR_UNSUPPORTED
+         : s == CUDNN_STATUS_ALLOC_FAILED ? NNOP_ERR_OUT_OF_MEMORY
+                                          : NNOP_ERR_CUDNN;
+    return nnop__fail(ctx, st, "%s failed: %s (%d): %s [%s:%d]", call, cudnnGetErrorString(s),
+                      (int)s, msg, file, line);
+}
+
+void nnop__copy_text(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    if (!len)
+        return;
+    n = n < len - 1 ? n : len - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+cudaStream_t nnop__cuda_stream(const nnop_context *ctx)
+{
+    return ctx->cuda ? ctx->cuda->stream : (cudaStream_t)0;
+}
+
+/* Refuse a loaded cuDNN of another major version or older than the headers we were built
+ * with (features are gated on the compile-time version), and a driver older than the
+ * runtime. */
+static nnop_status check_versions(nnop_context *ctx)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    int rt = 0, drv = 0;
+    nnop_status st;
+    c->cudnn_version = cudnnGetVersion();
+    if (c->cudnn_version / 10000 != CUDNN_MAJOR || c->cudnn_version < NNOP_CUDNN_MIN_VERSION ||
+        c->cudnn_version < (size_t)CUDNN_VERSION)
+        return nnop__fail(ctx, NNOP_ERR_VERSION,
+                          "nnop_context_create: loaded cuDNN %zu is incompatible with the "
+                          "cuDNN %d headers nnop was built with (need major %d, >= %d)",
+                          c->cudnn_version, (int)CUDNN_VERSION, (int)CUDNN_MAJOR,
+                          (int)CUDNN_VERSION);
+    st = NNOP_CU(ctx, cudaRuntimeGetVersion(&rt));
+    if (st == NNOP_OK)
+        st = NNOP_CU(ctx, cudaDriverGetVersion(&drv));
+    if (st == NNOP_OK && drv < rt)
+        return nnop__fail(ctx, NNOP_ERR_VERSION,
+                          "nnop_context_create: CUDA driver %d is older than the runtime %d", drv,
+                          rt);
+    return st;
+}
+
+static nnop_status query_device(nnop_context *ctx)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    struct cudaDeviceProp prop;
+    nnop_status st = NNOP_CU(ctx, cudaGetDeviceProperties(&prop, c->device));
+    if (st != NNOP_OK)
+        return st;
+    c->sm_count = prop.multiProcessorCount;
+    c->cc_major = prop.major;
+    c->cc_minor = prop.minor;
+    snprintf(c->name, sizeof c->name, "%s", prop.name);
+    return NNOP_OK;
+}
+
 nnop_status nnop__cuda_context_init(nnop_context *ctx)
 {
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "CUDA backend not built yet");
+    nnop_status st;
+    ctx->cuda = (struct nnop__cuda_ctx *)nnop__calloc(1, sizeof *ctx->cuda);
+    if (!ctx->cuda)
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_context_create: out of memory");
+    ctx->cuda->device = ctx->opts.device;
+    st = NNOP_CU(ctx, cudaSetDevice(ctx->cuda->device));
+    if (st == NNOP_OK)
+        st = check_versions(ctx);
+    if (st == NNOP_OK)
+        st = query_device(ctx);
+    if (st == NNOP_OK)
+        st = NNOP_DNN(ctx, cudnnCreate(&ctx->cuda->handle));
+    if (st == NNOP_OK)
+        st = NNOP_CU(ctx, cudaStreamCreateWithFlags(&ctx->cuda->own_stream,
+                                                    cudaStreamNonBlocking));
+    if (st == NNOP_OK)
+        st = nnop__cuda_set_stream(ctx, ctx->opts.stream);
+    return st; /* on failure nnop_context_destroy calls fini on the half-built state */
 }
 
 void nnop__cuda_context_fini(nnop_context *ctx)
 {
-    (void)ctx;
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    if (!c)
+        return;
+    if (c->stream)
+        (void)cudaStreamSynchronize(c->stream);
+    if (c->handle)
+        (void)cudnnDestroy(c->handle);
+    if (c->own_stream)
+        (void)cudaStreamDestroy(c->own_stream);
+    nnop__free(c);
+    ctx->cuda = NULL;
 }
 
 nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream)
 {
-    (void)stream;
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "CUDA backend not built yet");
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    cudaStream_t s = stream ? (cudaStream_t)stream : c->own_stream;
+    nnop_status st = NNOP_DNN(ctx, cudnnSetStream(c->handle, s));
+    if (st == NNOP_OK)
+        c->stream = s;
+    return st;
 }
 
 nnop_status nnop__cuda_synchronize(nnop_context *ctx)
 {
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "CUDA backend not built yet");
-}
-
-nnop_status nnop__cuda_plan_build(nnop_plan *p)
-{
-    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED, "CUDA backend not built yet");
-}
-
-nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *const *out)
-{
-    (void)in;
-    (void)out;
-    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED, "CUDA backend not built yet");
-}
-
-void nnop__cuda_plan_destroy(nnop_plan *p)
-{
-    (void)p;
-}
-
-size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len)
-{
-    (void)p;
-    (void)i;
-    if (len)
-        buf[0] = '\0';
-    return 0;
+    return NNOP_CU(ctx, cudaStreamSynchronize(ctx->cuda->stream));
 }

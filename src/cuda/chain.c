@@ -1,0 +1,284 @@
+/* chain.c: a partition's nodes as a canonical epilogue chain: batch-norm with constant
+ * parameters as scale+shift, leading constant affine ops folded into constant producer
+ * weights and one bias, residual adds moved before the bias (cudnn-backend-notes 4.4-4.5:
+ * conv -> add Z -> add bias -> relu is the form precompiled sm_90 engines take). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_plan.h"
+
+static float *const_floats(const nnop__value *v)
+{
+    int64_t n = nnop_tensor_elements(&v->desc);
+    float *f = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (f)
+        nnop__to_f32(v->desc.dtype, v->data, f, n);
+    return f;
+}
+
+static int is_const(const nnop_graph *g, int32_t v)
+{
+    return v != NNOP_NONE_ID && g->values[v].kind == NNOP_VALUE_CONSTANT && g->values[v].data;
+}
+
+static nnop_status oom(nnop_plan *p)
+{
+    return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+}
+
+/* gamma/sqrt(var+eps) and beta - mean*scale, as the reference computes them. */
+static nnop_status bn_scale_shift(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
+{
+    const nnop_graph *g = p->g;
+    int64_t k, C = g->values[n->in[1]].desc.dims[0];
+    float *q[4];
+    int i, ok = 1;
+    for (i = 0; i < 4; i++)
+        ok &= (q[i] = const_floats(&g->values[n->in[1 + i]])) != NULL;
+    o->host[0] = (float *)malloc((size_t)C * sizeof(float));
+    o->host[1] = (float *)malloc((size_t)C * sizeof(float));
+    if (ok && o->host[0] && o->host[1])
+        for (k = 0; k < C; k++) {
+            double s = q[0][k] / sqrt((double)q[3][k] + n->attr.eps);
+            o->host[0][k] = (float)s;
+            o->host[1][k] = (float)(q[1][k] - q[2][k] * s);
+        }
+    for (i = 0; i < 4; i++)
+        free(q[i]);
+    return ok && o->host[0] && o->host[1] ? NNOP_OK : oom(p);
+}
+
+static nnop_status runtime_operand(nnop_plan *p, int32_t v, nnop__chain_op *o, int i)
+{
+    o->dtype = p->g->values[v].desc.dtype;
+    return nnop__slot_value(p, v, &o->slot[i]);
+}
+
+static nnop_status bias_op(nnop_plan *p, int32_t b, nnop__chain_op *o)
+{
+    o->kind = NNOP_EPI_BIAS;
+    o->dtype = p->g->values[b].desc.dtype;
+    if (!is_const(p->g, b))
+        return runtime_operand(p, b, o, 0);
+    o->host[0] = const_floats(&p->g->values[b]);
+    return o->host[0] ? NNOP_OK : oom(p);
+}
+
+static nnop_status bn_op(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
+{
+    const nnop_graph *g = p->g;
+    nnop_status st = NNOP_OK;
+    int i;
+    o->dtype = g->values[n->in[0]].desc.dtype;
+    o->eps = n->attr.eps;
+    if (is_const(g, n->in[1]) && is_const(g, n->in[2]) && is_const(g, n->in[3]) &&
+        is_const(g, n->in[4])) {
+        o->kind = NNOP_EPI_SCALE_SHIFT;
+        return bn_scale_shift(p, n, o);
+    }
+    o->kind = NNOP_EPI_BN;
+    for (i = 0; i < 4 && st == NNOP_OK; i++)
+        st = runtime_operand(p, n->in[1 + i], o, i);
+    return st;
+}
+
+/* Append node n, which consumes the chain value cur, as a chain op. */
+static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop__chain *c)
+{
+    nnop__chain_op *o;
+    if (n->op == NNOP_OP_ACT && n->attr.act.kind == NNOP_ACT_IDENTITY)
+        return NNOP_OK;
+    if (c->n_ops >= NNOP_EPI_MAX_OPS)
+        return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
+                          "epilogue chain longer than %d operations", NNOP_EPI_MAX_OPS);
+    o = &c->ops[c->n_ops++];
+    o->slot[0] = o->slot[1] = o->slot[2] = o->slot[3] = -1;
+    switch (n->op) {
+    case NNOP_OP_BIAS:
+        return bias_op(p, n->in[1], o);
+    case NNOP_OP_BATCHNORM:
+        return bn_op(p, n, o);
+    case NNOP_OP_ADD:
+        o->kind = NNOP_EPI_ADD;
+        return runtime_operand(p, n->in[0] == cur ? n->in[1] : n->in[0], o, 0);
+    case NNOP_OP_ACT:
+        o->kind = NNOP_EPI_ACT;
+        o->act = n->attr.act;
+        o->dtype = p->g->values[cur].desc.dtype;
+        return NNOP_OK;
+    default:
+        return nnop__fail(p->ctx, NNOP_ERR_INTERNAL, "chain: node of op %s is not an epilogue",
+                          nnop__op(n->op)->name);
+    }
+}
+
+/* Multiply each output channel's weights by s[k] and upload them as a new slot. */
+static nnop_status scale_weights(nnop_plan *p, nnop__chain *c, const float *s)
+{
+    const nnop__value *w = &p->g->values[p->g->nodes[c->producer].in[1]];
+    int64_t j, n = nnop_tensor_elements(&w->desc), per_k = n / w->desc.dims[0];
+    size_t bytes = nnop_tensor_bytes(&w->desc);
+    float *f = const_floats(w);
+    void *conv = malloc(bytes);
+    nnop_status st = f && conv ? NNOP_OK : oom(p);
+    if (st == NNOP_OK) {
+        for (j = 0; j < n; j++)
+            f[j] *= s[j / per_k];
+        nnop__from_f32(w->desc.dtype, f, conv, n);
+        st = nnop__slot_upload(p, conv, bytes, &c->w_slot);
+    }
+    free(f);
+    free(conv);
+    return st;
+}
+
+static int foldable(const nnop__chain_op *o)
+{
+    return (o->kind == NNOP_EPI_BIAS || o->kind == NNOP_EPI_SCALE_SHIFT) && o->host[0];
+}
+
+/* Fold the leading constant bias/scale/shift ops into weights * s and one bias b. */
+static nnop_status fold_prefix(nnop_plan *p, nnop__chain *c)
+{
+    int64_t k, K = c->channels;
+    float *s, *b;
+    int i = 0, j, scaled = 0;
+    nnop_status st = NNOP_OK;
+    while (i < c->n_ops && foldable(&c->ops[i]))
+        i++;
+    if (i == 0)
+        return NNOP_OK;
+    s = (float *)malloc((size_t)K * sizeof(float));
+    b = (float *)calloc((size_t)K, sizeof(float));
+    if (!s || !b) {
+        free(s);
+        free(b);
+        return oom(p);
+    }
+    for (k = 0; k < K; k++)
+        s[k] = 1.0f;
+    for (j = 0; j < i; j++) {
+        const nnop__chain_op *o = &c->ops[j];
+        for (k = 0; k < K; k++) {
+            if (o->kind == NNOP_EPI_BIAS) {
+                b[k] += o->host[0][k];
+            } else {
+                s[k] *= o->host[0][k];
+                b[k] = b[k] * o->host[0][k] + o->host[1][k];
+            }
+        }
+        scaled |= o->kind == NNOP_EPI_SCALE_SHIFT;
+    }
+    if (scaled)
+        st = scale_weights(p, c, s);
+    free(s);
+    for (j = 0; j < i; j++) {
+        free(c->ops[j].host[0]);
+        free(c->ops[j].host[1]);
+    }
+    /* ops[0] becomes the one bias; ops[1..i) are dropped */
+    memset(&c->ops[0], 0, sizeof c->ops[0]);
+    c->ops[0].kind = NNOP_EPI_BIAS;
+    c->ops[0].dtype = p->g->values[c->out_value].desc.dtype;
+    c->ops[0].host[0] = b;
+    c->ops[0].slot[0] = c->ops[0].slot[1] = c->ops[0].slot[2] = c->ops[0].slot[3] = -1;
+    memmove(&c->ops[1], &c->ops[i], (size_t)(c->n_ops - i) * sizeof c->ops[0]);
+    c->n_ops -= i - 1;
+    c->folded = 1;
+    return st;
+}
+
+/* Before the first activation, if only adds and biases occur, put the adds first (the sums
+ * commute) and merge neighbouring constant biases. */
+static void adds_before_bias(nnop__chain *c)
+{
+    nnop__chain_op tmp[NNOP_EPI_MAX_OPS];
+    int end = 0, n = 0, k;
+    while (end < c->n_ops && c->ops[end].kind != NNOP_EPI_ACT) {
+        if (c->ops[end].kind != NNOP_EPI_ADD && c->ops[end].kind != NNOP_EPI_BIAS)
+            return;
+        end++;
+    }
+    for (k = 0; k < end; k++)
+        if (c->ops[k].kind == NNOP_EPI_ADD)
+            tmp[n++] = c->ops[k];
+    for (k = 0; k < end; k++)
+        if (c->ops[k].kind == NNOP_EPI_BIAS) {
+            nnop__chain_op *prev = n ? &tmp[n - 1] : NULL;
+            if (prev && prev->kind == NNOP_EPI_BIAS && prev->host[0] && c->ops[k].host[0]) {
+                int64_t j;
+                for (j = 0; j < c->channels; j++)
+                    prev->host[0][j] += c->ops[k].host[0][j];
+                free(c->ops[k].host[0]);
+            } else {
+                tmp[n++] = c->ops[k];
+            }
+        }
+    memcpy(tmp + n, c->ops + end, (size_t)(c->n_ops - end) * sizeof tmp[0]);
+    n += c->n_ops - end;
+    memcpy(c->ops, tmp, (size_t)n * sizeof tmp[0]);
+    c->n_ops = n;
+}
+
+/* The value node `first` continues the chain from: its operand produced by the node before
+ * it (a split tail), else its first input. */
+static int32_t chain_input(const nnop_graph *g, int32_t first)
+{
+    const nnop__node *n = &g->nodes[first];
+    if (first > 0 && n->op == NNOP_OP_ADD && n->in[1] == g->nodes[first - 1].out)
+        return n->in[1];
+    return n->in[0];
+}
+
+static nnop_status chain_ops(nnop_plan *p, int32_t first, int32_t count, nnop__chain *c)
+{
+    const nnop_graph *g = p->g;
+    int32_t i, cur = c->mid_value;
+    nnop_status st = NNOP_OK;
+    for (i = first; i < first + count && st == NNOP_OK; i++) {
+        st = node_op(p, &g->nodes[i], cur, c);
+        cur = g->nodes[i].out;
+    }
+    return st;
+}
+
+nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fold,
+                              nnop__chain *c)
+{
+    const nnop_graph *g = p->g;
+    const nnop__node *n0 = &g->nodes[first];
+    int is_producer = nnop__op(n0->op)->role == NNOP_ROLE_PRODUCER;
+    nnop_status st;
+    memset(c, 0, sizeof *c);
+    c->producer = is_producer ? first : -1;
+    c->w_slot = -1;
+    c->out_value = g->nodes[first + count - 1].out;
+    c->mid_value = is_producer ? n0->out : chain_input(g, first);
+    c->channels = g->values[c->mid_value].desc.dims[1];
+    st = nnop__slot_value(p, is_producer ? n0->in[0] : c->mid_value, &c->x_slot);
+    if (st == NNOP_OK && is_producer)
+        st = nnop__slot_value(p, n0->in[1], &c->w_slot);
+    if (st == NNOP_OK && is_producer && n0->op == NNOP_OP_LINEAR && n0->in[2] != NNOP_NONE_ID) {
+        c->ops[0].slot[0] = c->ops[0].slot[1] = c->ops[0].slot[2] = c->ops[0].slot[3] = -1;
+        c->n_ops = 1;
+        st = bias_op(p, n0->in[2], &c->ops[0]);
+    }
+    if (st == NNOP_OK)
+        st = chain_ops(p, is_producer ? first + 1 : first, is_producer ? count - 1 : count, c);
+    if (st == NNOP_OK && fold && is_producer && is_const(g, n0->in[1]))
+        st = fold_prefix(p, c);
+    if (st == NNOP_OK && is_producer)
+        adds_before_bias(c);
+    return st;
+}
+
+void nnop__chain_free(nnop__chain *c)
+{
+    int i;
+    for (i = 0; i < c->n_ops; i++) {
+        free(c->ops[i].host[0]);
+        free(c->ops[i].host[1]);
+        c->ops[i].host[0] = c->ops[i].host[1] = NULL;
+    }
+}

@@ -1,0 +1,171 @@
+/* cuda_plan.h: the CUDA backend's compiled plan: steps (cuDNN graphs or own kernels), the
+ * slot table of device pointers, the canonical epilogue chain, and the functions between the
+ * backend's files. */
+#ifndef NNOP_CUDA_PLAN_H
+#define NNOP_CUDA_PLAN_H
+
+#include "cuda/cuda_ctx.h"
+#include "cuda/kernels.h"
+
+#define NNOP_STEP_MAX_DESC 64 /* descriptors one cuDNN step owns */
+#define NNOP_STEP_MAX_OPS 16
+#define NNOP_STEP_MAX_IO 16   /* real (non-virtual) tensors of one cuDNN step */
+#define NNOP_VPACK_CACHE 8    /* prebuilt variant packs per step, one per binding set */
+#define NNOP_TENSOR_ALIGN 16  /* byte alignment promised to cuDNN for every real tensor */
+
+/* ------------------------------------------------------------------ the epilogue chain */
+/* One epilogue operation after a producer (or of a standalone pointwise partition). host[]
+ * holds per-channel float constants known at compile time (folded or foldable); slot[] the
+ * runtime operands (-1 = none). */
+typedef struct nnop__chain_op {
+    int kind; /* NNOP_EPI_* */
+    nnop_dtype dtype;
+    float *host[2];
+    int32_t slot[4];
+    nnop__act_attr act;
+    float eps;
+} nnop__chain_op;
+
+typedef struct nnop__chain {
+    int32_t producer;   /* node index of the conv/linear, -1 for a pointwise-only chain */
+    int32_t x_slot;     /* producer input, or the chain's input value */
+    int32_t w_slot;     /* producer weights (possibly folded), -1 without producer */
+    int32_t mid_value;  /* value the epilogue starts from: producer output or chain input */
+    int32_t out_value;  /* the partition's output value */
+    int64_t channels;   /* dim 1 of the producer output */
+    int folded;         /* batch-norm/bias folded into the weights */
+    int n_ops;
+    nnop__chain_op ops[NNOP_EPI_MAX_OPS];
+} nnop__chain;
+
+/* ------------------------------------------------------------------ steps */
+typedef enum nnop__step_kind {
+    NNOP_STEP_DNN = 0,
+    NNOP_STEP_EPILOGUE,
+    NNOP_STEP_POOL,
+    NNOP_STEP_GAP,
+    NNOP_STEP_SOFTMAX,
+    NNOP_STEP_FLATTEN
+} nnop__step_kind;
+
+/* A cuDNN operation graph with its chosen execution plan. */
+typedef struct nnop__dnn_step {
+    cudnnBackendDescriptor_t owned[NNOP_STEP_MAX_DESC]; /* destroyed in reverse order */
+    int n_owned;
+    cudnnBackendDescriptor_t ops[NNOP_STEP_MAX_OPS];
+    int n_ops;
+    cudnnBackendDescriptor_t graph, cfg, plan;
+    int64_t uids[NNOP_STEP_MAX_IO];
+    int32_t slots[NNOP_STEP_MAX_IO];
+    int64_t bytes[NNOP_STEP_MAX_IO];
+    int n_io;
+    int64_t next_uid;
+    int is_conv, fp32;
+    /* the chosen engine */
+    int64_t engine;
+    int rtc;
+    int64_t workspace;
+    int tuned;
+    float time_us;
+    /* variant packs, one per binding set seen (round robin) */
+    cudnnBackendDescriptor_t vpack[NNOP_VPACK_CACHE];
+    void *vptrs[NNOP_VPACK_CACHE][NNOP_STEP_MAX_IO];
+    int n_vpack, next_vpack;
+    void *ptrs[NNOP_STEP_MAX_IO]; /* scratch for execute */
+} nnop__dnn_step;
+
+typedef struct nnop__cuda_step {
+    nnop__step_kind kind;
+    nnop__dnn_step *dnn;
+    int32_t x_slot, y_slot;
+    int32_t op_slots[NNOP_EPI_MAX_OPS][4]; /* epilogue operands, -1 = none */
+    nnop__epi_params epi;
+    nnop__pool_kparams pool;
+    nnop__kview xv, yv;
+    int dtype;
+    int folded;
+} nnop__cuda_step;
+
+struct nnop__cuda_plan {
+    nnop__cuda_step *steps; /* one per partition, capacity n_nodes */
+    void **slot;            /* device pointer of each slot: values first, then extras */
+    int32_t n_slots, cap_slots;
+    void **owned; /* cudaMalloc'd blocks */
+    int32_t n_owned, cap_owned;
+    void *workspace;
+    int64_t workspace_bytes;
+    int64_t arena_bytes;
+    /* whole-plan CUDA graph (compile option cuda_graph), keyed by the user pointers */
+    cudaGraphExec_t gexec;
+    void **gkey;
+    int graph_failed;
+};
+
+/* ------------------------------------------------------------------ slots (executor.c) */
+/* Slot of value v; constants are uploaded on first use. */
+nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot);
+/* A new slot holding a device copy of bytes of host data. */
+nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int32_t *slot);
+/* A device allocation owned by the plan. */
+nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out);
+
+/* ------------------------------------------------------------------ chain.c */
+/* Canonical epilogue chain of nodes [first, first + count): batch-norm with constant
+ * parameters becomes scale+shift; with fold, leading constant bias/scale/shift ops go into
+ * the (constant) producer weights and one bias; residual adds move before the bias. */
+nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fold,
+                              nnop__chain *c);
+void nnop__chain_free(nnop__chain *c);
+
+/* ------------------------------------------------------------------ lowering (lower_*.c) */
+/* Sticky-status descriptor helpers for one step. */
+nnop_status nnop__dnn_create(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendDescriptorType_t t,
+                             cudnnBackendDescriptor_t *out);
+nnop_status nnop__dnn_set(nnop_context *ctx, cudnnBackendDescriptor_t d,
+                          cudnnBackendAttributeName_t a, const char *aname,
+                          cudnnBackendAttributeType_t t, int64_t n, const void *v,
+                          const char *file, int line);
+#define NNOP_DNN_SET(ctx, d, a, t, n, v)                                                   \
+    nnop__dnn_set((ctx), (d), (a), #a, (t), (n), (v), __FILE__, __LINE__)
+nnop_status nnop__dnn_finalize(nnop_context *ctx, cudnnBackendDescriptor_t d, const char *what);
+
+/* A tensor of ndim dims/strides; slot < 0 makes it virtual (FLOAT), else real and bound to
+ * slot at execute. */
+nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim,
+                               const int64_t *dims, const int64_t *strides, nnop_dtype dt,
+                               int32_t slot, cudnnBackendDescriptor_t *out);
+cudnnDataType_t nnop__dnn_dtype(nnop_dtype t);
+/* Producers: y (virtual when an epilogue follows) from the chain's x and w. */
+nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
+                             cudnnBackendDescriptor_t y);
+nnop_status nnop__lower_matmul(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
+                               cudnnBackendDescriptor_t y);
+/* Epilogue op k of the chain from tensor in to tensor out (lower_pointwise.c). view dims and
+ * strides describe the producer output (4-D conv or 3-D matmul). */
+nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k,
+                                    nnop__dnn_step *s, int ndim, const int64_t *dims,
+                                    const int64_t *strides, cudnnBackendDescriptor_t in,
+                                    cudnnBackendDescriptor_t out);
+/* The whole chain as a cuDNN operation graph (operations only, not finalized as a graph). */
+nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s);
+/* The operation graph (needs the handle). */
+nnop_status nnop__lower_graph(nnop_context *ctx, nnop__dnn_step *s);
+void nnop__dnn_step_destroy(nnop__dnn_step *s);
+
+/* ------------------------------------------------------------------ engine.c */
+/* Pick and build the execution plan of s by the context's policy; on failure the returned
+ * status is NNOP_ERR_UNSUPPORTED (or the library error) and why says what was tried. */
+nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *s, char *why, size_t len);
+
+/* A variant pack binding ptrs (in s->uids order) and the workspace ws. */
+nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs,
+                                 void *ws, cudnnBackendDescriptor_t *out);
+
+/* ------------------------------------------------------------------ steps.c */
+nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st);
+nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count,
+                                      nnop__cuda_step *st);
+nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st);
+nnop__kview nnop__kview_of(const nnop_tensor_desc *d);
+
+#endif /* NNOP_CUDA_PLAN_H */

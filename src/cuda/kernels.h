@@ -1,0 +1,76 @@
+/* kernels.h: nnop's own CUDA kernels for what cuDNN lacks on sm_90 (standalone and split
+ * epilogues, pooling incl. bf16, global average pooling, softmax, flatten). C interface. */
+#ifndef NNOP_CUDA_KERNELS_H
+#define NNOP_CUDA_KERNELS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dtype codes are nnop_dtype's values: 0 f32, 1 f16, 2 bf16 */
+
+/* A tensor of up to 4 dims seen as N, C, H, W with element strides. */
+typedef struct nnop__kview {
+    int64_t n, c, h, w;
+    int64_t sn, sc, sh, sw;
+} nnop__kview;
+
+enum {
+    NNOP_EPI_BIAS = 0,        /* v += p0[c]                                  */
+    NNOP_EPI_SCALE_SHIFT = 1, /* v = v * p0[c] + p1[c]                       */
+    NNOP_EPI_BN = 2,          /* gamma p0, beta p1, mean p2, var p3, eps     */
+    NNOP_EPI_ADD = 3,         /* v += p0[i] (same shape and strides as x)    */
+    NNOP_EPI_ACT = 4          /* activation act (nnop_act_kind), alpha/lo/hi */
+};
+
+#define NNOP_EPI_MAX_OPS 8
+
+typedef struct nnop__epi_op {
+    int kind;
+    int dtype; /* of the operands */
+    int act;
+    float alpha, lo, hi, eps;
+    const void *p[4];
+} nnop__epi_op;
+
+/* y[i] = ops(x[i]) for i < count; channel of i = (i / cstride) % C. */
+typedef struct nnop__epi_params {
+    const void *x;
+    void *y;
+    int x_dtype, y_dtype;
+    int64_t count, C, cstride;
+    int n_ops;
+    nnop__epi_op ops[NNOP_EPI_MAX_OPS];
+} nnop__epi_params;
+
+typedef struct nnop__pool_kparams {
+    const void *x;
+    void *y;
+    int dtype;
+    int is_max, count_include_pad;
+    nnop__kview xv, yv;
+    int64_t window[2], stride[2], pad[2];
+} nnop__pool_kparams;
+
+/* Each launcher queues one kernel on s and returns cudaGetLastError(). */
+cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);
+cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s);
+/* y[n, c] (strides of yv) = mean over H, W of x */
+cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv,
+                        const nnop__kview *yv, cudaStream_t s);
+/* softmax over C at every (n, h, w); x and y share the view */
+cudaError_t nnop__k_softmax(const void *x, void *y, int dtype, const nnop__kview *v,
+                            cudaStream_t s);
+/* y (packed N x C*H*W) = x in logical N, C, H, W order */
+cudaError_t nnop__k_flatten(const void *x, void *y, int dtype, const nnop__kview *xv,
+                            cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NNOP_CUDA_KERNELS_H */

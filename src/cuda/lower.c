@@ -1,0 +1,168 @@
+/* lower.c: common lowering helpers: descriptors owned by a step, tensors (real at partition
+ * boundaries, virtual FLOAT inside), a canonical chain as a cuDNN operation graph. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/cuda_plan.h"
+
+cudnnDataType_t nnop__dnn_dtype(nnop_dtype t)
+{
+    return t == NNOP_F16 ? CUDNN_DATA_HALF : t == NNOP_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+nnop_status nnop__dnn_create(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendDescriptorType_t t,
+                             cudnnBackendDescriptor_t *out)
+{
+    nnop_status st;
+    *out = NULL;
+    if (s->n_owned >= NNOP_STEP_MAX_DESC)
+        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "lowering: more than %d descriptors",
+                          NNOP_STEP_MAX_DESC);
+    st = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(t, out));
+    if (st == NNOP_OK)
+        s->owned[s->n_owned++] = *out;
+    return st;
+}
+
+nnop_status nnop__dnn_set(nnop_context *ctx, cudnnBackendDescriptor_t d,
+                          cudnnBackendAttributeName_t a, const char *aname,
+                          cudnnBackendAttributeType_t t, int64_t n, const void *v,
+                          const char *file, int line)
+{
+    char call[160];
+    snprintf(call, sizeof call, "cudnnBackendSetAttribute(%s)", aname);
+    return nnop__cudnn_check(ctx, cudnnBackendSetAttribute(d, a, t, n, v), call, file, line);
+}
+
+nnop_status nnop__dnn_finalize(nnop_context *ctx, cudnnBackendDescriptor_t d, const char *what)
+{
+    char call[160];
+    snprintf(call, sizeof call, "cudnnBackendFinalize(%s)", what);
+    return nnop__cudnn_check(ctx, cudnnBackendFinalize(d), call, __FILE__, __LINE__);
+}
+
+static nnop_status add_io(nnop_context *ctx, nnop__dnn_step *s, int64_t uid, int32_t slot,
+                          int64_t bytes)
+{
+    if (s->n_io >= NNOP_STEP_MAX_IO)
+        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "lowering: more than %d real tensors",
+                          NNOP_STEP_MAX_IO);
+    s->uids[s->n_io] = uid;
+    s->slots[s->n_io] = slot;
+    s->bytes[s->n_io] = bytes;
+    s->n_io++;
+    return NNOP_OK;
+}
+
+static int64_t extent_bytes(int ndim, const int64_t *dims, const int64_t *strides, nnop_dtype dt)
+{
+    int64_t e = 1;
+    int i;
+    for (i = 0; i < ndim; i++)
+        e += (dims[i] - 1) * strides[i];
+    return e * (int64_t)nnop_dtype_size(dt);
+}
+
+nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim,
+                               const int64_t *dims, const int64_t *strides, nnop_dtype dt,
+                               int32_t slot, cudnnBackendDescriptor_t *out)
+{
+    int64_t uid = ++s->next_uid, align = NNOP_TENSOR_ALIGN;
+    bool virt = slot < 0;
+    cudnnDataType_t t = virt ? CUDNN_DATA_FLOAT : nnop__dnn_dtype(dt);
+    nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, ndim, dims);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, ndim, strides);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1,
+                          &align);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, *out, "tensor");
+    if (st == NNOP_OK && !virt)
+        st = add_io(ctx, s, uid, slot, extent_bytes(ndim, dims, strides, dt));
+    return st;
+}
+
+/* The producer output's view: 4-D conv output, or [1, N, OUT] for a linear layer. */
+static void producer_view(const nnop_plan *p, const nnop__chain *c, int *ndim, int64_t *dims,
+                          int64_t *strides)
+{
+    const nnop_tensor_desc *d = &p->g->values[c->mid_value].desc;
+    int i;
+    if (p->g->nodes[c->producer].op == NNOP_OP_LINEAR) {
+        *ndim = 3;
+        dims[0] = 1, dims[1] = d->dims[0], dims[2] = d->dims[1];
+        strides[0] = d->dims[0] * d->dims[1], strides[1] = d->dims[1], strides[2] = 1;
+        return;
+    }
+    *ndim = d->ndim;
+    for (i = 0; i < d->ndim; i++) {
+        dims[i] = d->dims[i];
+        strides[i] = d->strides[i];
+    }
+}
+
+nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s)
+{
+    nnop_context *ctx = p->ctx;
+    int64_t dims[NNOP_MAX_DIMS], strides[NNOP_MAX_DIMS];
+    int ndim, k, is_linear = p->g->nodes[c->producer].op == NNOP_OP_LINEAR;
+    nnop_dtype out_dt = p->g->values[c->out_value].desc.dtype;
+    cudnnBackendDescriptor_t cur = NULL, next = NULL;
+    nnop_status st;
+    producer_view(p, c, &ndim, dims, strides);
+    s->is_conv = !is_linear;
+    s->fp32 = out_dt == NNOP_F32;
+    st = nnop__lower_tensor(ctx, s, ndim, dims, strides, out_dt, c->n_ops ? -1 : c->out_value,
+                            &cur);
+    if (st == NNOP_OK)
+        st = is_linear ? nnop__lower_matmul(p, c, s, cur) : nnop__lower_conv(p, c, s, cur);
+    for (k = 0; k < c->n_ops && st == NNOP_OK; k++) {
+        st = nnop__lower_tensor(ctx, s, ndim, dims, strides, out_dt,
+                                k + 1 == c->n_ops ? c->out_value : -1, &next);
+        if (st == NNOP_OK)
+            st = nnop__lower_epilogue_op(p, c, k, s, ndim, dims, strides, cur, next);
+        cur = next;
+    }
+    return st;
+}
+
+nnop_status nnop__lower_graph(nnop_context *ctx, nnop__dnn_step *s)
+{
+    cudnnHandle_t h = ctx->cuda->handle;
+    nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &s->graph);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, s->graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
+                          &h);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, s->graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, s->n_ops, s->ops);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, s->graph, "operation graph");
+    return st;
+}
+
+void nnop__dnn_step_destroy(nnop__dnn_step *s)
+{
+    int i;
+    if (!s)
+        return;
+    for (i = 0; i < s->n_vpack; i++)
+        (void)cudnnBackendDestroyDescriptor(s->vpack[i]);
+    if (s->plan)
+        (void)cudnnBackendDestroyDescriptor(s->plan);
+    if (s->cfg)
+        (void)cudnnBackendDestroyDescriptor(s->cfg);
+    for (i = s->n_owned - 1; i >= 0; i--) /* graph, ops, then tensors */
+        (void)cudnnBackendDestroyDescriptor(s->owned[i]);
+    nnop__free(s);
+}

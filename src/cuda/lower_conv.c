@@ -1,0 +1,145 @@
+/* lower_conv.c: the producers: 2-D convolution forward and the linear layer as a matmul. */
+#include "cuda/cuda_plan.h"
+
+static nnop_status value_tensor(nnop_plan *p, nnop__dnn_step *s, int32_t value, int32_t slot,
+                                cudnnBackendDescriptor_t *out)
+{
+    const nnop_tensor_desc *d = &p->g->values[value].desc;
+    return nnop__lower_tensor(p->ctx, s, d->ndim, d->dims, d->strides, d->dtype, slot, out);
+}
+
+static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_conv_params *cp,
+                             cudnnBackendDescriptor_t *out)
+{
+    int64_t sd = 2, pad[2], stride[2], dil[2];
+    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, out);
+    int i;
+    for (i = 0; i < 2; i++) {
+        pad[i] = cp->pad[i];
+        stride[i] = cp->stride[i];
+        dil[i] = cp->dilation[i];
+    }
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
+                          &comp);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
+                          CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
+                          &sd);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2,
+                          pad);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2,
+                          stride);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, *out, "convolution");
+    return st;
+}
+
+static nnop_status add_op(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendDescriptor_t op)
+{
+    if (s->n_ops >= NNOP_STEP_MAX_OPS)
+        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "lowering: more than %d operations",
+                          NNOP_STEP_MAX_OPS);
+    s->ops[s->n_ops++] = op;
+    return NNOP_OK;
+}
+
+nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
+                             cudnnBackendDescriptor_t y)
+{
+    nnop_context *ctx = p->ctx;
+    const nnop__node *n = &p->g->nodes[c->producer];
+    cudnnBackendDescriptor_t x = NULL, w = NULL, cd = NULL, op = NULL;
+    float alpha = 1.0f, beta = 0.0f;
+    nnop_status st = value_tensor(p, s, n->in[0], c->x_slot, &x);
+    if (st == NNOP_OK)
+        st = value_tensor(p, s, n->in[1], c->w_slot, &w);
+    if (st == NNOP_OK)
+        st = conv_desc(ctx, s, &n->attr.conv, &cd);
+    if (st == NNOP_OK)
+        st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &op);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                          CUDNN_TYPE_FLOAT, 1, &alpha);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
+                          CUDNN_TYPE_FLOAT, 1, &beta);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, op, "convolution forward operation");
+    return st == NNOP_OK ? add_op(ctx, s, op) : st;
+}
+
+/* x [N, IN] row-major as A [1, N, IN]; w [OUT, IN] row-major as B [1, IN, OUT] column-major
+ * (cudnn-backend-notes 5.1). */
+static nnop_status matmul_inputs(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
+                                 cudnnBackendDescriptor_t *a, cudnnBackendDescriptor_t *b)
+{
+    const nnop__node *n = &p->g->nodes[c->producer];
+    const nnop_tensor_desc *xd = &p->g->values[n->in[0]].desc;
+    const nnop_tensor_desc *wd = &p->g->values[n->in[1]].desc;
+    int64_t N = xd->dims[0], IN = xd->dims[1], OUT = wd->dims[0];
+    int64_t ad[3], as[3], bd[3], bs[3];
+    nnop_status st;
+    ad[0] = 1, ad[1] = N, ad[2] = IN;
+    as[0] = N * IN, as[1] = IN, as[2] = 1;
+    bd[0] = 1, bd[1] = IN, bd[2] = OUT;
+    bs[0] = IN * OUT, bs[1] = 1, bs[2] = IN;
+    st = nnop__lower_tensor(p->ctx, s, 3, ad, as, xd->dtype, c->x_slot, a);
+    if (st == NNOP_OK)
+        st = nnop__lower_tensor(p->ctx, s, 3, bd, bs, wd->dtype, c->w_slot, b);
+    return st;
+}
+
+nnop_status nnop__lower_matmul(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
+                               cudnnBackendDescriptor_t y)
+{
+    nnop_context *ctx = p->ctx;
+    cudnnBackendDescriptor_t a = NULL, b = NULL, md = NULL, op = NULL;
+    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
+    nnop_status st = matmul_inputs(p, c, s, &a, &b);
+    if (st == NNOP_OK)
+        st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &md);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, md, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, md, "matmul");
+    if (st == NNOP_OK)
+        st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_DESC,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &md);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, op, "matmul operation");
+    return st == NNOP_OK ? add_op(ctx, s, op) : st;
+}

@@ -1,0 +1,146 @@
+/* steps.c: partitions run by nnop's own kernels: pointwise epilogue chains (standalone or
+ * split off a producer), pooling (cuDNN's resample crashes for bf16 on sm_90 and is
+ * runtime-compiled only), global average pooling (standalone reductions are unsupported on
+ * sm_90), softmax and flatten (a layout transpose for NHWC). */
+#include <string.h>
+
+#include "cuda/cuda_plan.h"
+
+nnop__kview nnop__kview_of(const nnop_tensor_desc *d)
+{
+    nnop__kview v = {1, 1, 1, 1, 0, 0, 0, 0};
+    int64_t *dims[4], *strides[4];
+    int i;
+    dims[0] = &v.n, dims[1] = &v.c, dims[2] = &v.h, dims[3] = &v.w;
+    strides[0] = &v.sn, strides[1] = &v.sc, strides[2] = &v.sh, strides[3] = &v.sw;
+    for (i = 0; i < d->ndim && i < 4; i++) {
+        *dims[i] = d->dims[i];
+        *strides[i] = d->strides[i];
+    }
+    return v;
+}
+
+/* Per-channel float constants of a chain op become float32 device slots. */
+static nnop_status epi_operands(nnop_plan *p, const nnop__chain *c, int k, nnop__cuda_step *st)
+{
+    const nnop__chain_op *o = &c->ops[k];
+    nnop__epi_op *e = &st->epi.ops[k];
+    nnop_status r = NNOP_OK;
+    int i;
+    e->kind = o->kind;
+    e->dtype = (int)o->dtype;
+    e->act = (int)o->act.kind;
+    e->alpha = o->act.alpha;
+    e->lo = o->act.lo;
+    e->hi = o->act.hi;
+    e->eps = o->eps;
+    for (i = 0; i < 4; i++)
+        st->op_slots[k][i] = o->slot[i];
+    for (i = 0; i < 2 && r == NNOP_OK; i++)
+        if (o->host[i]) {
+            e->dtype = (int)NNOP_F32;
+            r = nnop__slot_upload(p, o->host[i], (size_t)c->channels * sizeof(float),
+                                  &st->op_slots[k][i]);
+        }
+    return r;
+}
+
+nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count,
+                                      nnop__cuda_step *st)
+{
+    nnop__chain c;
+    const nnop_tensor_desc *x, *y;
+    nnop_status r = nnop__chain_build(p, first, count, 0, &c);
+    int k;
+    for (k = 0; k < c.n_ops && r == NNOP_OK; k++)
+        r = epi_operands(p, &c, k, st);
+    if (r == NNOP_OK) {
+        x = &p->g->values[c.mid_value].desc;
+        y = &p->g->values[c.out_value].desc;
+        st->kind = NNOP_STEP_EPILOGUE;
+        st->x_slot = c.x_slot;
+        st->y_slot = c.out_value;
+        st->epi.x_dtype = (int)x->dtype;
+        st->epi.y_dtype = (int)y->dtype;
+        st->epi.count = nnop_tensor_elements(x);
+        st->epi.C = x->ndim > 1 ? x->dims[1] : 1;
+        st->epi.cstride = x->ndim > 1 ? x->strides[1] : 1;
+        st->epi.n_ops = c.n_ops;
+        if (!nnop__desc_equal(x, y))
+            r = nnop__fail(p->ctx, NNOP_ERR_INTERNAL, "epilogue: input and output layouts differ");
+    }
+    nnop__chain_free(&c);
+    return r;
+}
+
+static void pool_params(const nnop__node *n, nnop__cuda_step *st)
+{
+    const nnop_pool_params *pp = &n->attr.pool.p;
+    int i;
+    st->pool.is_max = n->attr.pool.kind == NNOP_POOL_MAX;
+    st->pool.count_include_pad = pp->count_include_pad;
+    for (i = 0; i < 2; i++) {
+        st->pool.window[i] = pp->window[i];
+        st->pool.stride[i] = pp->stride[i];
+        st->pool.pad[i] = pp->pad[i];
+    }
+}
+
+nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st)
+{
+    const nnop__node *n = &p->g->nodes[p->parts[part].first];
+    const nnop_tensor_desc *x = &p->g->values[n->in[0]].desc;
+    static const nnop__step_kind kinds[NNOP_OP_KIND_COUNT] = {
+            [NNOP_OP_POOL] = NNOP_STEP_POOL, [NNOP_OP_GLOBAL_AVG_POOL] = NNOP_STEP_GAP,
+            [NNOP_OP_SOFTMAX] = NNOP_STEP_SOFTMAX, [NNOP_OP_FLATTEN] = NNOP_STEP_FLATTEN};
+    if (p->parts[part].count != 1 || kinds[n->op] == NNOP_STEP_DNN)
+        return nnop__fail(p->ctx, NNOP_ERR_INTERNAL,
+                          "CUDA backend: partition %d (op %s) has no kernel", (int)part,
+                          nnop__op(n->op)->name);
+    st->kind = kinds[n->op];
+    st->xv = nnop__kview_of(x);
+    st->yv = nnop__kview_of(&p->g->values[n->out].desc);
+    st->dtype = (int)x->dtype;
+    st->y_slot = n->out;
+    if (st->kind == NNOP_STEP_POOL)
+        pool_params(n, st);
+    return nnop__slot_value(p, n->in[0], &st->x_slot);
+}
+
+static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
+{
+    const void *x = p->cuda->slot[st->x_slot];
+    void *y = p->cuda->slot[st->y_slot];
+    int k, i;
+    switch (st->kind) {
+    case NNOP_STEP_EPILOGUE:
+        st->epi.x = x;
+        st->epi.y = y;
+        for (k = 0; k < st->epi.n_ops; k++)
+            for (i = 0; i < 4; i++)
+                st->epi.ops[k].p[i] = st->op_slots[k][i] >= 0 ? p->cuda->slot[st->op_slots[k][i]]
+                                                              : NULL;
+        return nnop__k_epilogue(&st->epi, s);
+    case NNOP_STEP_POOL:
+        st->pool.x = x;
+        st->pool.y = y;
+        st->pool.dtype = st->dtype;
+        st->pool.xv = st->xv;
+        st->pool.yv = st->yv;
+        return nnop__k_pool(&st->pool, s);
+    case NNOP_STEP_GAP:
+        return nnop__k_gap(x, y, st->dtype, &st->xv, &st->yv, s);
+    case NNOP_STEP_SOFTMAX:
+        return nnop__k_softmax(x, y, st->dtype, &st->xv, s);
+    default:
+        return nnop__k_flatten(x, y, st->dtype, &st->xv, s);
+    }
+}
+
+nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st)
+{
+    static const char *const names[] = {"", "nnop__k_epilogue", "nnop__k_pool", "nnop__k_gap",
+                                        "nnop__k_softmax", "nnop__k_flatten"};
+    return nnop__cuda_check(p->ctx, launch(p, st, p->ctx->cuda->stream), names[st->kind],
+                            __FILE__, __LINE__);
+}
