@@ -1,0 +1,141 @@
+/* test_gpu_conv.c: fused conv partitions on the GPU against the CPU reference: dtypes,
+ * layouts, kernel sizes, strides, padding, dilation, groups, odd sizes, every activation,
+ * bias on/off, batch-norm (folded and runtime), residual add, engine policies. */
+#include "gpu_harness.h"
+
+typedef struct conv_case {
+    const char *name;
+    nnop_dtype dt;
+    nnop_layout lay;
+    int64_t n, c, h, w, k, r, s, stride, pad, dil, groups;
+    int bias;          /* 0 none, 1 constant, 2 graph input */
+    int act;           /* nnop_act_kind, -1 none */
+    float alpha;
+    int bn;            /* 0 none, 1 constant parameters (folded), 2 runtime parameters */
+    int residual;      /* add a second input of the output's shape before the activation */
+    int w_input;       /* weights as a graph input instead of a constant */
+    nnop_engine_policy policy;
+    int autotune;
+    const char *expect; /* substring the plan description must contain, or NULL */
+} conv_case;
+
+#define F16 NNOP_F16
+#define BF16 NNOP_BF16
+#define F32 NNOP_F32
+#define NHWC NNOP_NHWC
+#define NCHW NNOP_NCHW
+#define PP NNOP_POLICY_PREFER_PRECOMPILED
+
+static const conv_case cases[] = {
+    {"fp16_nhwc_3x3_bias_relu", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "precompiled"},
+    {"bf16_nhwc_3x3_bias_relu", BF16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp32_nhwc_3x3_bias_relu", F32, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nchw_3x3_bias_relu", F16, NCHW, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp32_nchw_3x3_bias_relu", F32, NCHW, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"bf16_nchw_3x3_bias_relu", BF16, NCHW, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_1x1", F16, NHWC, 2, 64, 14, 14, 64, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_5x5_pad2", F16, NHWC, 2, 16, 13, 13, 16, 5, 5, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_7x7_s2_pad3_c3", F16, NHWC, 2, 3, 32, 32, 16, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp32_nchw_7x7_s2_pad3_c3", F32, NCHW, 2, 3, 32, 32, 16, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_3x3_s2", F16, NHWC, 2, 16, 15, 15, 32, 3, 3, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_3x3_dil2", F16, NHWC, 2, 16, 15, 15, 16, 3, 3, 1, 2, 2, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_groups2", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 2, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_depthwise", F16, NHWC, 2, 32, 12, 12, 32, 3, 3, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_odd_n3_c3_k7_17x13", F16, NHWC, 3, 3, 17, 13, 7, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp32_nchw_odd_n3_c3_k7_17x17", F32, NCHW, 3, 3, 17, 17, 7, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"bf16_nhwc_odd_n3_c5_k7_pad0", BF16, NHWC, 3, 5, 17, 11, 7, 3, 3, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_no_bias_relu", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_bias_no_act", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, -1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_conv_only", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 0, -1, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_relu6", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_RELU6, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_clamp", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_CLAMP, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_leaky_relu", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_LEAKY_RELU, 0.1f, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_gelu", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_GELU, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_gelu_tanh", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_GELU_TANH, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_sigmoid", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SIGMOID, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_tanh", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_TANH, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_silu", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SILU, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_elu", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_ELU, 1.0f, 0, 0, 0, PP, 0, NULL},
+    {"fp32_nhwc_sigmoid", F32, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SIGMOID, 0, 0, 0, 0, PP, 0, NULL},
+    {"fp16_nhwc_bn_relu_folded", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 0, 1, 0, 1, 0, 0, PP, 0, "folded"},
+    {"bf16_nhwc_bias_bn_relu_folded", BF16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, PP, 0, "folded"},
+    {"fp32_nchw_bn_relu_folded", F32, NCHW, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 0, 1, 0, 1, 0, 0, PP, 0, "folded"},
+    {"fp16_nhwc_bn_runtime_params", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 2, 0, 0, PP, 0, "split"},
+    {"fp16_nhwc_residual_relu", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, PP, 0, "precompiled"},
+    {"bf16_nhwc_bn_residual_relu", BF16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, PP, 0, NULL},
+    {"fp32_nchw_residual_relu", F32, NCHW, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, PP, 0, NULL},
+    {"fp16_nhwc_runtime_weights_bias", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 2, 1, 0, 0, 0, 1, PP, 0, NULL},
+    {"fp16_nhwc_precompiled_only_gelu_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_GELU, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
+    {"fp16_nhwc_precompiled_only_sigmoid_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SIGMOID, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
+    {"fp16_nhwc_autotune", F16, NHWC, 8, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
+};
+
+static void build_case(nnop_graph *g, const void *arg)
+{
+    const conv_case *cc = (const conv_case *)arg;
+    nnop_tensor_desc xd = nnop_tensor_4d(cc->dt, cc->lay, cc->n, cc->c, cc->h, cc->w);
+    nnop_tensor_desc wd = nnop_tensor_4d(cc->dt, cc->lay, cc->k, cc->c / cc->groups, cc->r, cc->s);
+    nnop_tensor_desc kd = nnop_tensor_1d(cc->dt, cc->k), yd;
+    nnop_conv_params p;
+    float ws = 1.0f / sqrtf((float)(cc->c / cc->groups * cc->r * cc->s));
+    nnop_value x = nnop_input(g, "x", &xd), w, y;
+    p.pad[0] = p.pad[1] = cc->pad;
+    p.stride[0] = p.stride[1] = cc->stride;
+    p.dilation[0] = p.dilation[1] = cc->dil;
+    p.groups = cc->groups;
+    w = cc->w_input ? nnop_input(g, "w", &wd) : h_const(g, "w", &wd, 11, -ws, ws);
+    y = nnop_conv(g, x, w, &p);
+    if (cc->bias)
+        y = nnop_bias(g, y, cc->bias == 2 ? nnop_input(g, "b", &kd) : h_const(g, "b", &kd, 12, -0.5f, 0.5f));
+    if (cc->bn == 1)
+        y = nnop_batchnorm(g, y, h_const(g, "gamma", &kd, 13, 0.5f, 1.5f),
+                           h_const(g, "beta", &kd, 14, -0.5f, 0.5f),
+                           h_const(g, "mean", &kd, 15, -0.5f, 0.5f),
+                           h_const(g, "var", &kd, 16, 0.5f, 1.5f), 1e-5f);
+    if (cc->bn == 2) /* runtime parameters; var from [-1, 1) inputs would be negative: abs'd */
+        y = nnop_batchnorm(g, y, nnop_input(g, "gamma", &kd), nnop_input(g, "beta", &kd),
+                           nnop_input(g, "mean", &kd), h_const(g, "var", &kd, 16, 0.5f, 1.5f),
+                           1e-5f);
+    if (cc->residual) {
+        assert_int_equal(nnop_value_desc(g, y, &yd), NNOP_OK);
+        y = nnop_add(g, y, nnop_input(g, "z", &yd));
+    }
+    if (cc->act == NNOP_ACT_CLAMP)
+        y = nnop_clamp(g, y, -0.5f, 0.5f);
+    else if (cc->act >= 0)
+        y = nnop_act(g, y, (nnop_act_kind)cc->act, cc->alpha);
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+}
+
+static void run_case(void **state)
+{
+    const conv_case *cc = (const conv_case *)*state;
+    h_run r;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, cc->dt, (double)(cc->c / cc->groups * cc->r * cc->s));
+    r.gpu_opts.policy = cc->policy;
+    r.gpu_opts.autotune = cc->autotune;
+    if (!h_run_compare(&r, build_case, cc)) {
+        if (r.gpu_compile_status != NNOP_OK)
+            fail_msg("%s: GPU compile: %s: %s", cc->name, nnop_status_string(r.gpu_compile_status),
+                     r.gpu_error);
+        fail_msg("%s: GPU result differs from the CPU reference", cc->name);
+    }
+    print_message("%s: %s", cc->name, r.describe);
+    if (cc->expect && !strstr(r.describe, cc->expect))
+        fail_msg("%s: plan description lacks '%s':\n%s", cc->name, cc->expect, r.describe);
+}
+
+int main(void)
+{
+    enum { N = sizeof cases / sizeof cases[0] };
+    struct CMUnitTest tests[N];
+    size_t i;
+    memset(tests, 0, sizeof tests);
+    for (i = 0; i < N; i++) {
+        tests[i].name = cases[i].name;
+        tests[i].test_func = run_case;
+        tests[i].initial_state = (void *)(uintptr_t)&cases[i];
+    }
+    return cmocka_run_group_tests_name("gpu_conv", tests, NULL, NULL);
+}

@@ -1,0 +1,268 @@
+/* test_gpu_network.c: whole graphs on the GPU against the CPU reference: a small residual
+ * network (conv-bn-relu, max pool, conv-bias + residual add + relu, global average pool,
+ * flatten, linear, softmax) in several dtypes/layouts and with CUDA graph replay; the fusion
+ * check (fp16 NHWC conv+bias+relu is exactly one partition); the one-call entry points;
+ * standalone pointwise and pooling partitions; bad bindings. */
+#include "gpu_harness.h"
+
+typedef struct net_case {
+    nnop_dtype dt;
+    nnop_layout lay;
+    int64_t n, c, hw, k, classes;
+} net_case;
+
+static void build_net(nnop_graph *g, const void *arg)
+{
+    const net_case *nc = (const net_case *)arg;
+    nnop_tensor_desc xd = nnop_tensor_4d(nc->dt, nc->lay, nc->n, nc->c, nc->hw, nc->hw);
+    nnop_tensor_desc w1d = nnop_tensor_4d(nc->dt, nc->lay, nc->k, nc->c, 3, 3);
+    nnop_tensor_desc w2d = nnop_tensor_4d(nc->dt, nc->lay, nc->k, nc->k, 3, 3);
+    nnop_tensor_desc kd = nnop_tensor_1d(nc->dt, nc->k), cd = nnop_tensor_1d(nc->dt, nc->classes);
+    nnop_tensor_desc fd = nnop_tensor_2d(nc->dt, nc->classes, nc->k);
+    nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0};
+    float s1 = 1.0f / sqrtf((float)(nc->c * 9)), s2 = 1.0f / sqrtf((float)(nc->k * 9));
+    float s3 = 1.0f / sqrtf((float)nc->k);
+    nnop_value x = nnop_input(g, "x", &xd), y, skip;
+    y = nnop_conv(g, x, h_const(g, "w1", &w1d, 21, -s1, s1), &p);
+    y = nnop_batchnorm(g, y, h_const(g, "g", &kd, 22, 0.5f, 1.5f), h_const(g, "b", &kd, 23, -0.5f, 0.5f),
+                       h_const(g, "m", &kd, 24, -0.5f, 0.5f), h_const(g, "v", &kd, 25, 0.5f, 1.5f),
+                       1e-5f);
+    y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
+    skip = nnop_pool(g, y, NNOP_POOL_MAX, &pp);
+    y = nnop_conv(g, skip, h_const(g, "w2", &w2d, 26, -s2, s2), &p);
+    y = nnop_bias(g, y, h_const(g, "b2", &kd, 27, -0.5f, 0.5f));
+    y = nnop_add(g, y, skip);
+    y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
+    y = nnop_global_avg_pool(g, y);
+    y = nnop_flatten(g, y);
+    y = nnop_linear(g, y, h_const(g, "fc", &fd, 28, -4 * s3, 4 * s3),
+                    h_const(g, "fcb", &cd, 29, -0.5f, 0.5f));
+    y = nnop_softmax(g, y);
+    assert_int_equal(nnop_output(g, y, "probs"), NNOP_OK);
+}
+
+static void check_net(const net_case *nc, int cuda_graph, nnop_engine_policy policy)
+{
+    h_run r;
+    h_run_init(&r, nc->dt, (double)(nc->k * 9));
+    r.copts.cuda_graph = cuda_graph;
+    r.gpu_opts.policy = policy;
+    if (!h_run_compare(&r, build_net, nc)) {
+        if (r.gpu_compile_status != NNOP_OK)
+            fail_msg("GPU compile: %s: %s", nnop_status_string(r.gpu_compile_status), r.gpu_error);
+        fail_msg("network: GPU result differs from the CPU reference");
+    }
+    print_message("%s", r.describe);
+    assert_non_null(strstr(r.describe, "conv+batchnorm+act"));
+    assert_non_null(strstr(r.describe, "conv+bias+add+act"));
+}
+
+static void test_gpu_network_fp16_nhwc_matches_ref(void **state)
+{
+    net_case nc = {NNOP_F16, NNOP_NHWC, 4, 8, 16, 16, 10};
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    check_net(&nc, 0, NNOP_POLICY_PREFER_PRECOMPILED);
+}
+
+static void test_gpu_network_fp32_nchw_matches_ref(void **state)
+{
+    net_case nc = {NNOP_F32, NNOP_NCHW, 2, 8, 15, 16, 10};
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    check_net(&nc, 0, NNOP_POLICY_PREFER_PRECOMPILED);
+}
+
+static void test_gpu_network_bf16_nhwc_matches_ref(void **state)
+{
+    net_case nc = {NNOP_BF16, NNOP_NHWC, 2, 8, 16, 16, 10};
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    check_net(&nc, 0, NNOP_POLICY_PREFER_PRECOMPILED);
+}
+
+static void test_gpu_network_cuda_graph_matches_ref(void **state)
+{
+    net_case nc = {NNOP_F16, NNOP_NHWC, 4, 8, 16, 16, 10};
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    check_net(&nc, 1, NNOP_POLICY_PREFER_PRECOMPILED);
+}
+
+static void test_gpu_network_precompiled_only_matches_ref(void **state)
+{
+    net_case nc = {NNOP_F16, NNOP_NHWC, 4, 8, 16, 16, 10};
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    check_net(&nc, 0, NNOP_POLICY_PRECOMPILED_ONLY);
+}
+
+static void build_cbr(nnop_graph *g, const void *arg)
+{
+    const nnop_dtype *dt = (const nnop_dtype *)arg;
+    nnop_tensor_desc xd = nnop_tensor_4d(*dt, NNOP_NHWC, 2, 32, 14, 14);
+    nnop_tensor_desc wd = nnop_tensor_4d(*dt, NNOP_NHWC, 64, 32, 3, 3);
+    nnop_tensor_desc kd = nnop_tensor_1d(*dt, 64);
+    nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    float s = 1.0f / sqrtf(32.0f * 9.0f);
+    nnop_value y = nnop_conv(g, nnop_input(g, "x", &xd), h_const(g, "w", &wd, 31, -s, s), &p);
+    y = nnop_bias(g, y, h_const(g, "b", &kd, 32, -0.5f, 0.5f));
+    y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+}
+
+/* The fusion actually happens: one partition of three nodes on a precompiled engine that is
+ * not the slow engine 0. Fails if the partition was split. */
+static void test_gpu_fusion_fp16_nhwc_conv_bias_relu_is_one_partition(void **state)
+{
+    nnop_dtype dt = NNOP_F16;
+    h_run r;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, dt, 32.0 * 9.0);
+    assert_true(h_run_compare(&r, build_cbr, &dt));
+    print_message("%s", r.describe);
+    assert_int_equal(r.n_parts, 1);
+    assert_non_null(strstr(r.describe, "conv+bias+act [cudnn eng"));
+    assert_non_null(strstr(r.describe, "(fused)"));
+    assert_null(strstr(r.describe, "split"));
+    assert_null(strstr(r.describe, "eng0 "));
+}
+
+static void build_pointwise(nnop_graph *g, const void *arg)
+{
+    const nnop_layout *lay = (const nnop_layout *)arg;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, *lay, 2, 12, 9, 7);
+    nnop_tensor_desc kd = nnop_tensor_1d(NNOP_F16, 12);
+    nnop_pool_params pp = {{2, 2}, {2, 2}, {1, 1}, 1};
+    nnop_value a = nnop_input(g, "a", &xd), b = nnop_input(g, "b", &xd), y;
+    y = nnop_add(g, a, b); /* standalone epilogue chain: add, bias, silu */
+    y = nnop_bias(g, y, h_const(g, "bias", &kd, 41, -0.5f, 0.5f));
+    y = nnop_act(g, y, NNOP_ACT_SILU, 0.0f);
+    y = nnop_pool(g, y, NNOP_POOL_AVG, &pp);
+    y = nnop_softmax(g, y);
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+}
+
+static void test_gpu_pointwise_pool_softmax_nhwc_matches_ref(void **state)
+{
+    nnop_layout lay = NNOP_NHWC;
+    h_run r;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, NNOP_F16, 1.0);
+    assert_true(h_run_compare(&r, build_pointwise, &lay));
+    print_message("%s", r.describe);
+}
+
+static void test_gpu_pointwise_pool_softmax_nchw_matches_ref(void **state)
+{
+    nnop_layout lay = NNOP_NCHW;
+    h_run r;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, NNOP_F16, 1.0);
+    assert_true(h_run_compare(&r, build_pointwise, &lay));
+}
+
+/* nnop_conv_bias_relu on device pointers equals the same call on the CPU backend; a second
+ * call reuses the cached plan. */
+static void test_gpu_conv_bias_relu_oneshot_matches_ref(void **state)
+{
+    nnop_context *cpu = NULL, *gpu = NULL;
+    nnop_context_options o;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, 16, 10, 10);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 32, 16, 3, 3);
+    nnop_tensor_desc yd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, 32, 10, 10);
+    nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    size_t xb = nnop_tensor_bytes(&xd), wb = nnop_tensor_bytes(&wd), yb = nnop_tensor_bytes(&yd);
+    size_t bb = 32 * 2;
+    void *hx = malloc(xb), *hw = malloc(wb), *hb = malloc(bb), *hy = malloc(yb), *got = malloc(yb);
+    void *dx, *dw, *db, *dy;
+    float *ref = (float *)malloc(yb / 2 * sizeof(float));
+    int iter;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    cpu = nnop_test_cpu_context();
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CUDA;
+    gpu = h_gpu_context(&o);
+    nnop_test_fill(NNOP_F16, hx, NULL, nnop_tensor_elements(&xd), 51, -1.0f, 1.0f);
+    nnop_test_fill(NNOP_F16, hw, NULL, nnop_tensor_elements(&wd), 52, -0.08f, 0.08f);
+    nnop_test_fill(NNOP_F16, hb, NULL, 32, 53, -0.5f, 0.5f);
+    assert_int_equal(nnop_conv_bias_relu(cpu, &xd, hx, &wd, hw, hb, &p, &yd, hy), NNOP_OK);
+    assert_int_equal(nnop_convert(NNOP_F16, hy, NNOP_F32, ref, nnop_tensor_elements(&yd)), NNOP_OK);
+    assert_int_equal(nnop_malloc(gpu, xb, &dx), NNOP_OK);
+    assert_int_equal(nnop_malloc(gpu, wb, &dw), NNOP_OK);
+    assert_int_equal(nnop_malloc(gpu, bb, &db), NNOP_OK);
+    assert_int_equal(nnop_malloc(gpu, yb, &dy), NNOP_OK);
+    assert_int_equal(nnop_copy_in(gpu, dx, hx, xb), NNOP_OK);
+    assert_int_equal(nnop_copy_in(gpu, dw, hw, wb), NNOP_OK);
+    assert_int_equal(nnop_copy_in(gpu, db, hb, bb), NNOP_OK);
+    for (iter = 0; iter < 2; iter++) {
+        nnop_test_poison(got, yb);
+        assert_int_equal(nnop_copy_in(gpu, dy, got, yb), NNOP_OK);
+        if (nnop_conv_bias_relu(gpu, &xd, dx, &wd, dw, db, &p, &yd, dy) != NNOP_OK)
+            fail_msg("nnop_conv_bias_relu: %s", nnop_context_last_error(gpu));
+        assert_int_equal(nnop_copy_out(gpu, got, dy, yb), NNOP_OK);
+        assert_true(nnop_test_compare(NNOP_F16, got, ref, nnop_tensor_elements(&yd), 2e-3, 2e-3,
+                                      "oneshot", 51));
+    }
+    nnop_free(gpu, dx);
+    nnop_free(gpu, dw);
+    nnop_free(gpu, db);
+    nnop_free(gpu, dy);
+    free(hx), free(hw), free(hb), free(hy), free(got), free(ref);
+    nnop_context_destroy(gpu);
+    nnop_context_destroy(cpu);
+}
+
+/* A misaligned binding is refused before anything runs. */
+static void test_gpu_execute_rejects_misaligned_pointer(void **state)
+{
+    nnop_context_options o;
+    nnop_context *gpu;
+    nnop_graph *g = NULL;
+    nnop_plan *p = NULL;
+    nnop_dtype dt = NNOP_F16;
+    void *dx, *dy;
+    const void *in[1];
+    void *out[1];
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CUDA;
+    gpu = h_gpu_context(&o);
+    assert_int_equal(nnop_graph_create(gpu, &g), NNOP_OK);
+    build_cbr(g, &dt);
+    assert_int_equal(nnop_graph_compile(g, NULL, &p), NNOP_OK);
+    assert_int_equal(nnop_malloc(gpu, 1 << 20, &dx), NNOP_OK);
+    assert_int_equal(nnop_malloc(gpu, 1 << 20, &dy), NNOP_OK);
+    in[0] = (char *)dx + 2;
+    out[0] = dy;
+    assert_int_equal(nnop_plan_execute(p, in, out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(nnop_context_last_error(gpu), "aligned"));
+    nnop_free(gpu, dx);
+    nnop_free(gpu, dy);
+    nnop_plan_destroy(p);
+    nnop_graph_destroy(g);
+    nnop_context_destroy(gpu);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpu_fusion_fp16_nhwc_conv_bias_relu_is_one_partition),
+        cmocka_unit_test(test_gpu_network_fp16_nhwc_matches_ref),
+        cmocka_unit_test(test_gpu_network_fp32_nchw_matches_ref),
+        cmocka_unit_test(test_gpu_network_bf16_nhwc_matches_ref),
+        cmocka_unit_test(test_gpu_network_cuda_graph_matches_ref),
+        cmocka_unit_test(test_gpu_network_precompiled_only_matches_ref),
+        cmocka_unit_test(test_gpu_pointwise_pool_softmax_nhwc_matches_ref),
+        cmocka_unit_test(test_gpu_pointwise_pool_softmax_nchw_matches_ref),
+        cmocka_unit_test(test_gpu_conv_bias_relu_oneshot_matches_ref),
+        cmocka_unit_test(test_gpu_execute_rejects_misaligned_pointer),
+    };
+    return cmocka_run_group_tests_name("gpu_network", tests, NULL, NULL);
+}
