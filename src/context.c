@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cache.h"
 #include "internal.h"
 
 void nnop_context_options_init(nnop_context_options *o)
@@ -75,8 +76,11 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
         ctx->opts = *o;
     else
         nnop_context_options_init(&ctx->opts);
-    ctx->opts.cache_path = NULL; /* not retained: the caller's string may not outlive us */
+    ctx->opts.cache_path = NULL; /* replaced by the cache's own copy */
+    ctx->opts.plan_cache = NULL;
     st = check_options(ctx, &ctx->opts);
+    if (st == NNOP_OK) /* before the backend: CUDA init binds it to the device (loads it) */
+        st = nnop__context_cache_init(ctx, o);
     if (st == NNOP_OK)
         st = pick_backend(ctx);
     if (st != NNOP_OK) {
@@ -98,6 +102,7 @@ void nnop_context_destroy(nnop_context *ctx)
     if (!ctx)
         return;
     nnop__oneshot_destroy(ctx);
+    nnop__context_cache_fini(ctx); /* saves the cache file if it has new entries */
     if (ctx->cuda)
         nnop__cuda_context_fini(ctx);
     nnop__free(ctx);

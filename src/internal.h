@@ -123,6 +123,7 @@ struct nnop_context {
     char last_error[NNOP_ERROR_LEN];
     struct nnop__cuda_ctx *cuda;
     struct nnop__oneshot *oneshot;
+    struct nnop_plan_cache *plan_cache; /* src/cache.c: own or shared, never NULL once created */
 };
 
 /* ------------------------------------------------------------------ partitions */

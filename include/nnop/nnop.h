@@ -114,7 +114,10 @@ typedef struct nnop_context_options {
     int autotune;           /* nonzero: time the top candidates, keep the fastest */
     int allow_tf32;         /* nonzero: fp32 convs may use TF32 tensor cores */
     size_t workspace_limit; /* bytes, 0 = no limit                           */
-    uint64_t reserved[8];   /* zero; room for later options                  */
+    /* A plan cache shared with other contexts (nnop_plan_cache_create), NULL = the context
+     * makes its own (with the file cache_path, if set). When set, cache_path is ignored. */
+    struct nnop_plan_cache *plan_cache;
+    uint64_t reserved[7];   /* zero; room for later options                  */
 } nnop_context_options;
 
 /** Fill o with defaults: AUTO backend, device 0, own stream, no cache file. */
@@ -278,5 +281,7 @@ NNOP_API void nnop_plan_destroy(nnop_plan *p);
 #ifdef __cplusplus
 }
 #endif
+
+#include "nnop_cache.h"
 
 #endif /* NNOP_NNOP_H */

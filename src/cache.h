@@ -1,0 +1,217 @@
+/* cache.h: the plan cache (internal API): fingerprints, a thread-safe LRU of engine choices
+ * and serialized plans, and its file (docs/cache-format.md).
+ *
+ * One object, `nnop_plan_cache` (opaque in the public header), used three ways: every context
+ * owns or shares one (ctx->plan_cache, never NULL after nnop_context_create); users may create
+ * one and hand it to several contexts (nnop_context_options.plan_cache); and it persists to
+ * a file (cache_path), loaded when it learns its device and saved on context destroy.
+ *
+ * How the GPU engine selection uses it (src/cuda/engine.c), for one lowered partition:
+ *
+ *     // once per context, in nnop__cuda_context_init after the device query: tell the cache
+ *     // which device and cuDNN it serves; this loads the file (entries of another device or
+ *     // cuDNN version are ignored and counted). Failure: another device already bound this
+ *     // shared cache; then do not use ctx->plan_cache for this context (treat every lookup
+ *     // as a miss and skip inserts).
+ *     nnop__context_cache_bind(ctx, cudnnGetVersion(), prop.name, prop.major * 10 + prop.minor,
+ *                              prop.multiProcessorCount);
+ *
+ *     // per partition: fingerprint everything the choice depends on
+ *     nnop__fp_builder b;
+ *     nnop__fp_init(&b);
+ *     nnop__fp_add_str(&b, "conv_bias_act/v1");     // lowering family + its version
+ *     nnop__fp_add_i64(&b, (int64_t)cudnn_version);  // loaded, not built
+ *     nnop__fp_add_str(&b, device_name);  nnop__fp_add_i64(&b, sm);  nnop__fp_add_i64(&b, sm_count);
+ *     nnop__fp_add_i64(&b, policy);  nnop__fp_add_i64(&b, deterministic);
+ *     nnop__fp_add_i64(&b, (int64_t)workspace_limit);  nnop__fp_add_i64(&b, allow_tf32);
+ *     for each op: nnop__fp_add_i64(&b, op kind); attributes with _add_i64 / _add_f32
+ *     for each tensor: dtype, ndim, dims[], strides[], alignment, virtual or not, uid
+ *     nnop__fp fp = nnop__fp_final(&b);
+ *
+ *     nnop__cache_entry e;
+ *     if (nnop__cache_lookup(ctx->plan_cache, &fp, &e)) {
+ *         // hit: e.blob_len > 0 -> deserialize the plan JSON (set HANDLE + JSON, finalize),
+ *         //   then nnop__cache_count(cache, NNOP_CACHE_EV_PLAN_FROM_BLOB); if that fails,
+ *         //   count NNOP_CACHE_EV_BLOB_REJECTED and rebuild from e.engine_id + e.knobs;
+ *         // no blob -> build the config from e.engine_id + e.knobs (skips heuristics and
+ *         //   autotuning) and count NNOP_CACHE_EV_PLAN_BUILT.
+ *         nnop__cache_entry_clear(&e);
+ *     } else {
+ *         t0 = nnop__monotonic_ns(); run heuristics;
+ *         nnop__cache_add_time(cache, NNOP_CACHE_T_HEURISTICS, nnop__monotonic_ns() - t0);
+ *         ... finalize plans (NNOP_CACHE_T_FINALIZE), autotune (NNOP_CACHE_T_AUTOTUNE) ...
+ *         nnop__cache_count(cache, NNOP_CACHE_EV_PLAN_BUILT);
+ *         e = (nnop__cache_entry){0}: engine_id, knobs, time_ms (-1 if not timed), flags
+ *         (NNOP_CACHE_FLAG_RUNTIME_COMPILED from the behaviour note, DETERMINISTIC), workspace,
+ *         blob = plan JSON (borrowed: insert copies it), blob_len = its length;
+ *         nnop__cache_insert(cache, &fp, &e);   // failure is harmless: just not cached
+ *     }
+ *
+ * Every function here is safe to call from several threads on one cache. */
+#ifndef NNOP_CACHE_H
+#define NNOP_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnop/nnop.h"
+#include "util/hash.h"
+
+/* ---------------------------------------------------------------- fingerprints */
+typedef struct nnop__fp {
+    uint64_t lo, hi;
+} nnop__fp;
+
+/* Builds a fingerprint from a canonical byte string. Each add_* writes a type tag and, for
+ * strings and byte runs, the length, so ("ab","c") and ("a","bc") differ. */
+typedef struct nnop__fp_builder {
+    nnop__h128 h;
+} nnop__fp_builder;
+
+void nnop__fp_init(nnop__fp_builder *b);
+void nnop__fp_add_i64(nnop__fp_builder *b, int64_t v);
+/* The float's bit pattern (so -0.0f differs from 0.0f: both are given by users as written). */
+void nnop__fp_add_f32(nnop__fp_builder *b, float v);
+/* NUL-terminated UTF-8; NULL adds a distinct "null" tag. */
+void nnop__fp_add_str(nnop__fp_builder *b, const char *s);
+void nnop__fp_add_bytes(nnop__fp_builder *b, const void *p, size_t len);
+nnop__fp nnop__fp_final(const nnop__fp_builder *b);
+int nnop__fp_equal(const nnop__fp *a, const nnop__fp *b);
+
+/* ---------------------------------------------------------------- entries */
+#define NNOP_CACHE_MAX_KNOBS 64
+/* Largest blob kept: RTC plan JSON is ~130 KB (cudnn-backend-notes §8.1); leave room. */
+#define NNOP_CACHE_MAX_BLOB (16u << 20)
+/* Device key: GPU name, SM version and SM count, e.g. "NVIDIA H200/sm_90/132". */
+#define NNOP_CACHE_KEY_MAX 255
+
+enum {
+    NNOP_CACHE_FLAG_RUNTIME_COMPILED = 1u, /* engine had CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION */
+    NNOP_CACHE_FLAG_DETERMINISTIC = 2u     /* engine had no NONDETERMINISTIC numerical note */
+};
+
+typedef struct nnop__knob {
+    int64_t type;  /* cudnnBackendKnobType_t */
+    int64_t value;
+} nnop__knob;
+
+/* The value stored per fingerprint. In nnop__cache_insert, blob is borrowed (copied); an
+ * entry filled by nnop__cache_lookup owns its blob: release it with nnop__cache_entry_clear. */
+typedef struct nnop__cache_entry {
+    int64_t engine_id;       /* CUDNN_ATTR_ENGINE_GLOBAL_INDEX */
+    int32_t n_knobs;         /* 0 .. NNOP_CACHE_MAX_KNOBS */
+    uint32_t flags;          /* NNOP_CACHE_FLAG_* (unknown bits are kept) */
+    nnop__knob knobs[NNOP_CACHE_MAX_KNOBS];
+    float time_ms;           /* measured execute time; < 0: not autotuned */
+    int64_t workspace_bytes; /* of the plan; -1 unknown */
+    void *blob;              /* serialized execution plan (JSON), NULL if none */
+    size_t blob_len;         /* bytes of blob, 0 .. NNOP_CACHE_MAX_BLOB */
+} nnop__cache_entry;
+
+/* Free the blob of a looked-up entry and zero it (NULL is fine). */
+void nnop__cache_entry_clear(nnop__cache_entry *e);
+
+/* ---------------------------------------------------------------- the cache object */
+#define NNOP_CACHE_DEFAULT_ENTRIES 4096
+#define NNOP_CACHE_DEFAULT_BYTES ((size_t)256 << 20)
+
+/* A cache of at most max_entries entries and max_bytes bytes (per entry: its node of about
+ * 1.1 KB plus its blob); 0 = default. path NULL: memory only. The new cache holds one
+ * reference. */
+nnop_status nnop__cache_create(const char *path, size_t max_entries, size_t max_bytes,
+                               nnop_plan_cache **out);
+/* Reference counting: contexts sharing a cache retain it; the last release saves it when it
+ * has unsaved entries (and a path and a device), then frees it. */
+void nnop__cache_retain(nnop_plan_cache *c);
+void nnop__cache_release(nnop_plan_cache *c);
+
+/* Tell the cache which device and cuDNN it serves (the header of its file). The first call
+ * binds it and performs a load requested earlier; later calls with the same identity are
+ * no-ops and with another identity return NNOP_ERR_INVALID_ARGUMENT (a shared cache serves
+ * one kind of device). */
+nnop_status nnop__cache_bind(nnop_plan_cache *c, uint64_t cudnn_version, const char *device_key);
+/* "NAME/sm_XY/N" into buf (NNOP_CACHE_KEY_MAX + 1 bytes are always enough). */
+void nnop__cache_device_key(char *buf, size_t len, const char *gpu_name, int sm_version,
+                            int sm_count);
+/* Bind ctx->plan_cache (see above) with a key made by nnop__cache_device_key. */
+nnop_status nnop__context_cache_bind(nnop_context *ctx, uint64_t cudnn_version,
+                                     const char *gpu_name, int sm_version, int sm_count);
+
+/* 1 and a copy in *out on a hit (counts a hit and makes the entry most recently used), 0 on
+ * a miss (counts a miss; *out zeroed). A hit whose blob cannot be copied (out of memory)
+ * reports a miss. */
+int nnop__cache_lookup(nnop_plan_cache *c, const nnop__fp *fp, nnop__cache_entry *out);
+/* Insert or replace the entry of fp (copied), evicting least recently used entries to stay in
+ * bounds. An entry too big for max_bytes is stored without its blob. NNOP_ERR_INVALID_ARGUMENT
+ * for a malformed entry, NNOP_ERR_OUT_OF_MEMORY; the cache is unchanged then. */
+nnop_status nnop__cache_insert(nnop_plan_cache *c, const nnop__fp *fp,
+                               const nnop__cache_entry *e);
+
+typedef enum nnop__cache_timer {
+    NNOP_CACHE_T_HEURISTICS = 0, /* engine heuristics queries */
+    NNOP_CACHE_T_FINALIZE = 1,   /* engine config + execution plan finalization (RTC compiles) */
+    NNOP_CACHE_T_AUTOTUNE = 2    /* timing candidates */
+} nnop__cache_timer;
+void nnop__cache_add_time(nnop_plan_cache *c, nnop__cache_timer which, uint64_t ns);
+
+typedef enum nnop__cache_event {
+    NNOP_CACHE_EV_PLAN_BUILT = 0,     /* a plan was built from heuristics or a cached choice */
+    NNOP_CACHE_EV_PLAN_FROM_BLOB = 1, /* a plan was deserialized from a cached blob */
+    NNOP_CACHE_EV_BLOB_REJECTED = 2   /* cuDNN refused a cached blob; rebuilt instead */
+} nnop__cache_event;
+void nnop__cache_count(nnop_plan_cache *c, nnop__cache_event which);
+
+void nnop__cache_stats(nnop_plan_cache *c, nnop_cache_stats *out);
+
+/* ---------------------------------------------------------------- persistence */
+/* What a load found; the caller of nnop__cache_load may ask for it (tests, nnop-doctor). */
+typedef struct nnop__cache_report {
+    nnop_status status;  /* NNOP_OK, or NNOP_ERR_FORMAT at the first problem */
+    size_t offset;       /* byte offset of that problem */
+    char message[200];   /* "offset N: what" */
+    int missing;         /* the file does not exist */
+    int rejected;        /* unusable header (magic, format version, checksum, truncated) */
+    uint64_t entries_ok; /* well-formed entries for this device (loaded unless already present) */
+    uint64_t ignored_corrupt, ignored_other_device, ignored_other_cudnn;
+} nnop__cache_report;
+
+/* Load the file at the cache's path (or path, if not NULL) into the cache. Never fails for
+ * what the file contains: a missing, foreign, truncated or corrupted file gives NNOP_OK, what
+ * was ignored is counted in the stats and described in *rep (may be NULL). Entries already in
+ * memory win over the file's. Before nnop__cache_bind the load is only remembered and
+ * happens at bind. Errors: NNOP_ERR_OUT_OF_MEMORY; NNOP_ERR_IO when the file exists but
+ * cannot be read. */
+nnop_status nnop__cache_load(nnop_plan_cache *c, const char *path, nnop__cache_report *rep);
+
+/* Write the cache to its path (or path): under an exclusive lock on "<path>.lock", re-read
+ * the file, keep its valid entries of this device that memory lacks (memory wins), bound the
+ * result like the cache (oldest file entries dropped first), write "<path>.tmp.<pid>.<n>",
+ * flush it to disk and rename it over path. only_if_dirty: do nothing unless entries were
+ * inserted (or the loaded file was corrupt) since the last load/save. NNOP_OK without a path
+ * or before bind. NNOP_ERR_IO (with a message in msg, may be NULL) when it cannot write. */
+nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_dirty,
+                             char *msg, size_t msg_len);
+
+/* The parser alone (file checks, fuzzing): walk buf as a cache file, call fn for each valid
+ * entry of this identity (cudnn_version, device_key; device_key NULL accepts any header), fill
+ * *rep. e->blob points into buf. fn returns 0 to go on, nonzero to stop. Never reads outside
+ * buf, never allocates. */
+typedef int (*nnop__cache_entry_fn)(void *user, const nnop__fp *fp, const nnop__cache_entry *e);
+void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_version,
+                       const char *device_key, nnop__cache_entry_fn fn, void *user,
+                       nnop__cache_report *rep);
+
+/* Serialize one file (header + entries) into a malloc'd buffer (for tests and the fuzzer
+ * corpus): *out, *out_len; free with nnop__free. */
+nnop_status nnop__cache_serialize(uint64_t cudnn_version, const char *device_key, size_t n,
+                                  const nnop__fp *fps, const nnop__cache_entry *entries,
+                                  unsigned char **out, size_t *out_len);
+
+/* ---------------------------------------------------------------- context wiring */
+/* Called by nnop_context_create: share o->plan_cache or make the context's own cache (with
+ * the file o->cache_path, load requested). Sets ctx->plan_cache. */
+nnop_status nnop__context_cache_init(nnop_context *ctx, const nnop_context_options *o);
+/* Called by nnop_context_destroy: save if dirty, release. */
+void nnop__context_cache_fini(nnop_context *ctx);
+
+#endif /* NNOP_CACHE_H */

@@ -1,0 +1,57 @@
+/* platform.h: the OS services nnop needs (mutex, threads, clock, files), one implementation
+ * per OS: posix.c and win32.c. Nothing outside src/platform/ includes an OS header. */
+#ifndef NNOP_PLATFORM_H
+#define NNOP_PLATFORM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nnop/nnop.h"
+
+/* ---------------------------------------------------------------- mutex */
+typedef struct nnop__mutex nnop__mutex;
+/* NNOP_ERR_OUT_OF_MEMORY or NNOP_ERR_INTERNAL on failure; *out is NULL then. */
+nnop_status nnop__mutex_create(nnop__mutex **out);
+void nnop__mutex_destroy(nnop__mutex *m); /* NULL is fine */
+void nnop__mutex_lock(nnop__mutex *m);
+void nnop__mutex_unlock(nnop__mutex *m);
+
+/* ---------------------------------------------------------------- threads (tests, tools) */
+typedef struct nnop__thread nnop__thread;
+nnop_status nnop__thread_start(void (*fn)(void *), void *arg, nnop__thread **out);
+/* Wait for the thread to end and free it. */
+void nnop__thread_join(nnop__thread *t);
+
+/* ---------------------------------------------------------------- clock, process */
+/* Monotonic nanoseconds since an arbitrary start. */
+uint64_t nnop__monotonic_ns(void);
+uint64_t nnop__process_id(void);
+
+/* ---------------------------------------------------------------- files */
+/* fopen with a UTF-8 path (wide API on Windows). *not_found (may be NULL) is set to 1 when
+ * it failed because the file or a directory on the way does not exist. */
+FILE *nnop__fopen(const char *path, const char *mode, int *not_found);
+/* fflush + flush to the storage device; 0 on success. */
+int nnop__fsync(FILE *f);
+/* Atomically replace `to` with `from` (same directory); 0 on success. */
+int nnop__rename_replace(const char *from, const char *to);
+/* Remove a file; 0 on success. */
+int nnop__remove(const char *path);
+
+/* An exclusive advisory lock on a lock file, created if missing. It excludes other
+ * processes and other holders in this process alike; it goes away with the process. */
+typedef struct nnop__file_lock nnop__file_lock;
+nnop_status nnop__file_lock_acquire(const char *lock_path, nnop__file_lock **out);
+void nnop__file_lock_release(nnop__file_lock *l); /* NULL is fine */
+
+/* ---------------------------------------------------------------- processes (tests only) */
+/* 1 where nnop__fork works (POSIX), 0 elsewhere (Windows). */
+int nnop__fork_available(void);
+/* fork(): 0 in the child, the child's id in the parent, -1 on failure. */
+int64_t nnop__fork(void);
+/* Wait for child pid; its exit code, or -1 if it did not exit normally. */
+int nnop__wait_child(int64_t pid);
+/* End the calling (child) process at once, without atexit handlers. */
+void nnop__exit_now(int code);
+
+#endif /* NNOP_PLATFORM_H */

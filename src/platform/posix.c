@@ -1,0 +1,199 @@
+/* posix.c: platform services on POSIX systems (Linux, macOS, BSD). */
+#ifndef _WIN32
+
+/* flock() lives outside strict POSIX: ask for it (C_EXTENSIONS is off, so -std=c11). */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1
+#define _DARWIN_C_SOURCE 1
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform/platform.h"
+
+struct nnop__mutex {
+    pthread_mutex_t m;
+};
+
+nnop_status nnop__mutex_create(nnop__mutex **out)
+{
+    nnop__mutex *m = (nnop__mutex *)calloc(1, sizeof *m);
+    *out = NULL;
+    if (!m)
+        return NNOP_ERR_OUT_OF_MEMORY;
+    if (pthread_mutex_init(&m->m, NULL) != 0) {
+        free(m);
+        return NNOP_ERR_INTERNAL;
+    }
+    *out = m;
+    return NNOP_OK;
+}
+
+void nnop__mutex_destroy(nnop__mutex *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->m);
+    free(m);
+}
+
+void nnop__mutex_lock(nnop__mutex *m)
+{
+    pthread_mutex_lock(&m->m);
+}
+
+void nnop__mutex_unlock(nnop__mutex *m)
+{
+    pthread_mutex_unlock(&m->m);
+}
+
+struct nnop__thread {
+    pthread_t t;
+    void (*fn)(void *);
+    void *arg;
+};
+
+static void *thread_main(void *p)
+{
+    nnop__thread *t = (nnop__thread *)p;
+    t->fn(t->arg);
+    return NULL;
+}
+
+nnop_status nnop__thread_start(void (*fn)(void *), void *arg, nnop__thread **out)
+{
+    nnop__thread *t = (nnop__thread *)calloc(1, sizeof *t);
+    *out = NULL;
+    if (!t)
+        return NNOP_ERR_OUT_OF_MEMORY;
+    t->fn = fn;
+    t->arg = arg;
+    if (pthread_create(&t->t, NULL, thread_main, t) != 0) {
+        free(t);
+        return NNOP_ERR_INTERNAL;
+    }
+    *out = t;
+    return NNOP_OK;
+}
+
+void nnop__thread_join(nnop__thread *t)
+{
+    if (!t)
+        return;
+    pthread_join(t->t, NULL);
+    free(t);
+}
+
+uint64_t nnop__monotonic_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t nnop__process_id(void)
+{
+    return (uint64_t)getpid();
+}
+
+FILE *nnop__fopen(const char *path, const char *mode, int *not_found)
+{
+    FILE *f = fopen(path, mode);
+    if (not_found)
+        *not_found = (!f && (errno == ENOENT || errno == ENOTDIR));
+    return f;
+}
+
+int nnop__fsync(FILE *f)
+{
+    if (fflush(f) != 0)
+        return -1;
+    return fsync(fileno(f)) == 0 ? 0 : -1;
+}
+
+int nnop__rename_replace(const char *from, const char *to)
+{
+    return rename(from, to) == 0 ? 0 : -1;
+}
+
+int nnop__remove(const char *path)
+{
+    return unlink(path) == 0 ? 0 : -1;
+}
+
+/* flock() rather than fcntl() locks: fcntl locks belong to the process, so two caches of one
+ * process would not exclude each other, and closing any descriptor of the file drops them. */
+struct nnop__file_lock {
+    int fd;
+};
+
+nnop_status nnop__file_lock_acquire(const char *lock_path, nnop__file_lock **out)
+{
+    nnop__file_lock *l;
+    int fd, r;
+    *out = NULL;
+    fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return NNOP_ERR_IO;
+    do
+        r = flock(fd, LOCK_EX);
+    while (r != 0 && errno == EINTR);
+    l = (nnop__file_lock *)calloc(1, sizeof *l);
+    if (r != 0 || !l) {
+        close(fd);
+        free(l);
+        return r != 0 ? NNOP_ERR_IO : NNOP_ERR_OUT_OF_MEMORY;
+    }
+    l->fd = fd;
+    *out = l;
+    return NNOP_OK;
+}
+
+void nnop__file_lock_release(nnop__file_lock *l)
+{
+    if (!l)
+        return;
+    flock(l->fd, LOCK_UN);
+    close(l->fd);
+    free(l);
+}
+
+int nnop__fork_available(void)
+{
+    return 1;
+}
+
+int64_t nnop__fork(void)
+{
+    return (int64_t)fork();
+}
+
+int nnop__wait_child(int64_t pid)
+{
+    int status = 0;
+    pid_t r;
+    do
+        r = waitpid((pid_t)pid, &status, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0 || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+void nnop__exit_now(int code)
+{
+    _exit(code);
+}
+
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int nnop__posix_unused;
+#endif /* _WIN32 */
