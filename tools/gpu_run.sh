@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# gpu_run.sh: the one script run on the GPU machine: unpack CMocka (carried in .deps), build
+# against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
+# (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
+#   usage (repo root): tools/gpu_run.sh [tests|bench|all]   (default all)
+set -u
+WHAT=${1:-all}
+OUT=${OUT:-/tmp/nnop-out}
+BUILD=${NNOP_BUILD_DIR:-/tmp/nnop-build}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/gpu_run.log") 2>&1
+
+echo "== machine"
+date -u
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+nvcc --version | tail -1
+
+echo "== deps"
+mkdir -p /tmp/deps && for f in .deps/*.deb; do dpkg -x "$f" /tmp/deps; done
+export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+
+echo "== configure and build"
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCUDNN_ROOT=/usr \
+    -Dcmocka_DIR=/tmp/deps/usr/lib/x86_64-linux-gnu/cmake/cmocka \
+    -DCMOCKA_INCLUDE_DIR=/tmp/deps/usr/include \
+    -DCMOCKA_LIBRARIES=/tmp/deps/usr/lib/x86_64-linux-gnu/libcmocka.so \
+    -DNNOP_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+grep -E "nnop:|CUDA|cuDNN" "$OUT/configure.log" | head -5
+cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
+grep -E "warning" "$OUT/build.log" | head -10
+
+TEST_RC=0
+if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
+    echo "== tests"
+    (cd "$BUILD" && NNOP_REQUIRE_GPU=1 ctest --output-on-failure --timeout 300 >"$OUT/ctest.log" 2>&1)
+    TEST_RC=$?
+    grep -E "^\[  (FAILED|SKIPPED|  OK    |PASSED  )|tests passed|tests failed|Failed|Passed|cudnn eng|own kernel" "$OUT/ctest.log" | grep -vE "^\[       OK" | tail -80
+    tail -25 "$OUT/ctest.log"
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
+    echo "== bench"
+    if [ -x "$BUILD/bench/bench_conv" ]; then
+        "$BUILD/bench/bench_conv" >"$OUT/bench_nnop.txt" 2>&1 || tail -20 "$OUT/bench_nnop.txt"
+    fi
+    if [ -f bench/torch_conv.py ]; then
+        PYTHONUNBUFFERED=1 python3 bench/torch_conv.py >"$OUT/bench_torch.txt" 2>&1 || tail -20 "$OUT/bench_torch.txt"
+    fi
+    if [ -f bench/merge_table.py ] && [ -f "$OUT/bench_nnop.txt" ]; then
+        python3 bench/merge_table.py "$OUT/bench_nnop.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table.md"
+    fi
+fi
+echo "== done (tests rc $TEST_RC)"
+exit $TEST_RC
