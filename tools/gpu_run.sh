@@ -26,7 +26,12 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCUDNN_ROOT=/usr \
     -DCMOCKA_LIBRARIES=/tmp/deps/usr/lib/x86_64-linux-gnu/libcmocka.so \
     -DNNOP_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 grep -E "nnop:|CUDA|cuDNN" "$OUT/configure.log" | head -5
-cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
+if ! cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1; then
+    grep -E "error|Error" "$OUT/build.log" | head -40
+    echo "full build failed: building the GPU tests and the benchmark alone"
+    cmake --build "$BUILD" -j16 --target test_gpu_conv test_gpu_network >>"$OUT/build.log" 2>&1 || exit 1
+    cmake --build "$BUILD" -j16 --target bench_conv >>"$OUT/build.log" 2>&1 || true
+fi
 grep -E "warning" "$OUT/build.log" | head -10
 
 TEST_RC=0
