@@ -1,9 +1,13 @@
 /* partition.c: greedy, explainable fusion: a producer (conv, linear) absorbs the chain of
- * epilogue nodes after it while each intermediate has exactly one consumer. */
+ * epilogue nodes after it while each intermediate has exactly one consumer; a standalone
+ * epilogue node (bias, activation, add, ...) absorbs the pointwise chain after it the same
+ * way (one pass over memory). Chains are capped at NNOP_MAX_CHAIN nodes. */
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+
+#define NNOP_MAX_CHAIN 8 /* producer + 7 epilogues: the backends' chain limit */
 
 /* May node n+1 join the partition that currently ends with node n? If not, say why. */
 static int can_extend(const nnop_graph *g, int32_t n, char *why, size_t len)
@@ -47,8 +51,13 @@ nnop_status nnop__partition_graph(const nnop_graph *g, int fuse, nnop__partition
         nnop__partition *p = &ps[n++];
         p->first = i;
         p->count = 1;
-        if (nnop__op(g->nodes[i].op)->role == NNOP_ROLE_PRODUCER && fuse) {
+        if (nnop__op(g->nodes[i].op)->role != NNOP_ROLE_STANDALONE && fuse) {
             while (can_extend(g, i, p->reason, sizeof p->reason)) {
+                if (p->count >= NNOP_MAX_CHAIN) {
+                    snprintf(p->reason, sizeof p->reason, "chain limit of %d nodes",
+                             NNOP_MAX_CHAIN);
+                    break;
+                }
                 i++;
                 p->count++;
             }

@@ -185,7 +185,7 @@ static nnop_status fold_prefix(nnop_plan *p, nnop__chain *c)
     c->ops[0].slot[0] = c->ops[0].slot[1] = c->ops[0].slot[2] = c->ops[0].slot[3] = -1;
     memmove(&c->ops[1], &c->ops[i], (size_t)(c->n_ops - i) * sizeof c->ops[0]);
     c->n_ops -= i - 1;
-    c->folded = 1;
+    c->folded = scaled || i > 1;
     return st;
 }
 

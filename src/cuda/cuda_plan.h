@@ -45,7 +45,8 @@ typedef enum nnop__step_kind {
     NNOP_STEP_POOL,
     NNOP_STEP_GAP,
     NNOP_STEP_SOFTMAX,
-    NNOP_STEP_FLATTEN
+    NNOP_STEP_FLATTEN,
+    NNOP_STEP_LINEAR
 } nnop__step_kind;
 
 /* A cuDNN operation graph with its chosen execution plan. */
@@ -81,6 +82,8 @@ typedef struct nnop__cuda_step {
     int32_t op_slots[NNOP_EPI_MAX_OPS][4]; /* epilogue operands, -1 = none */
     nnop__epi_params epi;
     nnop__pool_kparams pool;
+    nnop__linear_kparams lin;
+    int32_t w_slot;
     nnop__kview xv, yv;
     int dtype;
     int folded;
@@ -165,6 +168,10 @@ nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, voi
 nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st);
 nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count,
                                       nnop__cuda_step *st);
+/* A linear partition (with its whole epilogue chain) on the own linear kernel: the fallback
+ * when cuDNN offers no acceptable matmul engine (e.g. fp32 without TF32, precompiled only). */
+nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count,
+                                    nnop__cuda_step *st);
 nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st);
 nnop__kview nnop__kview_of(const nnop_tensor_desc *d);
 

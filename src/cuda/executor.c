@@ -138,6 +138,12 @@ static nnop_status build_fused(nnop_plan *p, int32_t i)
         if (cut == count)
             snprintf(first_why, sizeof first_why, "%s", why);
     }
+    if (st != NNOP_OK && splittable(st) && p->g->nodes[first].op == NNOP_OP_LINEAR) {
+        snprintf(p->parts[i].reason, sizeof p->parts[i].reason, "own linear kernel: %s",
+                 first_why);
+        nnop__clear_error(p->ctx);
+        return nnop__step_build_linear(p, first, count, &p->cuda->steps[i]);
+    }
     if (st != NNOP_OK) {
         char label[64];
         return nnop__fail(p->ctx, st, "nnop_graph_compile: no cuDNN engine for %s: %s",
@@ -439,7 +445,7 @@ nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *c
 static const char *kernel_name(nnop__step_kind k)
 {
     static const char *const names[] = {"cudnn", "epilogue", "pool", "global_avg_pool",
-                                        "softmax", "flatten"};
+                                        "softmax", "flatten", "linear"};
     return names[k];
 }
 

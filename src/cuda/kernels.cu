@@ -73,6 +73,27 @@ __global__ void epilogue_kernel(nnop__epi_params p)
     }
 }
 
+// One warp per output element; lanes stride over the input features.
+__global__ void linear_kernel(nnop__linear_kparams p)
+{
+    int lane = threadIdx.x & 31;
+    int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5;
+    int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+    for (int64_t r = warp; r < p.n * p.out; r += nwarps) {
+        int64_t n = r / p.out, o = r % p.out;
+        float acc = 0.f;
+        for (int64_t i = lane; i < p.in; i += 32)
+            acc += ld(p.x, p.dtype, n * p.in + i) * ld(p.w, p.dtype, o * p.in + i);
+        for (int off = 16; off > 0; off >>= 1)
+            acc += __shfl_xor_sync(0xffffffffu, acc, off);
+        if (lane == 0) {
+            for (int k = 0; k < p.epi.n_ops; k++)
+                acc = epi_op(p.epi.ops[k], acc, r, o);
+            st(p.y, p.y_dtype, r, acc);
+        }
+    }
+}
+
 __global__ void pool_kernel(nnop__pool_kparams p)
 {
     int64_t total = p.yv.n * p.yv.c * p.yv.h * p.yv.w;
@@ -168,6 +189,12 @@ unsigned blocks_for(int64_t work)
 extern "C" cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s)
 {
     epilogue_kernel<<<blocks_for(p->count), kThreads, 0, s>>>(*p);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_t s)
+{
+    linear_kernel<<<blocks_for(p->n * p->out * 32), kThreads, 0, s>>>(*p);
     return cudaGetLastError();
 }
 

@@ -56,8 +56,18 @@ typedef struct nnop__pool_kparams {
     int64_t window[2], stride[2], pad[2];
 } nnop__pool_kparams;
 
+/* y[n, o] = ops(sum_i x[n, i] w[o, i]) for a linear layer (packed row-major), channel = o. */
+typedef struct nnop__linear_kparams {
+    const void *x, *w;
+    void *y;
+    int dtype, y_dtype;
+    int64_t n, in, out;
+    nnop__epi_params epi; /* only n_ops and ops are used */
+} nnop__linear_kparams;
+
 /* Each launcher queues one kernel on s and returns cudaGetLastError(). */
 cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);
+cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_t s);
 cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s);
 /* y[n, c] (strides of yv) = mean over H, W of x */
 cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv,

@@ -73,6 +73,29 @@ nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count
     return r;
 }
 
+nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count,
+                                    nnop__cuda_step *st)
+{
+    nnop__chain c;
+    const nnop_tensor_desc *x = &p->g->values[p->g->nodes[first].in[0]].desc;
+    nnop_status r = nnop__chain_build(p, first, count, 0, &c);
+    int k;
+    for (k = 0; k < c.n_ops && r == NNOP_OK; k++)
+        r = epi_operands(p, &c, k, st);
+    st->kind = NNOP_STEP_LINEAR;
+    st->x_slot = c.x_slot;
+    st->w_slot = c.w_slot;
+    st->y_slot = c.out_value;
+    st->lin.dtype = (int)x->dtype;
+    st->lin.y_dtype = (int)p->g->values[c.out_value].desc.dtype;
+    st->lin.n = x->dims[0];
+    st->lin.in = x->dims[1];
+    st->lin.out = c.channels;
+    st->epi.n_ops = c.n_ops;
+    nnop__chain_free(&c);
+    return r;
+}
+
 static void pool_params(const nnop__node *n, nnop__cuda_step *st)
 {
     const nnop_pool_params *pp = &n->attr.pool.p;
@@ -107,19 +130,24 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
     return nnop__slot_value(p, n->in[0], &st->x_slot);
 }
 
+static void fill_ops(nnop_plan *p, nnop__cuda_step *st)
+{
+    int k, i;
+    for (k = 0; k < st->epi.n_ops; k++)
+        for (i = 0; i < 4; i++)
+            st->epi.ops[k].p[i] = st->op_slots[k][i] >= 0 ? p->cuda->slot[st->op_slots[k][i]]
+                                                          : NULL;
+}
+
 static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
 {
     const void *x = p->cuda->slot[st->x_slot];
     void *y = p->cuda->slot[st->y_slot];
-    int k, i;
     switch (st->kind) {
     case NNOP_STEP_EPILOGUE:
         st->epi.x = x;
         st->epi.y = y;
-        for (k = 0; k < st->epi.n_ops; k++)
-            for (i = 0; i < 4; i++)
-                st->epi.ops[k].p[i] = st->op_slots[k][i] >= 0 ? p->cuda->slot[st->op_slots[k][i]]
-                                                              : NULL;
+        fill_ops(p, st);
         return nnop__k_epilogue(&st->epi, s);
     case NNOP_STEP_POOL:
         st->pool.x = x;
@@ -128,6 +156,13 @@ static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
         st->pool.xv = st->xv;
         st->pool.yv = st->yv;
         return nnop__k_pool(&st->pool, s);
+    case NNOP_STEP_LINEAR:
+        fill_ops(p, st);
+        st->lin.x = x;
+        st->lin.w = p->cuda->slot[st->w_slot];
+        st->lin.y = y;
+        st->lin.epi = st->epi;
+        return nnop__k_linear(&st->lin, s);
     case NNOP_STEP_GAP:
         return nnop__k_gap(x, y, st->dtype, &st->xv, &st->yv, s);
     case NNOP_STEP_SOFTMAX:
@@ -140,7 +175,7 @@ static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
 nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st)
 {
     static const char *const names[] = {"", "nnop__k_epilogue", "nnop__k_pool", "nnop__k_gap",
-                                        "nnop__k_softmax", "nnop__k_flatten"};
+                                        "nnop__k_softmax", "nnop__k_flatten", "nnop__k_linear"};
     return nnop__cuda_check(p->ctx, launch(p, st, p->ctx->cuda->stream), names[st->kind],
                             __FILE__, __LINE__);
 }
