@@ -162,6 +162,7 @@ nnop_status nnop__cache_create(const char *path, size_t max_entries, size_t max_
         nb *= 2;
     c->mask = nb - 1;
     c->refs = 1;
+    c->load_pending = path != NULL; /* the file is read when the cache learns its device */
     c->buckets = (cache_node **)calloc(nb, sizeof *c->buckets);
     if (c->buckets && path)
         c->path = dup_string(path);
@@ -1099,8 +1100,7 @@ nnop_status nnop__context_cache_init(nnop_context *ctx, const nnop_context_optio
     st = nnop__cache_create(o ? o->cache_path : NULL, 0, 0, &c);
     if (st != NNOP_OK)
         return nnop__fail(ctx, st, "nnop_context_create: cannot allocate the plan cache");
-    nnop__cache_load(c, NULL, NULL); /* before bind: only remembered, done at bind */
-    ctx->plan_cache = c;
+    ctx->plan_cache = c; /* its file is loaded at bind (CUDA context init) */
     ctx->opts.cache_path = c->path; /* our copy: the caller's string may not outlive us */
     return NNOP_OK;
 }
@@ -1167,10 +1167,7 @@ nnop_status nnop_cache_load(nnop_context *ctx)
 
 nnop_status nnop_plan_cache_create(const char *path, size_t max_entries, nnop_plan_cache **out)
 {
-    nnop_status st = nnop__cache_create(path, max_entries, 0, out);
-    if (st == NNOP_OK)
-        nnop__cache_load(*out, NULL, NULL); /* done when the first context binds it */
-    return st;
+    return nnop__cache_create(path, max_entries, 0, out); /* loaded at the first bind */
 }
 
 void nnop_plan_cache_destroy(nnop_plan_cache *cache)

@@ -116,8 +116,8 @@ void nnop__cache_entry_clear(nnop__cache_entry *e);
 #define NNOP_CACHE_DEFAULT_BYTES ((size_t)256 << 20)
 
 /* A cache of at most max_entries entries and max_bytes bytes (per entry: its node of about
- * 1.1 KB plus its blob); 0 = default. path NULL: memory only. The new cache holds one
- * reference. */
+ * 1.1 KB plus its blob); 0 = default. path NULL: memory only; otherwise the file is loaded
+ * when nnop__cache_bind gives the cache its identity. The new cache holds one reference. */
 nnop_status nnop__cache_create(const char *path, size_t max_entries, size_t max_bytes,
                                nnop_plan_cache **out);
 /* Reference counting: contexts sharing a cache retain it; the last release saves it when it

@@ -1,0 +1,172 @@
+/* cache_test_util.h: helpers shared by the plan cache tests: deterministic entries, file
+ * names, file I/O through the platform layer. Include after nnop_test.h. */
+#ifndef NNOP_CACHE_TEST_UTIL_H
+#define NNOP_CACHE_TEST_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "platform/platform.h"
+
+#define CT_CUDNN 91900u
+#define CT_KEY "NVIDIA H200/sm_90/132"
+
+/* Fingerprint number i. */
+static inline nnop__fp ct_fp(int64_t i)
+{
+    nnop__fp_builder b;
+    nnop__fp_init(&b);
+    nnop__fp_add_str(&b, "test");
+    nnop__fp_add_i64(&b, i);
+    return nnop__fp_final(&b);
+}
+
+/* Blob bytes of entry i: never contain the entry marker "NNCE" (lowercase letters only). */
+static inline unsigned char ct_blob_byte(int64_t i, size_t k)
+{
+    return (unsigned char)('a' + (unsigned)((i * 7 + (int64_t)k * 13) % 26));
+}
+
+/* Entry i with a blob of blob_len bytes (malloc'd into e->blob; free with
+ * nnop__cache_entry_clear). */
+static inline void ct_entry(int64_t i, size_t blob_len, nnop__cache_entry *e)
+{
+    size_t k;
+    int32_t j;
+    memset(e, 0, sizeof *e);
+    e->engine_id = i;
+    e->n_knobs = (int32_t)(i % 5);
+    for (j = 0; j < e->n_knobs; j++) {
+        e->knobs[j].type = j + 1;
+        e->knobs[j].value = i * 100 + j;
+    }
+    e->time_ms = (i % 2) ? -1.0f : 0.125f * (float)i;
+    e->flags = (uint32_t)(i % 4);
+    e->workspace_bytes = i * 4096;
+    e->blob_len = blob_len;
+    e->blob = blob_len ? malloc(blob_len) : NULL;
+    for (k = 0; k < blob_len; k++)
+        ((unsigned char *)e->blob)[k] = ct_blob_byte(i, k);
+}
+
+/* 1 when e is exactly entry i with a blob of blob_len bytes. */
+static inline int ct_entry_matches(const nnop__cache_entry *e, int64_t i, size_t blob_len)
+{
+    nnop__cache_entry want;
+    int ok;
+    ct_entry(i, blob_len, &want);
+    ok = e->engine_id == want.engine_id && e->n_knobs == want.n_knobs &&
+         e->time_ms == want.time_ms && e->flags == want.flags &&
+         e->workspace_bytes == want.workspace_bytes && e->blob_len == want.blob_len &&
+         memcmp(e->knobs, want.knobs, sizeof want.knobs[0] * (size_t)want.n_knobs) == 0 &&
+         (blob_len == 0 || memcmp(e->blob, want.blob, blob_len) == 0);
+    nnop__cache_entry_clear(&want);
+    return ok;
+}
+
+/* 1 when c holds entry i with a blob of blob_len bytes. */
+static inline int ct_has(nnop_plan_cache *c, int64_t i, size_t blob_len)
+{
+    nnop__cache_entry e;
+    nnop__fp fp = ct_fp(i);
+    int ok = nnop__cache_lookup(c, &fp, &e) && ct_entry_matches(&e, i, blob_len);
+    nnop__cache_entry_clear(&e);
+    return ok;
+}
+
+/* A file name unique to this process and test, in the working directory. */
+static inline void ct_path(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "nnop_cache_test_%llu_%s.bin", (unsigned long long)nnop__process_id(),
+             name);
+}
+
+static inline void ct_write(const char *path, const void *data, size_t len)
+{
+    FILE *f = nnop__fopen(path, "wb", NULL);
+    assert_non_null(f);
+    if (len)
+        assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Whole file into a malloc'd buffer (NULL when missing). */
+static inline unsigned char *ct_read(const char *path, size_t *len)
+{
+    FILE *f = nnop__fopen(path, "rb", NULL);
+    unsigned char *p = NULL;
+    size_t cap = 0;
+    *len = 0;
+    if (!f)
+        return NULL;
+    for (;;) {
+        size_t got;
+        if (*len == cap) {
+            cap = cap ? cap * 2 : 4096;
+            p = (unsigned char *)realloc(p, cap);
+            assert_non_null(p);
+        }
+        got = fread(p + *len, 1, cap - *len, f);
+        if (!got)
+            break;
+        *len += got;
+    }
+    fclose(f);
+    return p;
+}
+
+/* Remove path and its lock file. */
+static inline void ct_cleanup(const char *path)
+{
+    char lock[512];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    nnop__remove(path);
+    nnop__remove(lock);
+}
+
+/* A bound cache (path may be NULL) with a load requested. */
+static inline nnop_plan_cache *ct_cache(const char *path, size_t max_entries, size_t max_bytes)
+{
+    nnop_plan_cache *c = NULL;
+    assert_int_equal(nnop__cache_create(path, max_entries, max_bytes, &c), NNOP_OK);
+    assert_int_equal(nnop__cache_bind(c, CT_CUDNN, CT_KEY), NNOP_OK);
+    return c;
+}
+
+/* Insert entry i with a blob of blob_len bytes. */
+static inline void ct_insert(nnop_plan_cache *c, int64_t i, size_t blob_len)
+{
+    nnop__cache_entry e;
+    nnop__fp fp = ct_fp(i);
+    ct_entry(i, blob_len, &e);
+    assert_int_equal(nnop__cache_insert(c, &fp, &e), NNOP_OK);
+    nnop__cache_entry_clear(&e);
+}
+
+/* Serialize entries first..first+n-1 with blob lengths blob_len(i) = (i * 5) % 23. */
+static inline size_t ct_blob_len(int64_t i)
+{
+    return (size_t)((i * 5) % 23);
+}
+
+static inline unsigned char *ct_file(uint64_t cudnn, const char *key, int64_t first, size_t n,
+                                     size_t *len)
+{
+    nnop__fp fps[16];
+    nnop__cache_entry es[16];
+    unsigned char *out = NULL;
+    size_t k;
+    assert_true(n <= 16);
+    for (k = 0; k < n; k++) {
+        fps[k] = ct_fp(first + (int64_t)k);
+        ct_entry(first + (int64_t)k, ct_blob_len(first + (int64_t)k), &es[k]);
+    }
+    assert_int_equal(nnop__cache_serialize(cudnn, key, n, fps, es, &out, len), NNOP_OK);
+    for (k = 0; k < n; k++)
+        nnop__cache_entry_clear(&es[k]);
+    return out;
+}
+
+#endif /* NNOP_CACHE_TEST_UTIL_H */

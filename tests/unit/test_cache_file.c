@@ -1,0 +1,597 @@
+/* test_cache_file.c: the plan cache file: round trip, foreign and damaged files (every
+ * truncation, every flipped byte), missing files, leftover temporary files, context wiring. */
+#include "nnop_test.h"
+
+#include "cache_test_util.h"
+#include "internal.h"
+
+/* ---------------------------------------------------------------- fingerprints */
+static void test_fp_is_canonical_and_tagged(void **state)
+{
+    nnop__fp_builder a, b;
+    nnop__fp fa, fb;
+    (void)state;
+    nnop__fp_init(&a);
+    nnop__fp_add_str(&a, "ab");
+    nnop__fp_add_str(&a, "c");
+    nnop__fp_init(&b);
+    nnop__fp_add_str(&b, "a");
+    nnop__fp_add_str(&b, "bc");
+    fa = nnop__fp_final(&a);
+    fb = nnop__fp_final(&b);
+    assert_false(nnop__fp_equal(&fa, &fb));
+
+    nnop__fp_init(&b);
+    nnop__fp_add_str(&b, "ab");
+    nnop__fp_add_str(&b, "c");
+    fb = nnop__fp_final(&b);
+    assert_true(nnop__fp_equal(&fa, &fb));
+
+    nnop__fp_init(&a);
+    nnop__fp_add_i64(&a, 1);
+    nnop__fp_init(&b);
+    nnop__fp_add_f32(&b, 1.0f);
+    fa = nnop__fp_final(&a);
+    fb = nnop__fp_final(&b);
+    assert_false(nnop__fp_equal(&fa, &fb));
+    nnop__fp_init(&b);
+    nnop__fp_add_str(&b, NULL);
+    fb = nnop__fp_final(&b);
+    nnop__fp_init(&a);
+    nnop__fp_add_str(&a, "");
+    fa = nnop__fp_final(&a);
+    assert_false(nnop__fp_equal(&fa, &fb));
+}
+
+static void test_hash_known_answers(void **state)
+{
+    const char *fox = "The quick brown fox jumps over the lazy dog";
+    nnop__h128 h;
+    uint64_t lo, hi;
+    size_t i;
+    (void)state;
+    assert_int_equal(nnop__crc32(0, "123456789", 9), 0xcbf43926u);
+    /* MurmurHash3 x64-128, seed 0, published value for this sentence */
+    nnop__h128_init(&h);
+    for (i = 0; i < strlen(fox); i++) /* byte by byte: streaming equals one shot */
+        nnop__h128_update(&h, fox + i, 1);
+    nnop__h128_final(&h, &lo, &hi);
+    assert_true(lo == 0xe34bbc7bbc071b6cULL);
+    assert_true(hi == 0x7a433ca9c49a9347ULL);
+}
+
+/* ---------------------------------------------------------------- round trip */
+static void test_cache_file_round_trip(void **state)
+{
+    static const size_t blobs[] = {0, 1, 777, 200000, 0, 4096};
+    char path[256];
+    nnop_plan_cache *a, *b;
+    nnop_cache_stats st;
+    nnop__cache_report rep;
+    size_t i;
+    (void)state;
+    ct_path(path, sizeof path, "roundtrip");
+    ct_cleanup(path);
+    a = ct_cache(path, 0, 0);
+    for (i = 0; i < sizeof blobs / sizeof blobs[0]; i++)
+        ct_insert(a, (int64_t)i, blobs[i]);
+    assert_int_equal(nnop__cache_save(a, NULL, 1, NULL, 0), NNOP_OK);
+    nnop__cache_stats(a, &st);
+    assert_int_equal(st.saves, 1);
+    nnop__cache_release(a);
+
+    b = ct_cache(NULL, 0, 0);
+    assert_int_equal(nnop__cache_load(b, path, &rep), NNOP_OK);
+    assert_int_equal(rep.status, NNOP_OK);
+    assert_int_equal(rep.entries_ok, 6);
+    for (i = 0; i < sizeof blobs / sizeof blobs[0]; i++)
+        assert_true(ct_has(b, (int64_t)i, blobs[i]));
+    nnop__cache_stats(b, &st);
+    assert_int_equal(st.entries, 6);
+    assert_int_equal(st.entries_loaded, 6);
+    assert_int_equal(st.ignored_corrupt + st.ignored_other_device + st.ignored_other_cudnn, 0);
+    assert_int_equal(st.hits, 6);
+    nnop__cache_release(b);
+    ct_cleanup(path);
+}
+
+/* Load f into a fresh bound cache; its report in *rep, the cache returned. */
+static nnop_plan_cache *load_bytes(const char *path, const unsigned char *f, size_t len,
+                                   nnop__cache_report *rep)
+{
+    nnop_plan_cache *c;
+    ct_write(path, f, len);
+    c = ct_cache(NULL, 0, 0); /* no path of its own: releasing it writes nothing */
+    assert_int_equal(nnop__cache_load(c, path, rep), NNOP_OK);
+    return c;
+}
+
+/* ---------------------------------------------------------------- foreign files */
+static void test_cache_file_wrong_magic_is_ignored_not_overwritten(void **state)
+{
+    char path[256];
+    size_t len, len2;
+    unsigned char *f = ct_file(CT_CUDNN, CT_KEY, 0, 3, &len), *back;
+    nnop__cache_report rep;
+    nnop_cache_stats st;
+    nnop_plan_cache *c;
+    char msg[256];
+    (void)state;
+    ct_path(path, sizeof path, "magic");
+    f[0] = 'X';
+    c = load_bytes(path, f, len, &rep);
+    assert_true(rep.rejected);
+    assert_int_equal(rep.status, NNOP_ERR_FORMAT);
+    assert_int_equal(rep.offset, 0);
+    assert_non_null(strstr(rep.message, "offset 0: "));
+    assert_non_null(strstr(rep.message, "magic"));
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.files_rejected, 1);
+    assert_int_equal(st.entries, 0);
+    /* somebody else's file: saving refuses to destroy it */
+    ct_insert(c, 99, 3);
+    assert_int_equal(nnop__cache_save(c, path, 0, msg, sizeof msg), NNOP_ERR_IO);
+    assert_non_null(strstr(msg, "not an nnop plan cache"));
+    back = ct_read(path, &len2);
+    assert_int_equal(len2, len);
+    assert_memory_equal(back, f, len);
+    free(back);
+    nnop__cache_release(c);
+    free(f);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_wrong_version_is_rejected(void **state)
+{
+    char path[256];
+    size_t len;
+    unsigned char *f = ct_file(CT_CUDNN, CT_KEY, 0, 3, &len);
+    nnop__cache_report rep;
+    nnop_cache_stats st;
+    nnop_plan_cache *c;
+    (void)state;
+    ct_path(path, sizeof path, "version");
+    f[8] = 2; /* format version 2 */
+    c = load_bytes(path, f, len, &rep);
+    assert_true(rep.rejected);
+    assert_int_equal(rep.status, NNOP_ERR_FORMAT);
+    assert_non_null(strstr(rep.message, "offset 8: format version 2"));
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.files_rejected, 1);
+    assert_int_equal(st.entries, 0);
+    /* a future version's file is replaced by ours (same magic: it is a cache file) */
+    ct_insert(c, 5, 1);
+    assert_int_equal(nnop__cache_save(c, path, 1, NULL, 0), NNOP_OK);
+    nnop__cache_release(c);
+    c = ct_cache(path, 0, 0);
+    assert_true(ct_has(c, 5, 1));
+    nnop__cache_release(c);
+    free(f);
+    ct_cleanup(path);
+}
+
+static void check_foreign(const char *name, uint64_t cudnn, const char *key, int device)
+{
+    char path[256];
+    size_t len;
+    unsigned char *f = ct_file(cudnn, key, 0, 4, &len);
+    nnop__cache_report rep;
+    nnop_cache_stats st;
+    nnop_plan_cache *c;
+    ct_path(path, sizeof path, name);
+    c = load_bytes(path, f, len, &rep);
+    assert_false(rep.rejected);
+    assert_int_equal(rep.status, NNOP_ERR_VERSION);
+    assert_non_null(strstr(rep.message, "written for"));
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.entries, 0);
+    assert_int_equal(st.ignored_other_device, device ? 4 : 0);
+    assert_int_equal(st.ignored_other_cudnn, device ? 0 : 4);
+    assert_int_equal(st.ignored_corrupt, 0);
+    assert_int_equal(st.files_rejected, 0);
+    /* not dirty: a context that only read it leaves the other device's file alone */
+    assert_int_equal(nnop__cache_save(c, path, 1, NULL, 0), NNOP_OK);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.saves, 0);
+    /* new entries replace it with a file of this device */
+    ct_insert(c, 7, 2);
+    assert_int_equal(nnop__cache_save(c, path, 1, NULL, 0), NNOP_OK);
+    nnop__cache_release(c);
+    c = ct_cache(path, 0, 0);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.entries, 1);
+    assert_true(ct_has(c, 7, 2));
+    nnop__cache_release(c);
+    free(f);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_other_cudnn_entries_ignored(void **state)
+{
+    (void)state;
+    check_foreign("cudnn", 91400, CT_KEY, 0);
+}
+
+static void test_cache_file_other_device_entries_ignored(void **state)
+{
+    (void)state;
+    check_foreign("device", CT_CUDNN, "NVIDIA A100-SXM4-80GB/sm_80/108", 1);
+}
+
+/* ---------------------------------------------------------------- damage */
+static void test_cache_file_truncated_at_every_offset(void **state)
+{
+    enum { N = 4 };
+    char path[256];
+    size_t len, bound[N + 1], cut, k;
+    unsigned char *f = ct_file(CT_CUDNN, CT_KEY, 0, N, &len);
+    (void)state;
+    ct_path(path, sizeof path, "trunc");
+    for (k = 0; k <= N; k++) { /* bound[k]: end of the first k records */
+        unsigned char *p = ct_file(CT_CUDNN, CT_KEY, 0, k, &bound[k]);
+        assert_memory_equal(p, f, bound[k]);
+        free(p);
+    }
+    assert_int_equal(bound[N], len);
+    for (cut = 0; cut <= len; cut++) {
+        nnop__cache_report rep;
+        nnop_cache_stats st;
+        nnop_plan_cache *c = load_bytes(path, f, cut, &rep);
+        size_t complete = 0;
+        while (complete < N && bound[complete + 1] <= cut)
+            complete++;
+        nnop__cache_stats(c, &st);
+        if (cut < bound[0]) {
+            assert_true(rep.rejected);
+            assert_int_equal(st.entries, 0);
+        } else {
+            assert_false(rep.rejected);
+            assert_int_equal(st.entries, complete);
+            assert_int_equal(st.ignored_corrupt, cut == bound[complete] ? 0 : 1);
+            assert_int_equal(rep.status, cut == bound[complete] ? NNOP_OK : NNOP_ERR_FORMAT);
+            for (k = 0; k < complete; k++)
+                assert_true(ct_has(c, (int64_t)k, ct_blob_len((int64_t)k)));
+        }
+        nnop__cache_release(c);
+    }
+    free(f);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_every_flipped_byte(void **state)
+{
+    enum { N = 4 };
+    char path[256];
+    size_t len, hlen, i;
+    unsigned char *f = ct_file(CT_CUDNN, CT_KEY, 0, N, &len), *h;
+    static const unsigned char flips[] = {0xff, 0x01, 0x80};
+    (void)state;
+    ct_path(path, sizeof path, "flip");
+    h = ct_file(CT_CUDNN, CT_KEY, 0, 0, &hlen);
+    free(h);
+    for (i = 0; i < len; i++) {
+        size_t j;
+        for (j = 0; j < sizeof flips; j++) {
+            nnop__cache_report rep;
+            nnop_cache_stats st;
+            nnop_plan_cache *c;
+            int64_t k;
+            size_t found = 0;
+            f[i] ^= flips[j];
+            c = load_bytes(path, f, len, &rep);
+            nnop__cache_stats(c, &st);
+            if (i < hlen) {
+                assert_true(rep.rejected);
+                assert_int_equal(st.entries, 0);
+            } else { /* exactly the damaged entry is lost */
+                assert_int_equal(st.entries, N - 1);
+                assert_int_equal(st.ignored_corrupt, 1);
+                assert_int_equal(rep.status, NNOP_ERR_FORMAT);
+            }
+            for (k = 0; k < N; k++) /* whatever loaded is intact */
+                found += (size_t)ct_has(c, k, ct_blob_len(k));
+            assert_int_equal(found, st.entries);
+            nnop__cache_release(c);
+            f[i] ^= flips[j];
+        }
+    }
+    free(f);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_corrupt_file_is_rewritten_clean(void **state)
+{
+    char path[256];
+    size_t len;
+    unsigned char *f = ct_file(CT_CUDNN, CT_KEY, 0, 3, &len);
+    nnop__cache_report rep;
+    nnop_cache_stats st;
+    nnop_plan_cache *c;
+    (void)state;
+    ct_path(path, sizeof path, "rewrite");
+    f[len - 1] ^= 0x55; /* last entry damaged */
+    c = load_bytes(path, f, len, &rep);
+    assert_int_equal(rep.ignored_corrupt, 1);
+    assert_int_equal(nnop__cache_save(c, path, 1, NULL, 0), NNOP_OK); /* dirty: rewritten */
+    nnop__cache_release(c);
+    c = ct_cache(path, 0, 0);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.entries, 2);
+    assert_int_equal(st.ignored_corrupt, 0);
+    nnop__cache_release(c);
+    free(f);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_huge_length_field_is_bounded(void **state)
+{
+    char path[256];
+    size_t len, hlen;
+    unsigned char *f = ct_file(CT_CUDNN, CT_KEY, 0, 2, &len), *h;
+    nnop__cache_report rep;
+    nnop_plan_cache *c;
+    (void)state;
+    ct_path(path, sizeof path, "huge");
+    h = ct_file(CT_CUDNN, CT_KEY, 0, 0, &hlen);
+    free(h);
+    memset(f + hlen + 4, 0xff, 4); /* first entry claims 4 GiB */
+    c = load_bytes(path, f, len, &rep);
+    assert_int_equal(rep.status, NNOP_ERR_FORMAT);
+    assert_int_equal(rep.offset, hlen + 4);
+    assert_non_null(strstr(rep.message, "out of range"));
+    assert_int_equal(rep.entries_ok, 1);
+    nnop__cache_release(c);
+    free(f);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_missing_is_fine(void **state)
+{
+    char path[256];
+    nnop__cache_report rep;
+    nnop_cache_stats st;
+    nnop_plan_cache *c;
+    (void)state;
+    ct_path(path, sizeof path, "missing");
+    ct_cleanup(path);
+    c = ct_cache(path, 0, 0);
+    assert_int_equal(nnop__cache_load(c, NULL, &rep), NNOP_OK);
+    assert_true(rep.missing);
+    assert_int_equal(rep.status, NNOP_OK);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.entries + st.files_rejected + st.ignored_corrupt, 0);
+    assert_int_equal(nnop__cache_load(c, "no_such_dir_nnop/x/cache.bin", &rep), NNOP_OK);
+    assert_true(rep.missing);
+    nnop__cache_release(c);
+}
+
+static void test_cache_file_leftover_temp_file_is_harmless(void **state)
+{
+    char path[256], tmp[300];
+    size_t len;
+    unsigned char *f = ct_file(CT_CUDNN, CT_KEY, 0, 3, &len);
+    nnop_cache_stats st;
+    nnop_plan_cache *c;
+    (void)state;
+    ct_path(path, sizeof path, "leftover");
+    ct_write(path, f, len);
+    /* a crash mid-write leaves half a temporary file behind; the real file is untouched */
+    snprintf(tmp, sizeof tmp, "%s.tmp.1.2.3", path);
+    ct_write(tmp, f, len / 2);
+    c = ct_cache(path, 0, 0);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.entries, 3);
+    ct_insert(c, 10, 4);
+    assert_int_equal(nnop__cache_save(c, NULL, 1, NULL, 0), NNOP_OK);
+    nnop__cache_release(c);
+    c = ct_cache(path, 0, 0);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.entries, 4);
+    assert_int_equal(st.ignored_corrupt + st.files_rejected, 0);
+    nnop__cache_release(c);
+    nnop__remove(tmp);
+    free(f);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_merge_keeps_other_writers_entries(void **state)
+{
+    char path[256];
+    nnop_plan_cache *a, *b, *c;
+    nnop_cache_stats st;
+    (void)state;
+    ct_path(path, sizeof path, "merge");
+    ct_cleanup(path);
+    a = ct_cache(path, 0, 0);
+    b = ct_cache(path, 0, 0);
+    ct_insert(a, 1, 10);
+    ct_insert(a, 2, 0);
+    ct_insert(b, 3, 5);
+    ct_insert(b, 2, 7); /* both wrote fingerprint 2: the later save wins */
+    assert_int_equal(nnop__cache_save(a, NULL, 1, NULL, 0), NNOP_OK);
+    assert_int_equal(nnop__cache_save(b, NULL, 1, NULL, 0), NNOP_OK);
+    c = ct_cache(path, 0, 0);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.entries, 3);
+    assert_true(ct_has(c, 1, 10));
+    assert_true(ct_has(c, 2, 7));
+    assert_true(ct_has(c, 3, 5));
+    nnop__cache_release(a);
+    nnop__cache_release(b);
+    nnop__cache_release(c);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_merge_respects_entry_bound(void **state)
+{
+    char path[256];
+    nnop_plan_cache *a, *b, *c;
+    nnop_cache_stats st;
+    int64_t i;
+    (void)state;
+    ct_path(path, sizeof path, "mergebound");
+    ct_cleanup(path);
+    a = ct_cache(path, 4, 0);
+    for (i = 0; i < 4; i++)
+        ct_insert(a, i, 1);
+    assert_int_equal(nnop__cache_save(a, NULL, 1, NULL, 0), NNOP_OK);
+    b = ct_cache(NULL, 4, 0); /* memory only, then saved to the same file */
+    nnop__cache_release(a);
+    for (i = 10; i < 12; i++)
+        ct_insert(b, i, 1);
+    assert_int_equal(nnop__cache_save(b, path, 0, NULL, 0), NNOP_OK);
+    c = ct_cache(path, 16, 0);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.entries, 4); /* b's two and the file's two newest */
+    assert_true(ct_has(c, 10, 1));
+    assert_true(ct_has(c, 11, 1));
+    assert_true(ct_has(c, 2, 1));
+    assert_true(ct_has(c, 3, 1));
+    nnop__cache_release(b);
+    nnop__cache_release(c);
+    ct_cleanup(path);
+}
+
+static void test_cache_file_unwritable_path_reports_io(void **state)
+{
+    nnop_plan_cache *c = ct_cache("no_such_dir_nnop/x/cache.bin", 0, 0);
+    char msg[256];
+    (void)state;
+    ct_insert(c, 1, 1);
+    assert_int_equal(nnop__cache_save(c, NULL, 0, msg, sizeof msg), NNOP_ERR_IO);
+    assert_non_null(strstr(msg, "no_such_dir_nnop/x/cache.bin"));
+    nnop__cache_release(c); /* save-on-release fails quietly */
+}
+
+/* ---------------------------------------------------------------- contexts */
+static nnop_context *cache_context(const char *path, nnop_plan_cache *shared)
+{
+    nnop_context_options o;
+    nnop_context *ctx = NULL;
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CPU;
+    o.cache_path = path;
+    o.plan_cache = shared;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_OK);
+    return ctx;
+}
+
+static void test_cache_context_saves_on_destroy(void **state)
+{
+    char path[256], copy[256];
+    nnop_context *ctx;
+    nnop_cache_stats st;
+    (void)state;
+    ct_path(path, sizeof path, "ctx");
+    ct_cleanup(path);
+    memcpy(copy, path, sizeof copy);
+    ctx = cache_context(copy, NULL);
+    memset(copy, 0, sizeof copy); /* the context kept its own copy of the path */
+    assert_string_equal(ctx->opts.cache_path, path);
+    assert_int_equal(nnop_context_cache_stats(ctx, &st), NNOP_OK);
+    assert_int_equal(st.entries, 0);
+    /* the CPU backend never binds: explicit save is a no-op */
+    assert_int_equal(nnop_cache_save(ctx), NNOP_OK);
+    assert_int_equal(nnop_cache_load(ctx), NNOP_OK);
+    /* what the CUDA backend does at context creation */
+    assert_int_equal(nnop__context_cache_bind(ctx, CT_CUDNN, "NVIDIA H200", 90, 132), NNOP_OK);
+    ct_insert(ctx->plan_cache, 42, 100);
+    nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_HEURISTICS, 5);
+    nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT);
+    assert_int_equal(nnop_context_cache_stats(ctx, &st), NNOP_OK);
+    assert_int_equal(st.inserts, 1);
+    assert_int_equal(st.heuristics_ns, 5);
+    assert_int_equal(st.plans_built, 1);
+    nnop_context_destroy(ctx);
+
+    ctx = cache_context(path, NULL);
+    assert_int_equal(nnop__context_cache_bind(ctx, CT_CUDNN, "NVIDIA H200", 90, 132), NNOP_OK);
+    assert_true(ct_has(ctx->plan_cache, 42, 100));
+    assert_int_equal(nnop_context_cache_stats(ctx, &st), NNOP_OK);
+    assert_int_equal(st.entries_loaded, 1);
+    assert_int_equal(st.hits, 1);
+    /* another device kind cannot bind the same cache */
+    assert_int_equal(nnop__context_cache_bind(ctx, CT_CUDNN, "NVIDIA A100", 80, 108),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(nnop_context_last_error(ctx), "another device"));
+    nnop_context_destroy(ctx);
+    ct_cleanup(path);
+}
+
+static void test_cache_context_shared_cache(void **state)
+{
+    char path[256];
+    nnop_plan_cache *shared = NULL;
+    nnop_context *a, *b;
+    nnop_cache_stats st;
+    (void)state;
+    ct_path(path, sizeof path, "shared");
+    ct_cleanup(path);
+    assert_int_equal(nnop_plan_cache_create(path, 0, &shared), NNOP_OK);
+    a = cache_context(NULL, shared);
+    b = cache_context("ignored_when_shared.bin", shared);
+    assert_ptr_equal(a->plan_cache, shared);
+    assert_ptr_equal(b->plan_cache, shared);
+    assert_string_equal(b->opts.cache_path, path);
+    nnop_plan_cache_destroy(shared); /* contexts keep it alive */
+    assert_int_equal(nnop__context_cache_bind(a, CT_CUDNN, "NVIDIA H200", 90, 132), NNOP_OK);
+    assert_int_equal(nnop__context_cache_bind(b, CT_CUDNN, "NVIDIA H200", 90, 132), NNOP_OK);
+    ct_insert(a->plan_cache, 1, 3);
+    assert_true(ct_has(b->plan_cache, 1, 3));
+    assert_int_equal(nnop_context_cache_stats(b, &st), NNOP_OK);
+    assert_int_equal(st.inserts, 1);
+    assert_int_equal(st.hits, 1);
+    assert_int_equal(nnop_cache_save(a), NNOP_OK);
+    nnop_context_destroy(a);
+    nnop_context_destroy(b);
+
+    assert_int_equal(nnop_plan_cache_create(path, 0, &shared), NNOP_OK);
+    assert_int_equal(nnop__cache_bind(shared, CT_CUDNN, "NVIDIA H200/sm_90/132"), NNOP_OK);
+    assert_int_equal(nnop_plan_cache_stats(shared, &st), NNOP_OK);
+    assert_int_equal(st.entries, 1);
+    nnop_plan_cache_destroy(shared);
+    ct_cleanup(path);
+}
+
+static void test_cache_public_api_rejects_null(void **state)
+{
+    nnop_cache_stats st;
+    nnop_plan_cache *c = NULL;
+    (void)state;
+    assert_int_equal(nnop_context_cache_stats(NULL, &st), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_cache_save(NULL), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_cache_load(NULL), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_cache_create(NULL, 0, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_cache_stats(NULL, &st), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_cache_save(NULL), NNOP_ERR_INVALID_ARGUMENT);
+    nnop_plan_cache_destroy(NULL);
+    assert_int_equal(nnop_plan_cache_create(NULL, 0, &c), NNOP_OK); /* memory only */
+    assert_int_equal(nnop_plan_cache_save(c), NNOP_OK);
+    nnop_plan_cache_destroy(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_fp_is_canonical_and_tagged),
+            cmocka_unit_test(test_hash_known_answers),
+            cmocka_unit_test(test_cache_file_round_trip),
+            cmocka_unit_test(test_cache_file_wrong_magic_is_ignored_not_overwritten),
+            cmocka_unit_test(test_cache_file_wrong_version_is_rejected),
+            cmocka_unit_test(test_cache_file_other_cudnn_entries_ignored),
+            cmocka_unit_test(test_cache_file_other_device_entries_ignored),
+            cmocka_unit_test(test_cache_file_truncated_at_every_offset),
+            cmocka_unit_test(test_cache_file_every_flipped_byte),
+            cmocka_unit_test(test_cache_file_corrupt_file_is_rewritten_clean),
+            cmocka_unit_test(test_cache_file_huge_length_field_is_bounded),
+            cmocka_unit_test(test_cache_file_missing_is_fine),
+            cmocka_unit_test(test_cache_file_leftover_temp_file_is_harmless),
+            cmocka_unit_test(test_cache_file_merge_keeps_other_writers_entries),
+            cmocka_unit_test(test_cache_file_merge_respects_entry_bound),
+            cmocka_unit_test(test_cache_file_unwritable_path_reports_io),
+            cmocka_unit_test(test_cache_context_saves_on_destroy),
+            cmocka_unit_test(test_cache_context_shared_cache),
+            cmocka_unit_test(test_cache_public_api_rejects_null),
+    };
+    return cmocka_run_group_tests_name("cache_file", tests, NULL, NULL);
+}
