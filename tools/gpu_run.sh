@@ -47,12 +47,19 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
     echo "== bench"
     if [ -x "$BUILD/bench/bench_conv" ]; then
         "$BUILD/bench/bench_conv" >"$OUT/bench_nnop.txt" 2>&1 || tail -20 "$OUT/bench_nnop.txt"
+        "$BUILD/bench/bench_conv" --autotune >"$OUT/bench_nnop_autotune.txt" 2>&1 ||
+            tail -20 "$OUT/bench_nnop_autotune.txt"
+        cat "$OUT/bench_nnop.txt" "$OUT/bench_nnop_autotune.txt"
     fi
     if [ -f bench/torch_conv.py ]; then
         PYTHONUNBUFFERED=1 python3 bench/torch_conv.py >"$OUT/bench_torch.txt" 2>&1 || tail -20 "$OUT/bench_torch.txt"
     fi
+    cat "$OUT/bench_torch.txt"
     if [ -f bench/merge_table.py ] && [ -f "$OUT/bench_nnop.txt" ]; then
+        echo "heuristics' first engine:"
         python3 bench/merge_table.py "$OUT/bench_nnop.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table.md"
+        echo "autotuned (top 4 timed):"
+        python3 bench/merge_table.py "$OUT/bench_nnop_autotune.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table_autotune.md"
     fi
 fi
 echo "== done (tests rc $TEST_RC)"
