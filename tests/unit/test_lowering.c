@@ -1,0 +1,185 @@
+/* test_lowering.c: lowering to cuDNN backend descriptors up to finalize, without a GPU
+ * (tensor, convolution, matmul and pointwise descriptors finalize on a CPU-only machine;
+ * the operation graph needs a handle and is left to the GPU tests): canonical epilogue
+ * order, real vs virtual tensors, every activation, refusal of runtime batch-norm. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnop_test.h"
+
+#ifdef NNOP_HAVE_CUDA
+#include "cuda/cuda_plan.h"
+
+typedef struct fixture {
+    nnop_context *ctx;
+    nnop_graph *g;
+    nnop_plan *p;
+} fixture;
+
+/* Compile g on the CPU backend and give the plan an empty CUDA slot table, so the lowering
+ * functions can run on it (graph inputs only: nothing is uploaded). */
+static void attach(fixture *f)
+{
+    struct nnop__cuda_plan *cp;
+    assert_int_equal(nnop_graph_compile(f->g, NULL, &f->p), NNOP_OK);
+    cp = (struct nnop__cuda_plan *)calloc(1, sizeof *cp);
+    assert_non_null(cp);
+    cp->cap_slots = cp->n_slots = f->p->g->n_values;
+    cp->slot = (void **)calloc((size_t)cp->cap_slots, sizeof *cp->slot);
+    f->p->cuda = cp;
+}
+
+static void detach(fixture *f)
+{
+    free(f->p->cuda->slot);
+    free(f->p->cuda);
+    f->p->cuda = NULL;
+    nnop_plan_destroy(f->p);
+    nnop_graph_destroy(f->g);
+    nnop_context_destroy(f->ctx);
+}
+
+static nnop_value conv_in(fixture *f, nnop_layout lay)
+{
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, lay, 2, 16, 10, 10);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F16, lay, 32, 16, 3, 3);
+    nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    f->ctx = nnop_test_cpu_context();
+    assert_int_equal(nnop_graph_create(f->ctx, &f->g), NNOP_OK);
+    return nnop_conv(f->g, nnop_input(f->g, "x", &xd), nnop_input(f->g, "w", &wd), &p);
+}
+
+/* conv -> bias -> add Z -> relu lowers as conv -> add Z -> add bias -> relu. */
+static void test_lowering_residual_moves_before_bias(void **state)
+{
+    fixture f;
+    nnop_tensor_desc kd = nnop_tensor_1d(NNOP_F16, 32), yd;
+    nnop__chain c;
+    nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+    nnop_value y;
+    (void)state;
+    y = conv_in(&f, NNOP_NHWC);
+    y = nnop_bias(f.g, y, nnop_input(f.g, "b", &kd));
+    assert_int_equal(nnop_value_desc(f.g, y, &yd), NNOP_OK);
+    y = nnop_add(f.g, y, nnop_input(f.g, "z", &yd));
+    y = nnop_act(f.g, y, NNOP_ACT_RELU, 0.0f);
+    assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+    attach(&f);
+    assert_int_equal(nnop__chain_build(f.p, 0, 4, 1, &c), NNOP_OK);
+    assert_int_equal(c.n_ops, 3);
+    assert_int_equal(c.ops[0].kind, NNOP_EPI_ADD);
+    assert_int_equal(c.ops[1].kind, NNOP_EPI_BIAS);
+    assert_int_equal(c.ops[2].kind, NNOP_EPI_ACT);
+    assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_OK);
+    assert_int_equal(s->n_ops, 4);  /* conv, add, add, relu */
+    assert_int_equal(s->n_io, 5);   /* x, w, z, bias, y real; 3 virtual intermediates */
+    assert_true(s->is_conv);
+    nnop__chain_free(&c);
+    nnop__dnn_step_destroy(s);
+    detach(&f);
+}
+
+static void lower_act(nnop_act_kind k, nnop_layout lay)
+{
+    fixture f;
+    nnop__chain c;
+    nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+    nnop_value y = conv_in(&f, lay);
+    y = k == NNOP_ACT_CLAMP ? nnop_clamp(f.g, y, -1.0f, 1.0f) : nnop_act(f.g, y, k, 0.5f);
+    assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+    attach(&f);
+    assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+    assert_int_equal(c.n_ops, k == NNOP_ACT_IDENTITY ? 0 : 1);
+    if (nnop__lower_chain(f.p, &c, s) != NNOP_OK)
+        fail_msg("activation %d: %s", (int)k, nnop_context_last_error(f.ctx));
+    assert_int_equal(s->n_ops, k == NNOP_ACT_IDENTITY ? 1 : 2);
+    assert_int_equal(s->n_io, 3);
+    nnop__chain_free(&c);
+    nnop__dnn_step_destroy(s);
+    detach(&f);
+}
+
+static void test_lowering_every_activation_finalizes(void **state)
+{
+    int k;
+    (void)state;
+    for (k = NNOP_ACT_IDENTITY; k <= NNOP_ACT_ELU; k++) {
+        lower_act((nnop_act_kind)k, NNOP_NHWC);
+        lower_act((nnop_act_kind)k, NNOP_NCHW);
+    }
+}
+
+static void test_lowering_linear_with_bias_is_matmul_add(void **state)
+{
+    fixture f;
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 4, 64), wd = nnop_tensor_2d(NNOP_F32, 10, 64);
+    nnop_tensor_desc bd = nnop_tensor_1d(NNOP_F32, 10);
+    nnop__chain c;
+    nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+    nnop_value y;
+    (void)state;
+    f.ctx = nnop_test_cpu_context();
+    assert_int_equal(nnop_graph_create(f.ctx, &f.g), NNOP_OK);
+    y = nnop_linear(f.g, nnop_input(f.g, "x", &xd), nnop_input(f.g, "w", &wd),
+                    nnop_input(f.g, "b", &bd));
+    assert_int_equal(nnop_output(f.g, nnop_act(f.g, y, NNOP_ACT_GELU, 0.0f), "y"), NNOP_OK);
+    attach(&f);
+    assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+    assert_int_equal(c.n_ops, 2);
+    assert_int_equal(c.ops[0].kind, NNOP_EPI_BIAS);
+    assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_OK);
+    assert_int_equal(s->n_ops, 3); /* matmul, add bias, gelu */
+    assert_int_equal(s->n_io, 4);
+    assert_false(s->is_conv);
+    assert_true(s->fp32);
+    nnop__chain_free(&c);
+    nnop__dnn_step_destroy(s);
+    detach(&f);
+}
+
+static void test_lowering_refuses_runtime_batchnorm(void **state)
+{
+    fixture f;
+    nnop_tensor_desc kd = nnop_tensor_1d(NNOP_F16, 32);
+    nnop__chain c;
+    nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+    nnop_value y;
+    (void)state;
+    y = conv_in(&f, NNOP_NHWC);
+    y = nnop_batchnorm(f.g, y, nnop_input(f.g, "g", &kd), nnop_input(f.g, "b", &kd),
+                       nnop_input(f.g, "m", &kd), nnop_input(f.g, "v", &kd), 1e-5f);
+    assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+    attach(&f);
+    assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+    assert_int_equal(c.ops[0].kind, NNOP_EPI_BN);
+    assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nnop_context_last_error(f.ctx), "batch-norm"));
+    nnop__chain_free(&c);
+    nnop__dnn_step_destroy(s);
+    detach(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lowering_residual_moves_before_bias),
+        cmocka_unit_test(test_lowering_every_activation_finalizes),
+        cmocka_unit_test(test_lowering_linear_with_bias_is_matmul_add),
+        cmocka_unit_test(test_lowering_refuses_runtime_batchnorm),
+    };
+    return cmocka_run_group_tests_name("lowering", tests, NULL, NULL);
+}
+
+#else /* a build without CUDA has nothing to lower */
+static void test_lowering_needs_cuda_build(void **state)
+{
+    (void)state;
+    skip();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lowering_needs_cuda_build)};
+    return cmocka_run_group_tests_name("lowering", tests, NULL, NULL);
+}
+#endif
