@@ -17,6 +17,13 @@ static nnop_status check_params(const nnop_conv_params *p, char *msg, size_t msg
             NNOP_MSG("pad[%d] = %lld is negative", i, (long long)p->pad[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
+        /* bounded so that the shape arithmetic below cannot overflow */
+        if (p->stride[i] > INT32_MAX || p->dilation[i] > INT32_MAX || p->pad[i] > INT32_MAX) {
+            NNOP_MSG("stride[%d] = %lld, dilation[%d] = %lld and pad[%d] = %lld must be <= %ld",
+                     i, (long long)p->stride[i], i, (long long)p->dilation[i], i,
+                     (long long)p->pad[i], (long)INT32_MAX);
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
     }
     if (p->groups < 1) {
         NNOP_MSG("groups = %lld must be >= 1", (long long)p->groups);
@@ -52,7 +59,14 @@ static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *co
         return NNOP_ERR_SHAPE;
     }
     for (i = 0; i < 2; i++) {
-        extent[i] = (w->dims[2 + i] - 1) * p->dilation[i] + 1;
+        if (!nnop__mul_i64(w->dims[2 + i] - 1, p->dilation[i], &extent[i]) ||
+            extent[i] >= INT64_MAX / 2) {
+            NNOP_MSG("the dilated %s filter extent overflows (%lld taps, dilation %lld)",
+                     i ? "width" : "height", (long long)w->dims[2 + i],
+                     (long long)p->dilation[i]);
+            return NNOP_ERR_SHAPE;
+        }
+        extent[i] += 1;
         o[i] = (x->dims[2 + i] + 2 * p->pad[i] - extent[i]) / p->stride[i] + 1;
         if (x->dims[2 + i] + 2 * p->pad[i] < extent[i]) {
             NNOP_MSG("the dilated %s filter extent %lld exceeds the padded input %lld",

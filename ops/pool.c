@@ -25,7 +25,13 @@ static nnop_status pool_infer(const nnop__node *node, const nnop_tensor_desc *co
                      (long long)a->p.pad[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
-        if (2 * a->p.pad[i] > a->p.window[i]) {
+        if (a->p.window[i] > INT32_MAX || a->p.stride[i] > INT32_MAX || a->p.pad[i] > INT32_MAX) {
+            NNOP_MSG("window[%d] = %lld, stride[%d] = %lld and pad[%d] = %lld must be <= %ld", i,
+                     (long long)a->p.window[i], i, (long long)a->p.stride[i], i,
+                     (long long)a->p.pad[i], (long)INT32_MAX);
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
+        if (a->p.pad[i] > a->p.window[i] / 2) { /* 2 * pad > window, without overflow */
             NNOP_MSG("pad[%d] = %lld exceeds half the window %lld", i, (long long)a->p.pad[i],
                      (long long)a->p.window[i]);
             return NNOP_ERR_INVALID_ARGUMENT;

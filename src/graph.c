@@ -29,8 +29,9 @@ static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...
     va_list ap;
     if (g->status == NNOP_OK) {
         va_start(ap, fmt);
-        nnop__vfail(g->ctx, st, fmt, ap);
+        vsnprintf(g->error, sizeof g->error, fmt, ap);
         va_end(ap);
+        nnop__fail(g->ctx, st, "%s", g->error);
         g->status = st;
     }
     return value_of(ERROR_VALUE);
@@ -173,14 +174,19 @@ const char *nnop__node_label(const nnop_graph *g, int32_t node, char *buf, size_
 
 /* Resolve the input ids of a new node; on error record it and return 0. */
 static int check_inputs(nnop_graph *g, const char *fn, const nnop_value *in, int n_in,
-                        const nnop_tensor_desc **descs)
+                        unsigned optional, const nnop_tensor_desc **descs)
 {
     int i, first = -1;
     for (i = 0; i < n_in; i++) {
         int32_t id = in[i].id;
         descs[i] = NULL;
-        if (id == NNOP_NONE_ID)
+        if (id == NNOP_NONE_ID && (optional & (1u << i)))
             continue;
+        if (id == NNOP_NONE_ID) {
+            graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
+                       "%s: input %d is required but is nnop_none()", fn, i);
+            return 0;
+        }
         if (id < 0 || id >= g->n_values) {
             graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
                        "%s: input %d is a dangling value (id %d; the graph has %d values)", fn,
@@ -200,8 +206,9 @@ static int check_inputs(nnop_graph *g, const char *fn, const nnop_value *in, int
     return 1;
 }
 
+/* optional: bit i set when input i may be nnop_none() */
 static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const nnop_value *in,
-                           int n_in, const nnop__node_attr *attr)
+                           int n_in, unsigned optional, const nnop__node_attr *attr)
 {
     const nnop_tensor_desc *descs[NNOP_MAX_NODE_INPUTS];
     const nnop__op_def *def = nnop__op(op);
@@ -214,7 +221,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
         return value_of(ERROR_VALUE);
     if (g->status != NNOP_OK)
         return value_of(ERROR_VALUE);
-    if (!check_inputs(g, fn, in, n_in, descs))
+    if (!check_inputs(g, fn, in, n_in, optional, descs))
         return value_of(ERROR_VALUE);
     if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes))
         return graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -258,7 +265,7 @@ nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_
         a.conv = *p;
     in[0] = x;
     in[1] = w;
-    return add_node(g, "nnop_conv", NNOP_OP_CONV, in, 2, &a);
+    return add_node(g, "nnop_conv", NNOP_OP_CONV, in, 2, 0, &a);
 }
 
 nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b)
@@ -266,7 +273,7 @@ nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b)
     nnop_value in[2];
     in[0] = x;
     in[1] = b;
-    return add_node(g, "nnop_bias", NNOP_OP_BIAS, in, 2, NULL);
+    return add_node(g, "nnop_bias", NNOP_OP_BIAS, in, 2, 0, NULL);
 }
 
 nnop_value nnop_act(nnop_graph *g, nnop_value x, nnop_act_kind kind, float alpha)
@@ -280,7 +287,7 @@ nnop_value nnop_act(nnop_graph *g, nnop_value x, nnop_act_kind kind, float alpha
     if (kind == NNOP_ACT_CLAMP && g && g->status == NNOP_OK)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_act: NNOP_ACT_CLAMP needs bounds: use nnop_clamp");
-    return add_node(g, "nnop_act", NNOP_OP_ACT, &x, 1, &a);
+    return add_node(g, "nnop_act", NNOP_OP_ACT, &x, 1, 0, &a);
 }
 
 nnop_value nnop_clamp(nnop_graph *g, nnop_value x, float lo, float hi)
@@ -290,7 +297,7 @@ nnop_value nnop_clamp(nnop_graph *g, nnop_value x, float lo, float hi)
     a.act.kind = NNOP_ACT_CLAMP;
     a.act.lo = lo;
     a.act.hi = hi;
-    return add_node(g, "nnop_clamp", NNOP_OP_ACT, &x, 1, &a);
+    return add_node(g, "nnop_clamp", NNOP_OP_ACT, &x, 1, 0, &a);
 }
 
 nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
@@ -305,7 +312,7 @@ nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_va
     in[2] = beta;
     in[3] = mean;
     in[4] = var;
-    return add_node(g, "nnop_batchnorm", NNOP_OP_BATCHNORM, in, 5, &a);
+    return add_node(g, "nnop_batchnorm", NNOP_OP_BATCHNORM, in, 5, 0, &a);
 }
 
 nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b)
@@ -313,7 +320,7 @@ nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b)
     nnop_value in[2];
     in[0] = a;
     in[1] = b;
-    return add_node(g, "nnop_add", NNOP_OP_ADD, in, 2, NULL);
+    return add_node(g, "nnop_add", NNOP_OP_ADD, in, 2, 0, NULL);
 }
 
 nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind, const nnop_pool_params *p)
@@ -325,17 +332,17 @@ nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind, const nno
     a.pool.kind = kind;
     if (p)
         a.pool.p = *p;
-    return add_node(g, "nnop_pool", NNOP_OP_POOL, &x, 1, &a);
+    return add_node(g, "nnop_pool", NNOP_OP_POOL, &x, 1, 0, &a);
 }
 
 nnop_value nnop_global_avg_pool(nnop_graph *g, nnop_value x)
 {
-    return add_node(g, "nnop_global_avg_pool", NNOP_OP_GLOBAL_AVG_POOL, &x, 1, NULL);
+    return add_node(g, "nnop_global_avg_pool", NNOP_OP_GLOBAL_AVG_POOL, &x, 1, 0, NULL);
 }
 
 nnop_value nnop_flatten(nnop_graph *g, nnop_value x)
 {
-    return add_node(g, "nnop_flatten", NNOP_OP_FLATTEN, &x, 1, NULL);
+    return add_node(g, "nnop_flatten", NNOP_OP_FLATTEN, &x, 1, 0, NULL);
 }
 
 nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_value b)
@@ -344,12 +351,12 @@ nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_value b)
     in[0] = x;
     in[1] = w;
     in[2] = b;
-    return add_node(g, "nnop_linear", NNOP_OP_LINEAR, in, 3, NULL);
+    return add_node(g, "nnop_linear", NNOP_OP_LINEAR, in, 3, 1u << 2, NULL);
 }
 
 nnop_value nnop_softmax(nnop_graph *g, nnop_value x)
 {
-    return add_node(g, "nnop_softmax", NNOP_OP_SOFTMAX, &x, 1, NULL);
+    return add_node(g, "nnop_softmax", NNOP_OP_SOFTMAX, &x, 1, 0, NULL);
 }
 
 nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
@@ -395,9 +402,7 @@ nnop_status nnop__graph_validate(nnop_graph *g)
     char label[64];
     if (g->status != NNOP_OK)
         return nnop__fail(g->ctx, g->status,
-                          "nnop_graph_compile: the graph has a builder error (first error "
-                          "was %s)",
-                          nnop_status_string(g->status));
+                          "nnop_graph_compile: the graph has a builder error: %s", g->error);
     if (g->n_outputs == 0)
         return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_graph_compile: the graph has no outputs (call nnop_output)");

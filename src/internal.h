@@ -111,6 +111,7 @@ struct nnop_graph {
     int32_t *outputs;
     int32_t n_outputs, cap_outputs;
     nnop_status status; /* first builder error, sticky */
+    char error[NNOP_ERROR_LEN]; /* its message, reported again by compile */
 };
 
 /* ------------------------------------------------------------------ context */

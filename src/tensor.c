@@ -29,18 +29,26 @@ size_t nnop_dtype_size(nnop_dtype t)
     return t == NNOP_F32 ? 4 : 2;
 }
 
+/* Products in unsigned arithmetic: dims from the user may be anything (nnop_tensor_4d does
+ * not validate), and a wrapped stride is harmless where signed overflow is undefined; such
+ * descriptors are refused by nnop__check_desc, which checks the element count first. */
+static int64_t mul_wrap(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
 void nnop__set_packed_strides(nnop_tensor_desc *d, nnop_layout l)
 {
     int i;
     if (d->ndim == 4 && l == NNOP_NHWC) {
         d->strides[1] = 1;
         d->strides[3] = d->dims[1];
-        d->strides[2] = d->dims[3] * d->dims[1];
-        d->strides[0] = d->dims[2] * d->strides[2];
+        d->strides[2] = mul_wrap(d->dims[3], d->dims[1]);
+        d->strides[0] = mul_wrap(d->dims[2], d->strides[2]);
         return;
     }
-    for (i = d->ndim - 1; i >= 0; i--)
-        d->strides[i] = (i == d->ndim - 1) ? 1 : d->strides[i + 1] * d->dims[i + 1];
+    for (i = d->ndim - 1; i >= 0 && i < NNOP_MAX_DIMS; i--)
+        d->strides[i] = (i == d->ndim - 1) ? 1 : mul_wrap(d->strides[i + 1], d->dims[i + 1]);
 }
 
 nnop_tensor_desc nnop_tensor_4d(nnop_dtype t, nnop_layout l, int64_t n, int64_t c, int64_t h,

@@ -141,7 +141,7 @@ static void test_linear_f16_and_bf16_match_naive(void **state)
     static const nnop_dtype types[2] = {NNOP_F16, NNOP_BF16};
     enum { R = 4, IN = 16, OUT = 6 };
     float x[R * IN], w[OUT * IN], b[OUT], y[R * OUT], want[R * OUT];
-    uint16_t tmp[R * IN];
+    uint16_t tmp[OUT * IN]; /* the largest of x, w, b */
     int t;
     for (t = 0; t < 2; t++) {
         nnop_test_fill(types[t], tmp, x, R * IN, 921 + t, -1.0f, 1.0f);

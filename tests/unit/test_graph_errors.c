@@ -1,0 +1,1416 @@
+/* test_graph_errors.c: one test per error class of the graph builder, compile, execute and the
+ * one-call entry points. Each asserts the status, a substring of nnop_context_last_error() and
+ * that no output buffer was touched (poisoned first, checked unchanged). */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h" /* to forge corrupted graphs (cycles, dangling ids) */
+#include "nnop_test.h"
+
+static nnop_context *ctx_; /* the group's CPU context */
+static float zeros[4096];  /* constant data for weights; only descriptors matter here */
+
+static nnop_graph *new_graph(void)
+{
+    nnop_graph *g = NULL;
+    assert_int_equal(nnop_graph_create(ctx_, &g), NNOP_OK);
+    assert_non_null(g);
+    return g;
+}
+
+static nnop_value input4(nnop_graph *g, nnop_dtype t, nnop_layout l, int64_t n, int64_t c,
+                         int64_t h, int64_t w)
+{
+    nnop_tensor_desc d = nnop_tensor_4d(t, l, n, c, h, w);
+    nnop_value v = nnop_input(g, "x", &d);
+    assert_true(v.id >= 0);
+    return v;
+}
+
+static nnop_value const4(nnop_graph *g, nnop_dtype t, nnop_layout l, int64_t n, int64_t c,
+                         int64_t h, int64_t w)
+{
+    nnop_tensor_desc d = nnop_tensor_4d(t, l, n, c, h, w);
+    nnop_value v;
+    assert_true(nnop_tensor_bytes(&d) <= sizeof zeros);
+    v = nnop_constant(g, "w", &d, zeros);
+    assert_true(v.id >= 0);
+    return v;
+}
+
+static nnop_value const1(nnop_graph *g, nnop_dtype t, int64_t n)
+{
+    nnop_tensor_desc d = nnop_tensor_1d(t, n);
+    nnop_value v = nnop_constant(g, "p", &d, zeros);
+    assert_true(v.id >= 0);
+    return v;
+}
+
+/* What a failed builder returns (for expect_builder_error after nnop_output errors). */
+static nnop_value value_neg(void)
+{
+    nnop_value v;
+    v.id = -1;
+    return v;
+}
+
+static nnop_conv_params conv_params(int64_t pad, int64_t stride, int64_t dil, int64_t groups)
+{
+    nnop_conv_params p;
+    p.pad[0] = p.pad[1] = pad;
+    p.stride[0] = p.stride[1] = stride;
+    p.dilation[0] = p.dilation[1] = dil;
+    p.groups = groups;
+    return p;
+}
+
+static nnop_pool_params pool_params(int64_t window, int64_t stride, int64_t pad)
+{
+    nnop_pool_params p;
+    memset(&p, 0, sizeof p);
+    p.window[0] = p.window[1] = window;
+    p.stride[0] = p.stride[1] = stride;
+    p.pad[0] = p.pad[1] = pad;
+    return p;
+}
+
+/* v is the result of the failing builder. The graph must hold status st with a message
+ * containing substr; compile must refuse with the same status and message (and set its out
+ * to NULL); nothing may be written to an output buffer; then the graph is destroyed. */
+static void expect_builder_error(nnop_graph *g, nnop_value v, nnop_status st, const char *substr)
+{
+    unsigned char out[256];
+    nnop_plan *plan = (nnop_plan *)(void *)out; /* must be reset to NULL */
+    nnop_test_poison(out, sizeof out);
+    assert_true(v.id < 0);
+    assert_int_equal(nnop_graph_status(g), st);
+    NNOP_TEST_ASSERT_ERROR(ctx_, substr);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), st);
+    assert_null(plan);
+    NNOP_TEST_ASSERT_ERROR(ctx_, substr);
+    assert_true(nnop_test_is_poisoned(out, sizeof out));
+    nnop_graph_destroy(g);
+}
+
+/* A graph without builder error that compile must refuse (structural errors). */
+static void expect_compile_error(nnop_graph *g, nnop_status st, const char *substr)
+{
+    unsigned char out[256];
+    nnop_plan *plan = (nnop_plan *)(void *)out;
+    nnop_test_poison(out, sizeof out);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), st);
+    assert_null(plan);
+    NNOP_TEST_ASSERT_ERROR(ctx_, substr);
+    assert_true(nnop_test_is_poisoned(out, sizeof out));
+    nnop_graph_destroy(g);
+}
+
+/* ------------------------------------------------------------------ wrong channel count */
+
+static void test_conv_rejects_wrong_channel_count(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(1, 1, 1, 1);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 3, 8, 8);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 4, 2, 3, 3); /* C = 2, x has 3 */
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE, "wrong channel count");
+}
+
+static void test_grouped_conv_rejects_wrong_channels_per_group(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(0, 1, 1, 2);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NHWC, 1, 4, 5, 5);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NHWC, 4, 4, 1, 1); /* needs C/groups = 2 */
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE, "expected 2");
+}
+
+static void test_bias_rejects_wrong_channel_count(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 2, 4, 3, 3);
+    (void)state;
+    expect_builder_error(g, nnop_bias(g, x, const1(g, NNOP_F32, 5)), NNOP_ERR_SHAPE,
+                         "wrong channel count: bias");
+}
+
+static void test_bias_rejects_2d_bias(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 2, 4, 3, 3);
+    nnop_tensor_desc bd = nnop_tensor_2d(NNOP_F32, 4, 1);
+    (void)state;
+    expect_builder_error(g, nnop_bias(g, x, nnop_constant(g, "b", &bd, zeros)), NNOP_ERR_SHAPE,
+                         "must be 1-D");
+}
+
+static void test_batchnorm_rejects_wrong_channel_count(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NHWC, 1, 4, 2, 2);
+    nnop_value ok = const1(g, NNOP_F32, 4), bad = const1(g, NNOP_F32, 3);
+    (void)state;
+    expect_builder_error(g, nnop_batchnorm(g, x, ok, ok, ok, bad, 1e-5f), NNOP_ERR_SHAPE,
+                         "wrong channel count: var");
+}
+
+static void test_batchnorm_rejects_wrong_gamma_count(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 4, 2, 2);
+    nnop_value ok = const1(g, NNOP_F32, 4), bad = const1(g, NNOP_F32, 8);
+    (void)state;
+    expect_builder_error(g, nnop_batchnorm(g, x, bad, ok, ok, ok, 1e-5f), NNOP_ERR_SHAPE,
+                         "gamma");
+}
+
+static void test_linear_rejects_wrong_input_features(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 2, 8), wd = nnop_tensor_2d(NNOP_F32, 3, 7);
+    nnop_value x = nnop_input(g, "x", &xd), w = nnop_constant(g, "w", &wd, zeros);
+    (void)state;
+    expect_builder_error(g, nnop_linear(g, x, w, nnop_none()), NNOP_ERR_SHAPE,
+                         "wrong input features");
+}
+
+static void test_linear_rejects_wrong_bias_length(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 2, 8), wd = nnop_tensor_2d(NNOP_F32, 3, 8);
+    nnop_value x = nnop_input(g, "x", &xd), w = nnop_constant(g, "w", &wd, zeros);
+    (void)state;
+    expect_builder_error(g, nnop_linear(g, x, w, const1(g, NNOP_F32, 4)), NNOP_ERR_SHAPE,
+                         "bias must be 1-D with 3 elements");
+}
+
+static void test_linear_rejects_4d_input(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc wd = nnop_tensor_2d(NNOP_F32, 3, 8);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 2, 2, 2, 2);
+    nnop_value w = nnop_constant(g, "w", &wd, zeros);
+    (void)state;
+    expect_builder_error(g, nnop_linear(g, x, w, nnop_none()), NNOP_ERR_SHAPE, "nnop_flatten");
+}
+
+static void test_add_rejects_different_shapes(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value a = input4(g, NNOP_F32, NNOP_NCHW, 1, 4, 3, 3);
+    nnop_value b = input4(g, NNOP_F32, NNOP_NCHW, 1, 4, 3, 4);
+    (void)state;
+    expect_builder_error(g, nnop_add(g, a, b), NNOP_ERR_SHAPE, "differ in dim 3");
+}
+
+static void test_add_rejects_different_layouts(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value a = input4(g, NNOP_F32, NNOP_NCHW, 1, 4, 3, 3);
+    nnop_value b = input4(g, NNOP_F32, NNOP_NHWC, 1, 4, 3, 3);
+    (void)state;
+    expect_builder_error(g, nnop_add(g, a, b), NNOP_ERR_SHAPE, "layouts differ");
+}
+
+/* ------------------------------------------------------------------ non-positive dims */
+
+static void test_input_rejects_zero_dim(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 3, 0, 5);
+    (void)state;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT,
+                         "dims[2] = 0 is not positive");
+}
+
+static void test_input_rejects_negative_dim(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, -3, 4, 5);
+    (void)state;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT,
+                         "dims[1] = -3 is not positive");
+}
+
+static void test_constant_rejects_non_positive_dim(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 0);
+    (void)state;
+    expect_builder_error(g, nnop_constant(g, "b", &d, zeros), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_constant('b'): dims[0] = 0");
+}
+
+/* Dims whose product overflows: refused (and nnop_tensor_4d itself must not overflow). */
+static void test_input_rejects_element_count_overflow(void **state)
+{
+    nnop_graph *g = new_graph();
+    int64_t big = (int64_t)1 << 40;
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, big, big, big, big);
+    (void)state;
+    assert_int_equal(nnop_tensor_elements(&d), 0);
+    assert_int_equal(nnop_tensor_bytes(&d), 0);
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT, "overflow");
+}
+
+/* ------------------------------------------------------------------ conv / pool parameters */
+
+static void conv_with(const nnop_conv_params *p, nnop_status st, const char *substr)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 4, 8, 8);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 4, 4 / (p->groups > 0 && 4 % p->groups == 0
+                                                                  ? p->groups
+                                                                  : 1),
+                          3, 3);
+    expect_builder_error(g, nnop_conv(g, x, w, p), st, substr);
+}
+
+static void test_conv_rejects_zero_stride(void **state)
+{
+    nnop_conv_params p = conv_params(1, 1, 1, 1);
+    (void)state;
+    p.stride[1] = 0;
+    conv_with(&p, NNOP_ERR_INVALID_ARGUMENT, "stride[1] = 0 must be >= 1");
+}
+
+static void test_conv_rejects_negative_stride(void **state)
+{
+    nnop_conv_params p = conv_params(1, -2, 1, 1);
+    (void)state;
+    conv_with(&p, NNOP_ERR_INVALID_ARGUMENT, "stride[0] = -2");
+}
+
+static void test_conv_rejects_zero_dilation(void **state)
+{
+    nnop_conv_params p = conv_params(1, 1, 1, 1);
+    (void)state;
+    p.dilation[0] = 0;
+    conv_with(&p, NNOP_ERR_INVALID_ARGUMENT, "dilation[0] = 0 must be >= 1");
+}
+
+static void test_conv_rejects_negative_pad(void **state)
+{
+    nnop_conv_params p = conv_params(1, 1, 1, 1);
+    (void)state;
+    p.pad[1] = -1;
+    conv_with(&p, NNOP_ERR_INVALID_ARGUMENT, "pad[1] = -1 is negative");
+}
+
+/* Extreme values must be refused without signed overflow (UBSan aborts on it). */
+static void test_conv_rejects_huge_pad_without_overflow(void **state)
+{
+    nnop_conv_params p = conv_params(INT64_MAX, 1, 1, 1);
+    (void)state;
+    conv_with(&p, NNOP_ERR_INVALID_ARGUMENT, "pad[0]");
+}
+
+static void test_conv_rejects_huge_dilation_without_overflow(void **state)
+{
+    nnop_conv_params p = conv_params(0, 1, INT64_MAX, 1);
+    (void)state;
+    conv_with(&p, NNOP_ERR_INVALID_ARGUMENT, "dilation[0]");
+}
+
+static void test_conv_rejects_huge_stride_without_overflow(void **state)
+{
+    nnop_conv_params p = conv_params(0, INT64_MAX, 1, 1);
+    (void)state;
+    conv_with(&p, NNOP_ERR_INVALID_ARGUMENT, "stride[0]");
+}
+
+/* A filter so tall that (R - 1) * dilation overflows: only a descriptor, no data. */
+static void test_conv_rejects_filter_extent_overflow(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(0, 1, INT32_MAX, 1);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, (int64_t)1 << 38, 1);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 1, 8, 8);
+    nnop_value w = nnop_input(g, "w", &wd);
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE, "extent overflows");
+}
+
+static void test_conv_rejects_zero_groups(void **state)
+{
+    nnop_conv_params p = conv_params(1, 1, 1, 0);
+    (void)state;
+    conv_with(&p, NNOP_ERR_INVALID_ARGUMENT, "groups = 0 must be >= 1");
+}
+
+static void test_conv_rejects_groups_not_dividing_channels(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(0, 1, 1, 2);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 3, 4, 4); /* C = 3 */
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 4, 1, 1, 1);
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE,
+                         "groups = 2 does not divide C = 3");
+}
+
+static void test_conv_rejects_groups_not_dividing_filters(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(0, 1, 1, 4);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NHWC, 1, 4, 4, 4);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NHWC, 6, 1, 1, 1); /* K = 6 */
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE, "K = 6");
+}
+
+static void test_conv_rejects_filter_larger_than_padded_input(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(1, 1, 1, 1);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 3, 3);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 2, 2, 7, 3); /* 7 > 3 + 2 */
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE, "exceeds the padded input");
+}
+
+static void test_conv_rejects_dilated_filter_larger_than_input(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(0, 1, 3, 1);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 6, 6);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 2, 2, 3, 3); /* extent 7 > 6 */
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE, "extent 7");
+}
+
+static void test_conv_rejects_non_4d_input(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(0, 1, 1, 1);
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 4, 4);
+    nnop_value x = nnop_input(g, "x", &xd);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 2, 4, 1, 1);
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE, "must be 4-D");
+}
+
+static void pool_with(nnop_pool_kind kind, const nnop_pool_params *p, nnop_status st,
+                      const char *substr)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NHWC, 1, 2, 6, 6);
+    expect_builder_error(g, nnop_pool(g, x, kind, p), st, substr);
+}
+
+static void test_pool_rejects_zero_stride(void **state)
+{
+    nnop_pool_params p = pool_params(2, 2, 0);
+    (void)state;
+    p.stride[0] = 0;
+    pool_with(NNOP_POOL_MAX, &p, NNOP_ERR_INVALID_ARGUMENT, "stride[0] = 0");
+}
+
+static void test_pool_rejects_zero_window(void **state)
+{
+    nnop_pool_params p = pool_params(2, 2, 0);
+    (void)state;
+    p.window[1] = 0;
+    pool_with(NNOP_POOL_AVG, &p, NNOP_ERR_INVALID_ARGUMENT, "window[1] = 0");
+}
+
+static void test_pool_rejects_negative_pad(void **state)
+{
+    nnop_pool_params p = pool_params(3, 1, -1);
+    (void)state;
+    pool_with(NNOP_POOL_MAX, &p, NNOP_ERR_INVALID_ARGUMENT, "pad[0] = -1");
+}
+
+static void test_pool_rejects_pad_over_half_the_window(void **state)
+{
+    nnop_pool_params p = pool_params(3, 1, 2);
+    (void)state;
+    pool_with(NNOP_POOL_MAX, &p, NNOP_ERR_INVALID_ARGUMENT, "exceeds half the window");
+}
+
+static void test_pool_rejects_huge_pad_without_overflow(void **state)
+{
+    nnop_pool_params p = pool_params(3, 1, INT64_MAX);
+    (void)state;
+    pool_with(NNOP_POOL_AVG, &p, NNOP_ERR_INVALID_ARGUMENT, "pad[0]");
+}
+
+static void test_pool_rejects_huge_window_without_overflow(void **state)
+{
+    nnop_pool_params p = pool_params(INT64_MAX, 1, INT64_MAX / 2);
+    (void)state;
+    pool_with(NNOP_POOL_MAX, &p, NNOP_ERR_INVALID_ARGUMENT, "window[0]");
+}
+
+static void test_pool_rejects_window_larger_than_input(void **state)
+{
+    nnop_pool_params p = pool_params(7, 1, 0);
+    (void)state;
+    pool_with(NNOP_POOL_AVG, &p, NNOP_ERR_SHAPE, "window 7 exceeds the padded input 6");
+}
+
+static void test_pool_rejects_non_4d_input(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_pool_params p = pool_params(2, 2, 0);
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 4, 4);
+    nnop_value x = nnop_input(g, "x", &xd);
+    (void)state;
+    expect_builder_error(g, nnop_pool(g, x, NNOP_POOL_MAX, &p), NNOP_ERR_SHAPE, "must be 4-D");
+}
+
+static void test_global_avg_pool_rejects_non_4d_input(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 4, 4);
+    nnop_value x = nnop_input(g, "x", &xd);
+    (void)state;
+    expect_builder_error(g, nnop_global_avg_pool(g, x), NNOP_ERR_SHAPE, "must be 4-D");
+}
+
+static void test_batchnorm_rejects_negative_or_nan_eps(void **state)
+{
+    static const float bad[3] = {-1e-5f, NAN, INFINITY};
+    int i;
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        nnop_graph *g = new_graph();
+        nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+        nnop_value p = const1(g, NNOP_F32, 2);
+        expect_builder_error(g, nnop_batchnorm(g, x, p, p, p, p, bad[i]),
+                             NNOP_ERR_INVALID_ARGUMENT, "eps");
+    }
+}
+
+/* ------------------------------------------------------------------ dtype mix */
+
+static void test_conv_rejects_dtype_mix(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(1, 1, 1, 1);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
+    nnop_value w = const4(g, NNOP_F16, NNOP_NCHW, 2, 2, 3, 3);
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, &p), NNOP_ERR_SHAPE,
+                         "dtype mix: input 0 is f32 but input 1 is f16");
+}
+
+static void test_add_rejects_dtype_mix(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value a = input4(g, NNOP_F16, NNOP_NHWC, 1, 2, 4, 4);
+    nnop_value b = input4(g, NNOP_BF16, NNOP_NHWC, 1, 2, 4, 4);
+    (void)state;
+    expect_builder_error(g, nnop_add(g, a, b), NNOP_ERR_SHAPE, "dtype mix");
+}
+
+static void test_batchnorm_rejects_dtype_mix(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F16, NNOP_NCHW, 1, 2, 2, 2);
+    nnop_value h = const1(g, NNOP_F16, 2), f = const1(g, NNOP_F32, 2);
+    (void)state;
+    expect_builder_error(g, nnop_batchnorm(g, x, h, h, f, h, 1e-5f), NNOP_ERR_SHAPE,
+                         "input 3 is f32");
+}
+
+/* ------------------------------------------------------------------ unknown enum values */
+
+static void test_input_rejects_unknown_dtype(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 3, 4, 4);
+    (void)state;
+    d.dtype = (nnop_dtype)7;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT,
+                         "unknown dtype value 7");
+}
+
+static void test_constant_rejects_negative_dtype(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 4);
+    (void)state;
+    d.dtype = (nnop_dtype)-1;
+    expect_builder_error(g, nnop_constant(g, "b", &d, zeros), NNOP_ERR_INVALID_ARGUMENT,
+                         "unknown dtype value -1");
+}
+
+static void test_act_rejects_unknown_kind(void **state)
+{
+    static const int bad[2] = {99, -1};
+    int i;
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        nnop_graph *g = new_graph();
+        nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+        expect_builder_error(g, nnop_act(g, x, (nnop_act_kind)bad[i], 0.0f),
+                             NNOP_ERR_INVALID_ARGUMENT,
+                             i ? "unknown activation kind -1" : "unknown activation kind 99");
+    }
+}
+
+static void test_act_rejects_clamp_kind_without_bounds(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    (void)state;
+    expect_builder_error(g, nnop_act(g, x, NNOP_ACT_CLAMP, 0.0f), NNOP_ERR_INVALID_ARGUMENT,
+                         "use nnop_clamp");
+}
+
+static void test_act_rejects_non_finite_alpha(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    (void)state;
+    expect_builder_error(g, nnop_act(g, x, NNOP_ACT_LEAKY_RELU, NAN), NNOP_ERR_INVALID_ARGUMENT,
+                         "alpha is not finite");
+}
+
+static void test_clamp_rejects_inverted_or_nan_bounds(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    (void)state;
+    expect_builder_error(g, nnop_clamp(g, x, 2.0f, 1.0f), NNOP_ERR_INVALID_ARGUMENT,
+                         "lo = 2 > hi = 1");
+    g = new_graph();
+    x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    expect_builder_error(g, nnop_clamp(g, x, NAN, 1.0f), NNOP_ERR_INVALID_ARGUMENT, "NaN");
+}
+
+static void test_pool_rejects_unknown_kind(void **state)
+{
+    nnop_pool_params p = pool_params(2, 2, 0);
+    (void)state;
+    pool_with((nnop_pool_kind)5, &p, NNOP_ERR_INVALID_ARGUMENT, "unknown pool kind 5");
+}
+
+static void test_context_rejects_unknown_backend(void **state)
+{
+    nnop_context_options o;
+    nnop_context *ctx = (nnop_context *)(void *)&o;
+    (void)state;
+    nnop_context_options_init(&o);
+    o.backend = (nnop_backend)9;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(ctx);
+    assert_non_null(strstr(nnop_context_create_error(), "backend has unknown value 9"));
+}
+
+static void test_context_rejects_unknown_policy(void **state)
+{
+    nnop_context_options o;
+    nnop_context *ctx = (nnop_context *)(void *)&o;
+    (void)state;
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CPU;
+    o.policy = (nnop_engine_policy)42;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(ctx);
+    assert_non_null(strstr(nnop_context_create_error(), "policy has unknown value 42"));
+}
+
+static void test_context_rejects_negative_device(void **state)
+{
+    nnop_context_options o;
+    nnop_context *ctx = (nnop_context *)(void *)&o;
+    (void)state;
+    nnop_context_options_init(&o);
+    o.device = -1;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(ctx);
+    assert_non_null(strstr(nnop_context_create_error(), "device -1 is negative"));
+}
+
+static void test_convert_rejects_unknown_dtype_and_writes_nothing(void **state)
+{
+    float src[4] = {1, 2, 3, 4};
+    unsigned char dst[16];
+    (void)state;
+    nnop_test_poison(dst, sizeof dst);
+    assert_int_equal(nnop_convert((nnop_dtype)3, src, NNOP_F32, dst, 4),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_convert(NNOP_F32, src, (nnop_dtype)-2, dst, 4),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_convert(NNOP_F32, src, NNOP_F16, dst, -1), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_convert(NNOP_F32, NULL, NNOP_F16, dst, 4), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_convert(NNOP_F32, src, NNOP_F16, NULL, 4), NNOP_ERR_INVALID_ARGUMENT);
+    assert_true(nnop_test_is_poisoned(dst, sizeof dst));
+    assert_int_equal(nnop_dtype_size((nnop_dtype)3), 0);
+}
+
+/* ------------------------------------------------------------------ NULL pointers */
+
+static void test_graph_create_rejects_null_out(void **state)
+{
+    (void)state;
+    assert_int_equal(nnop_graph_create(ctx_, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_graph_create: out is NULL");
+}
+
+static void test_graph_create_rejects_null_context(void **state)
+{
+    nnop_graph *g = (nnop_graph *)(void *)&g;
+    (void)state;
+    assert_int_equal(nnop_graph_create(NULL, &g), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(g);
+    assert_non_null(nnop_context_last_error(NULL)); /* never NULL, even without a context */
+}
+
+static void test_input_rejects_null_desc(void **state)
+{
+    nnop_graph *g = new_graph();
+    (void)state;
+    expect_builder_error(g, nnop_input(g, "img", NULL), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_input('img'): descriptor is NULL");
+}
+
+static void test_constant_rejects_null_desc(void **state)
+{
+    nnop_graph *g = new_graph();
+    (void)state;
+    expect_builder_error(g, nnop_constant(g, "w", NULL, zeros), NNOP_ERR_INVALID_ARGUMENT,
+                         "descriptor is NULL");
+}
+
+static void test_constant_rejects_null_data(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 4);
+    (void)state;
+    expect_builder_error(g, nnop_constant(g, "w1", &d, NULL), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_constant('w1'): host_data is NULL");
+}
+
+static void test_conv_rejects_null_params(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 2, 2, 3, 3);
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, w, NULL), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_conv: params is NULL");
+}
+
+static void test_pool_rejects_null_params(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
+    (void)state;
+    expect_builder_error(g, nnop_pool(g, x, NNOP_POOL_MAX, NULL), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_pool: params is NULL");
+}
+
+static void test_compile_rejects_null_out_and_null_graph(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_plan *plan = (nnop_plan *)(void *)&plan;
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
+    (void)state;
+    assert_int_equal(nnop_output(g, nnop_act(g, x, NNOP_ACT_RELU, 0.0f), "y"), NNOP_OK);
+    assert_int_equal(nnop_graph_compile(g, NULL, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_graph_compile: out is NULL");
+    assert_int_equal(nnop_graph_compile(NULL, NULL, &plan), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(plan);
+    nnop_graph_destroy(g);
+}
+
+/* A compiled relu graph with two inputs and two outputs, for the execute checks. */
+static nnop_plan *two_by_two_plan(void)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 2, 4);
+    nnop_value a = nnop_input(g, "a", &d), b = nnop_input(g, "b", &d);
+    nnop_plan *plan = NULL;
+    assert_int_equal(nnop_output(g, nnop_add(g, a, b), "sum"), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_act(g, a, NNOP_ACT_RELU, 0.0f), "relu"), NNOP_OK);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
+    nnop_graph_destroy(g);
+    return plan;
+}
+
+static void test_execute_rejects_null_arrays_and_entries(void **state)
+{
+    nnop_plan *plan = two_by_two_plan();
+    float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {0}, y0[8], y1[8];
+    const void *in_ok[2], *in_bad[2];
+    void *out_ok[2], *out_bad0[2], *out_bad1[2];
+    (void)state;
+    in_ok[0] = a, in_ok[1] = b;
+    in_bad[0] = a, in_bad[1] = NULL;
+    out_ok[0] = y0, out_ok[1] = y1;
+    out_bad0[0] = NULL, out_bad0[1] = y1;
+    out_bad1[0] = y0, out_bad1[1] = NULL;
+    nnop_test_poison(y0, sizeof y0);
+    nnop_test_poison(y1, sizeof y1);
+
+    assert_int_equal(nnop_plan_execute(plan, NULL, out_ok), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "inputs array is NULL");
+    assert_int_equal(nnop_plan_execute(plan, in_ok, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "outputs array is NULL");
+    assert_int_equal(nnop_plan_execute(plan, in_bad, out_ok), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "inputs[1] ('b') is NULL");
+    assert_int_equal(nnop_plan_execute(plan, in_ok, out_bad0), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "outputs[0] ('sum') is NULL");
+    assert_int_equal(nnop_plan_execute(plan, in_ok, out_bad1), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "outputs[1] ('relu') is NULL");
+    assert_true(nnop_test_is_poisoned(y0, sizeof y0));
+    assert_true(nnop_test_is_poisoned(y1, sizeof y1));
+
+    /* and the same plan still runs with good arguments, clearing the error */
+    assert_int_equal(nnop_plan_execute(plan, in_ok, out_ok), NNOP_OK);
+    assert_string_equal(nnop_context_last_error(ctx_), "");
+    assert_memory_equal(y0, a, sizeof a);
+    assert_memory_equal(y1, a, sizeof a);
+    nnop_plan_destroy(plan);
+}
+
+static void test_execute_rejects_null_plan(void **state)
+{
+    float y[8];
+    void *out[1];
+    (void)state;
+    out[0] = y;
+    nnop_test_poison(y, sizeof y);
+    assert_int_equal(nnop_plan_execute(NULL, NULL, out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_true(nnop_test_is_poisoned(y, sizeof y));
+}
+
+static void test_null_graph_and_plan_are_handled_everywhere(void **state)
+{
+    nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 4), out;
+    char buf[8];
+    nnop_value v;
+    (void)state;
+    v.id = 0;
+    assert_true(nnop_input(NULL, "x", &d).id < 0);
+    assert_true(nnop_constant(NULL, "x", &d, zeros).id < 0);
+    assert_true(nnop_act(NULL, v, NNOP_ACT_RELU, 0.0f).id < 0);
+    assert_true(nnop_softmax(NULL, v).id < 0);
+    assert_int_equal(nnop_output(NULL, v, "y"), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_graph_status(NULL), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_value_desc(NULL, v, &out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_num_inputs(NULL), 0);
+    assert_int_equal(nnop_plan_num_outputs(NULL), 0);
+    assert_int_equal(nnop_plan_num_partitions(NULL), 0);
+    assert_int_equal(nnop_plan_input_desc(NULL, 0, &out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_output_desc(NULL, 0, &out), NNOP_ERR_INVALID_ARGUMENT);
+    buf[0] = 'x';
+    assert_int_equal(nnop_plan_describe(NULL, buf, sizeof buf), 0);
+    assert_int_equal(buf[0], '\0');
+    nnop_graph_destroy(NULL);
+    nnop_plan_destroy(NULL);
+    nnop_context_destroy(NULL);
+    assert_int_equal(nnop_tensor_elements(NULL), 0);
+    assert_int_equal(nnop_tensor_bytes(NULL), 0);
+}
+
+static void test_value_desc_and_plan_descs_reject_null_out_and_bad_index(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 2, 4), out;
+    nnop_value x = nnop_input(g, "x", &d), bad;
+    nnop_plan *plan = NULL;
+    (void)state;
+    bad.id = 12345;
+    assert_int_equal(nnop_value_desc(g, x, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_value_desc(g, bad, &out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_value_desc(g, nnop_none(), &out), NNOP_ERR_INVALID_ARGUMENT);
+    bad.id = -1;
+    assert_int_equal(nnop_value_desc(g, bad, &out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_output(g, nnop_act(g, x, NNOP_ACT_TANH, 0.0f), "y"), NNOP_OK);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
+    assert_int_equal(nnop_plan_input_desc(plan, 0, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_input_desc(plan, 1, &out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_input_desc(plan, -1, &out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_output_desc(plan, 1, &out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_plan_output_desc(plan, 0, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    nnop_plan_destroy(plan);
+    nnop_graph_destroy(g);
+}
+
+static void test_context_create_rejects_null_out(void **state)
+{
+    (void)state;
+    assert_int_equal(nnop_context_create(NULL, NULL), NNOP_ERR_INVALID_ARGUMENT);
+}
+
+static void test_memory_functions_reject_null_pointers(void **state)
+{
+    unsigned char host[16], dev[16];
+    void *p = (void *)host;
+    (void)state;
+    nnop_test_poison(dev, sizeof dev);
+    nnop_test_poison(host, sizeof host);
+    assert_int_equal(nnop_malloc(ctx_, 16, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_malloc: out is NULL");
+    assert_int_equal(nnop_malloc(NULL, 16, &p), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(p);
+    assert_int_equal(nnop_copy_in(ctx_, NULL, host, 16), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_copy_in: dst is NULL");
+    assert_int_equal(nnop_copy_in(ctx_, dev, NULL, 16), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_copy_in: src is NULL");
+    assert_int_equal(nnop_copy_out(ctx_, host, NULL, 16), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_copy_out: src is NULL");
+    assert_int_equal(nnop_copy_out(NULL, host, dev, 16), NNOP_ERR_INVALID_ARGUMENT);
+    assert_true(nnop_test_is_poisoned(dev, sizeof dev));
+    assert_true(nnop_test_is_poisoned(host, sizeof host));
+}
+
+/* ------------------------------------------------------------------ one-call entry points */
+
+typedef struct oneshot_args {
+    nnop_tensor_desc xd, wd, yd;
+    float x[1 * 2 * 5 * 5], w[3 * 2 * 3 * 3], b[3], y[1 * 3 * 5 * 5];
+    nnop_conv_params p;
+} oneshot_args;
+
+static void oneshot_init(oneshot_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->xd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 2, 5, 5);
+    a->wd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 3, 2, 3, 3);
+    a->yd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 3, 5, 5);
+    a->p = conv_params(1, 1, 1, 1);
+    nnop_test_fill_f32(a->x, 50, 1, -1.0f, 1.0f);
+    nnop_test_fill_f32(a->w, 54, 2, -1.0f, 1.0f);
+    nnop_test_poison(a->y, sizeof a->y);
+}
+
+static void expect_oneshot_error(oneshot_args *a, const nnop_tensor_desc *yd, nnop_status st,
+                                 const char *substr)
+{
+    assert_int_equal(
+            nnop_conv_bias_relu(ctx_, &a->xd, a->x, &a->wd, a->w, a->b, &a->p, yd, a->y), st);
+    NNOP_TEST_ASSERT_ERROR(ctx_, substr);
+    assert_true(nnop_test_is_poisoned(a->y, sizeof a->y));
+}
+
+static void test_conv_bias_relu_rejects_wrong_y_shape_and_leaves_y_untouched(void **state)
+{
+    oneshot_args a;
+    nnop_tensor_desc yd;
+    (void)state;
+    oneshot_init(&a);
+    yd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 3, 4, 5); /* H should be 5 */
+    expect_oneshot_error(&a, &yd, NNOP_ERR_SHAPE, "y_desc f32[1,3,4,5] NHWC does not match");
+    NNOP_TEST_ASSERT_ERROR(ctx_, "f32[1,3,5,5] NHWC");
+    yd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 4, 5, 5); /* K should be 3 */
+    expect_oneshot_error(&a, &yd, NNOP_ERR_SHAPE, "does not match the inferred output");
+    /* a correct call afterwards writes y */
+    assert_int_equal(nnop_conv_bias_relu(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p, &a.yd, a.y),
+                     NNOP_OK);
+    assert_false(nnop_test_is_poisoned(a.y, sizeof a.y));
+}
+
+static void test_conv_bias_relu_rejects_wrong_y_layout(void **state)
+{
+    oneshot_args a;
+    nnop_tensor_desc yd;
+    (void)state;
+    oneshot_init(&a);
+    yd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 3, 5, 5); /* x is NHWC */
+    expect_oneshot_error(&a, &yd, NNOP_ERR_SHAPE, "NCHW does not match");
+}
+
+static void test_conv_bias_relu_rejects_wrong_y_dtype(void **state)
+{
+    oneshot_args a;
+    nnop_tensor_desc yd;
+    (void)state;
+    oneshot_init(&a);
+    yd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 1, 3, 5, 5);
+    expect_oneshot_error(&a, &yd, NNOP_ERR_SHAPE, "y_desc f16");
+}
+
+static void test_conv_bias_relu_reports_builder_errors_and_leaves_y_untouched(void **state)
+{
+    oneshot_args a;
+    (void)state;
+    oneshot_init(&a);
+    a.p.stride[0] = 0;
+    expect_oneshot_error(&a, &a.yd, NNOP_ERR_INVALID_ARGUMENT, "stride[0] = 0");
+    oneshot_init(&a);
+    a.wd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 3, 1, 3, 3);
+    expect_oneshot_error(&a, &a.yd, NNOP_ERR_SHAPE, "wrong channel count");
+    oneshot_init(&a);
+    a.xd.dims[2] = 0;
+    expect_oneshot_error(&a, &a.yd, NNOP_ERR_INVALID_ARGUMENT, "dims[2] = 0");
+}
+
+static void test_conv_bias_relu_rejects_each_null_argument(void **state)
+{
+    static const char *const names[7] = {"x_desc", "x", "w_desc", "w", "p", "y_desc", "y"};
+    oneshot_args a;
+    char want[64];
+    int i;
+    (void)state;
+    for (i = 0; i < 7; i++) {
+        nnop_status st;
+        oneshot_init(&a);
+        st = nnop_conv_bias_relu(ctx_, i == 0 ? NULL : &a.xd, i == 1 ? NULL : a.x,
+                                 i == 2 ? NULL : &a.wd, i == 3 ? NULL : a.w, a.b,
+                                 i == 4 ? NULL : &a.p, i == 5 ? NULL : &a.yd,
+                                 i == 6 ? NULL : a.y);
+        assert_int_equal(st, NNOP_ERR_INVALID_ARGUMENT);
+        snprintf(want, sizeof want, ": %s is NULL", names[i]);
+        NNOP_TEST_ASSERT_ERROR(ctx_, want);
+        assert_true(nnop_test_is_poisoned(a.y, sizeof a.y));
+    }
+    oneshot_init(&a);
+    assert_int_equal(nnop_conv_bias_relu(NULL, &a.xd, a.x, &a.wd, a.w, a.b, &a.p, &a.yd, a.y),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_true(nnop_test_is_poisoned(a.y, sizeof a.y));
+}
+
+static void test_conv_bias_act_rejects_unknown_and_clamp_activation(void **state)
+{
+    oneshot_args a;
+    (void)state;
+    oneshot_init(&a);
+    assert_int_equal(nnop_conv_bias_act(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p, 77, 0.0f,
+                                        &a.yd, a.y),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "unknown activation kind 77");
+    assert_int_equal(nnop_conv_bias_act(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p,
+                                        NNOP_ACT_CLAMP, 0.0f, &a.yd, a.y),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_clamp");
+    assert_true(nnop_test_is_poisoned(a.y, sizeof a.y));
+}
+
+/* ------------------------------------------------------------------ dangling values */
+
+static void test_builder_rejects_out_of_range_value_id(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value bad;
+    (void)state;
+    input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    bad.id = 1000;
+    expect_builder_error(g, nnop_act(g, bad, NNOP_ACT_RELU, 0.0f), NNOP_ERR_INVALID_ARGUMENT,
+                         "input 0 is a dangling value (id 1000; the graph has 1 values)");
+}
+
+/* The negative id returned by an errored builder of another graph is dangling here. */
+static void test_builder_rejects_value_from_an_errored_builder(void **state)
+{
+    nnop_graph *other = new_graph(), *g;
+    nnop_value bad = nnop_input(other, "x", NULL), x;
+    (void)state;
+    assert_true(bad.id < 0);
+    nnop_graph_destroy(other);
+    g = new_graph();
+    x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    expect_builder_error(g, nnop_add(g, x, bad), NNOP_ERR_INVALID_ARGUMENT,
+                         "input 1 is a dangling value (id -1");
+}
+
+/* A value of a bigger graph has an id this graph does not have. */
+static void test_builder_rejects_value_of_another_graph(void **state)
+{
+    nnop_graph *big = new_graph(), *g;
+    nnop_value v = nnop_none();
+    int i;
+    (void)state;
+    for (i = 0; i < 5; i++)
+        v = input4(big, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    g = new_graph();
+    input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    expect_builder_error(g, nnop_softmax(g, v), NNOP_ERR_INVALID_ARGUMENT, "dangling value");
+    nnop_graph_destroy(big);
+}
+
+/* nnop_none() is only for optional operands (linear's bias). */
+static void test_builder_rejects_none_for_a_required_operand(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(0, 1, 1, 1);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    (void)state;
+    expect_builder_error(g, nnop_conv(g, x, nnop_none(), &p), NNOP_ERR_INVALID_ARGUMENT,
+                         "input 1 is required");
+    g = new_graph();
+    x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    expect_builder_error(g, nnop_bias(g, x, nnop_none()), NNOP_ERR_INVALID_ARGUMENT,
+                         "required");
+    g = new_graph();
+    expect_builder_error(g, nnop_act(g, nnop_none(), NNOP_ACT_RELU, 0.0f),
+                         NNOP_ERR_INVALID_ARGUMENT, "input 0 is required");
+    g = new_graph();
+    x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    expect_builder_error(g, nnop_batchnorm(g, x, nnop_none(), nnop_none(), nnop_none(),
+                                           nnop_none(), 0.0f),
+                         NNOP_ERR_INVALID_ARGUMENT, "required");
+}
+
+static void test_output_rejects_dangling_value(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value bad;
+    (void)state;
+    input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    bad.id = 57;
+    assert_int_equal(nnop_output(g, bad, "y"), NNOP_ERR_INVALID_ARGUMENT);
+    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_output('y'): dangling value id 57");
+}
+
+static void test_output_rejects_none(void **state)
+{
+    nnop_graph *g = new_graph();
+    (void)state;
+    input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    assert_int_equal(nnop_output(g, nnop_none(), "y"), NNOP_ERR_INVALID_ARGUMENT);
+    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT, "dangling value");
+}
+
+static void test_output_rejects_the_same_value_twice(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    nnop_value y = nnop_act(g, x, NNOP_ACT_RELU, 0.0f);
+    (void)state;
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+    assert_int_equal(nnop_output(g, y, "y2"), NNOP_ERR_INVALID_ARGUMENT);
+    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT, "already output 0");
+}
+
+/* ------------------------------------------------------------------ structure */
+
+static void test_compile_rejects_graph_without_outputs(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    (void)state;
+    assert_true(nnop_act(g, x, NNOP_ACT_RELU, 0.0f).id >= 0);
+    expect_compile_error(g, NNOP_ERR_INVALID_ARGUMENT, "no outputs");
+}
+
+static void test_compile_rejects_empty_graph(void **state)
+{
+    (void)state;
+    expect_compile_error(new_graph(), NNOP_ERR_INVALID_ARGUMENT, "no outputs");
+}
+
+/* x -> relu (node 0) -> tanh (node 1) -> output; then node 0 is made to read node 1's output. */
+static nnop_graph *chain_of_two(void)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    nnop_value a = nnop_act(g, x, NNOP_ACT_RELU, 0.0f);
+    nnop_value b = nnop_act(g, a, NNOP_ACT_TANH, 0.0f);
+    assert_int_equal(nnop_output(g, b, "y"), NNOP_OK);
+    assert_int_equal(g->n_nodes, 2);
+    assert_int_equal(g->nodes[1].out, b.id);
+    return g;
+}
+
+static void test_compile_rejects_cycle(void **state)
+{
+    nnop_graph *g = chain_of_two();
+    (void)state;
+    g->nodes[0].in[0] = g->nodes[1].out;
+    expect_compile_error(g, NNOP_ERR_INVALID_ARGUMENT, "cycle");
+    NNOP_TEST_ASSERT_ERROR(ctx_, "node #0 (act)");
+}
+
+static void test_compile_rejects_self_loop(void **state)
+{
+    nnop_graph *g = chain_of_two();
+    (void)state;
+    g->nodes[1].in[0] = g->nodes[1].out;
+    expect_compile_error(g, NNOP_ERR_INVALID_ARGUMENT, "cycle: node #1");
+}
+
+static void test_compile_rejects_forged_dangling_id(void **state)
+{
+    nnop_graph *g = chain_of_two();
+    (void)state;
+    g->nodes[1].in[0] = 999;
+    expect_compile_error(g, NNOP_ERR_INVALID_ARGUMENT, "dangling value id 999");
+}
+
+/* ------------------------------------------------------------------ sticky errors */
+
+static void test_sticky_error_keeps_first_status_and_message(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_conv_params p = conv_params(1, 0, 1, 1); /* stride 0: the first error */
+    nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 2);
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 2, 2, 3, 3);
+    nnop_value y = nnop_conv(g, x, w, &p), v;
+    nnop_pool_params pp = pool_params(2, 2, 0);
+    int32_t n_values = g->n_values;
+    (void)state;
+    assert_true(y.id < 0);
+    assert_int_equal(nnop_graph_status(g), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "stride[0] = 0");
+    /* later builders, even with good arguments or other errors, return negative ids */
+    assert_true(nnop_input(g, "x2", &d).id < 0);
+    assert_true(nnop_constant(g, "c", &d, zeros).id < 0);
+    assert_true(nnop_act(g, x, NNOP_ACT_RELU, 0.0f).id < 0);
+    assert_true(nnop_clamp(g, x, 0.0f, 1.0f).id < 0);
+    assert_true(nnop_bias(g, x, x).id < 0); /* would be SHAPE */
+    assert_true(nnop_add(g, x, x).id < 0);
+    assert_true(nnop_batchnorm(g, x, x, x, x, x, 0.0f).id < 0);
+    assert_true(nnop_pool(g, x, NNOP_POOL_MAX, &pp).id < 0);
+    assert_true(nnop_global_avg_pool(g, x).id < 0);
+    assert_true(nnop_flatten(g, x).id < 0);
+    assert_true(nnop_linear(g, x, x, nnop_none()).id < 0);
+    assert_true(nnop_softmax(g, x).id < 0);
+    v = nnop_conv(g, x, w, NULL);
+    assert_true(v.id < 0);
+    assert_int_equal(g->n_values, n_values); /* nothing was added */
+    assert_int_equal(nnop_output(g, x, "x"), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(g->n_outputs, 0);
+    expect_builder_error(g, y, NNOP_ERR_INVALID_ARGUMENT, "stride[0] = 0");
+}
+
+static void test_sticky_shape_error_status_is_kept_over_later_invalid_argument(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
+    nnop_value y = nnop_bias(g, x, const1(g, NNOP_F32, 3)); /* SHAPE first */
+    (void)state;
+    assert_true(nnop_input(g, "bad", NULL).id < 0); /* would be INVALID_ARGUMENT */
+    assert_int_equal(nnop_graph_status(g), NNOP_ERR_SHAPE);
+    expect_builder_error(g, y, NNOP_ERR_SHAPE, "wrong channel count: bias");
+}
+
+/* The first message is kept by the graph: other calls on the context in between (which clear
+ * or replace the context's message) do not lose it. */
+static void test_sticky_error_message_survives_other_calls_on_the_context(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
+    nnop_value y = nnop_pool(g, x, (nnop_pool_kind)9, NULL);
+    nnop_pool_params pp = pool_params(2, 2, 0);
+    nnop_plan *plan;
+    void *p = NULL;
+    (void)state;
+    assert_true(y.id < 0);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_pool: params is NULL");
+    y = nnop_pool(g, x, (nnop_pool_kind)9, &pp);
+    assert_int_equal(nnop_malloc(ctx_, 16, &p), NNOP_OK); /* clears the context's message */
+    nnop_free(ctx_, p);
+    assert_int_equal(nnop_malloc(ctx_, 16, NULL), NNOP_ERR_INVALID_ARGUMENT); /* replaces it */
+    assert_true(y.id < 0);
+    assert_int_equal(nnop_graph_status(g), NNOP_ERR_INVALID_ARGUMENT);
+    plan = (nnop_plan *)(void *)&plan;
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(plan);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "builder error: nnop_pool: params is NULL");
+    nnop_graph_destroy(g);
+}
+
+/* ------------------------------------------------------------------ descriptors */
+
+static void test_input_rejects_non_packed_4d_strides(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 3, 4, 4);
+    (void)state;
+    d.strides[0] *= 2; /* a padded batch stride */
+    d.strides[1] *= 2;
+    d.strides[2] *= 2;
+    d.strides[3] *= 2;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT,
+                         "strides are not packed NCHW or NHWC");
+}
+
+static void test_input_rejects_other_permutations(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 2, 3, 4, 5);
+    (void)state;
+    /* N, C, W, H order ("NCWH"): strides 60, 20, 1, 4 */
+    d.strides[2] = 1;
+    d.strides[3] = 4;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT,
+                         "strides are not packed");
+}
+
+static void test_input_rejects_column_major_2d(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 3, 4);
+    (void)state;
+    d.strides[0] = 1;
+    d.strides[1] = 3;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT,
+                         "strides are not packed row-major");
+}
+
+static void test_input_rejects_9_dims(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 4);
+    (void)state;
+    d.ndim = 9;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT,
+                         "ndim 9 out of range 1..8");
+}
+
+static void test_input_rejects_0_and_negative_dims_count(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 4);
+    (void)state;
+    d.ndim = 0;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT, "ndim 0");
+    g = new_graph();
+    d.ndim = -3;
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT, "ndim -3");
+}
+
+/* 8 dims is the limit and is accepted: an 8-D input passes through a graph unchanged. */
+static void test_input_accepts_8_dims(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d;
+    float x[256], y[256];
+    const void *in[1];
+    void *out[1];
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.dtype = NNOP_F32;
+    d.ndim = 8;
+    for (i = 0; i < 8; i++) {
+        d.dims[i] = 2;
+        d.strides[i] = (int64_t)1 << (7 - i);
+    }
+    assert_int_equal(nnop_tensor_elements(&d), 256);
+    nnop_test_fill_f32(x, 256, 7, -1.0f, 1.0f);
+    assert_int_equal(nnop_output(g, nnop_input(g, "x", &d), "y"), NNOP_OK);
+    nnop_test_poison(y, sizeof y);
+    in[0] = x;
+    out[0] = y;
+    assert_int_equal(nnop_test_run_graph(g, NULL, in, out), NNOP_OK);
+    assert_memory_equal(x, y, sizeof x);
+    nnop_graph_destroy(g);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx_ = nnop_test_cpu_context();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    nnop_context_destroy(ctx_);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_conv_rejects_wrong_channel_count),
+            cmocka_unit_test(test_grouped_conv_rejects_wrong_channels_per_group),
+            cmocka_unit_test(test_bias_rejects_wrong_channel_count),
+            cmocka_unit_test(test_bias_rejects_2d_bias),
+            cmocka_unit_test(test_batchnorm_rejects_wrong_channel_count),
+            cmocka_unit_test(test_batchnorm_rejects_wrong_gamma_count),
+            cmocka_unit_test(test_linear_rejects_wrong_input_features),
+            cmocka_unit_test(test_linear_rejects_wrong_bias_length),
+            cmocka_unit_test(test_linear_rejects_4d_input),
+            cmocka_unit_test(test_add_rejects_different_shapes),
+            cmocka_unit_test(test_add_rejects_different_layouts),
+            cmocka_unit_test(test_input_rejects_zero_dim),
+            cmocka_unit_test(test_input_rejects_negative_dim),
+            cmocka_unit_test(test_constant_rejects_non_positive_dim),
+            cmocka_unit_test(test_input_rejects_element_count_overflow),
+            cmocka_unit_test(test_conv_rejects_zero_stride),
+            cmocka_unit_test(test_conv_rejects_negative_stride),
+            cmocka_unit_test(test_conv_rejects_zero_dilation),
+            cmocka_unit_test(test_conv_rejects_negative_pad),
+            cmocka_unit_test(test_conv_rejects_huge_pad_without_overflow),
+            cmocka_unit_test(test_conv_rejects_huge_dilation_without_overflow),
+            cmocka_unit_test(test_conv_rejects_huge_stride_without_overflow),
+            cmocka_unit_test(test_conv_rejects_filter_extent_overflow),
+            cmocka_unit_test(test_conv_rejects_zero_groups),
+            cmocka_unit_test(test_conv_rejects_groups_not_dividing_channels),
+            cmocka_unit_test(test_conv_rejects_groups_not_dividing_filters),
+            cmocka_unit_test(test_conv_rejects_filter_larger_than_padded_input),
+            cmocka_unit_test(test_conv_rejects_dilated_filter_larger_than_input),
+            cmocka_unit_test(test_conv_rejects_non_4d_input),
+            cmocka_unit_test(test_pool_rejects_zero_stride),
+            cmocka_unit_test(test_pool_rejects_zero_window),
+            cmocka_unit_test(test_pool_rejects_negative_pad),
+            cmocka_unit_test(test_pool_rejects_pad_over_half_the_window),
+            cmocka_unit_test(test_pool_rejects_huge_pad_without_overflow),
+            cmocka_unit_test(test_pool_rejects_huge_window_without_overflow),
+            cmocka_unit_test(test_pool_rejects_window_larger_than_input),
+            cmocka_unit_test(test_pool_rejects_non_4d_input),
+            cmocka_unit_test(test_global_avg_pool_rejects_non_4d_input),
+            cmocka_unit_test(test_batchnorm_rejects_negative_or_nan_eps),
+            cmocka_unit_test(test_conv_rejects_dtype_mix),
+            cmocka_unit_test(test_add_rejects_dtype_mix),
+            cmocka_unit_test(test_batchnorm_rejects_dtype_mix),
+            cmocka_unit_test(test_input_rejects_unknown_dtype),
+            cmocka_unit_test(test_constant_rejects_negative_dtype),
+            cmocka_unit_test(test_act_rejects_unknown_kind),
+            cmocka_unit_test(test_act_rejects_clamp_kind_without_bounds),
+            cmocka_unit_test(test_act_rejects_non_finite_alpha),
+            cmocka_unit_test(test_clamp_rejects_inverted_or_nan_bounds),
+            cmocka_unit_test(test_pool_rejects_unknown_kind),
+            cmocka_unit_test(test_context_rejects_unknown_backend),
+            cmocka_unit_test(test_context_rejects_unknown_policy),
+            cmocka_unit_test(test_context_rejects_negative_device),
+            cmocka_unit_test(test_convert_rejects_unknown_dtype_and_writes_nothing),
+            cmocka_unit_test(test_graph_create_rejects_null_out),
+            cmocka_unit_test(test_graph_create_rejects_null_context),
+            cmocka_unit_test(test_input_rejects_null_desc),
+            cmocka_unit_test(test_constant_rejects_null_desc),
+            cmocka_unit_test(test_constant_rejects_null_data),
+            cmocka_unit_test(test_conv_rejects_null_params),
+            cmocka_unit_test(test_pool_rejects_null_params),
+            cmocka_unit_test(test_compile_rejects_null_out_and_null_graph),
+            cmocka_unit_test(test_execute_rejects_null_arrays_and_entries),
+            cmocka_unit_test(test_execute_rejects_null_plan),
+            cmocka_unit_test(test_null_graph_and_plan_are_handled_everywhere),
+            cmocka_unit_test(test_value_desc_and_plan_descs_reject_null_out_and_bad_index),
+            cmocka_unit_test(test_context_create_rejects_null_out),
+            cmocka_unit_test(test_memory_functions_reject_null_pointers),
+            cmocka_unit_test(test_conv_bias_relu_rejects_wrong_y_shape_and_leaves_y_untouched),
+            cmocka_unit_test(test_conv_bias_relu_rejects_wrong_y_layout),
+            cmocka_unit_test(test_conv_bias_relu_rejects_wrong_y_dtype),
+            cmocka_unit_test(test_conv_bias_relu_reports_builder_errors_and_leaves_y_untouched),
+            cmocka_unit_test(test_conv_bias_relu_rejects_each_null_argument),
+            cmocka_unit_test(test_conv_bias_act_rejects_unknown_and_clamp_activation),
+            cmocka_unit_test(test_builder_rejects_out_of_range_value_id),
+            cmocka_unit_test(test_builder_rejects_value_from_an_errored_builder),
+            cmocka_unit_test(test_builder_rejects_value_of_another_graph),
+            cmocka_unit_test(test_builder_rejects_none_for_a_required_operand),
+            cmocka_unit_test(test_output_rejects_dangling_value),
+            cmocka_unit_test(test_output_rejects_none),
+            cmocka_unit_test(test_output_rejects_the_same_value_twice),
+            cmocka_unit_test(test_compile_rejects_graph_without_outputs),
+            cmocka_unit_test(test_compile_rejects_empty_graph),
+            cmocka_unit_test(test_compile_rejects_cycle),
+            cmocka_unit_test(test_compile_rejects_self_loop),
+            cmocka_unit_test(test_compile_rejects_forged_dangling_id),
+            cmocka_unit_test(test_sticky_error_keeps_first_status_and_message),
+            cmocka_unit_test(test_sticky_shape_error_status_is_kept_over_later_invalid_argument),
+            cmocka_unit_test(test_sticky_error_message_survives_other_calls_on_the_context),
+            cmocka_unit_test(test_input_rejects_non_packed_4d_strides),
+            cmocka_unit_test(test_input_rejects_other_permutations),
+            cmocka_unit_test(test_input_rejects_column_major_2d),
+            cmocka_unit_test(test_input_rejects_9_dims),
+            cmocka_unit_test(test_input_rejects_0_and_negative_dims_count),
+            cmocka_unit_test(test_input_accepts_8_dims),
+    };
+    return cmocka_run_group_tests_name("graph_errors", tests, setup, teardown);
+}
