@@ -21,7 +21,8 @@ def main(nnop_file, torch_file):
     for line in open(nnop_file):
         if line.startswith("RESULT "):
             key, vals, tail = fields(line.rstrip("\n"))
-            vals["engine"] = tail.split("[")[1].split(",")[0] if "[" in tail else "?"
+            eng = tail.split("[cudnn ")[1].split(",")[0] if "[cudnn " in tail else "?"
+            vals["engine"] = eng.replace(" precompiled", " (P)").replace(" runtime-compiled", " (RTC)")
             nn[key] = vals
     try:
         for line in open(torch_file):

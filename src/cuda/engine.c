@@ -9,8 +9,9 @@
 
 #define MAX_CANDS 96
 #define MAX_NOTES 32
-#define AUTOTUNE_TOP_K 4
-#define AUTOTUNE_RUNS 5
+#define AUTOTUNE_TOP_K 6
+#define AUTOTUNE_WARMUP 3
+#define AUTOTUNE_RUNS 20
 
 typedef struct cand {
     cudnnBackendDescriptor_t cfg;
@@ -214,7 +215,7 @@ static nnop_status time_plan(nnop_context *ctx, const nnop__dnn_step *s,
         st = NNOP_CU(ctx, cudaEventCreate(&e0));
     if (st == NNOP_OK)
         st = NNOP_CU(ctx, cudaEventCreate(&e1));
-    if (st == NNOP_OK) /* warm-up */
+    for (i = 0; i < AUTOTUNE_WARMUP && st == NNOP_OK; i++)
         st = NNOP_DNN(ctx, cudnnBackendExecute(ctx->cuda->handle, plan, vp));
     if (st == NNOP_OK)
         st = NNOP_CU(ctx, cudaEventRecord(e0, strm));
