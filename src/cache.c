@@ -1,14 +1,13 @@
-/* cache.c: the plan cache: fingerprints, a thread-safe LRU, its file format (see
- * docs/cache-format.md) with load, merge-on-save, and the context/public API. */
+/* cache.c: the plan cache object: fingerprints, a thread-safe LRU, counters, the context
+ * wiring and the public API. The file lives in cache_file.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
+#include "cache_impl.h"
 #include "internal.h"
-#include "platform/platform.h"
 
 /* The carved-out plan_cache pointer must keep nnop_context_options' size: it and
  * reserved[7] together take the eight uint64_t the struct ended with (64-bit targets; CUDA
@@ -94,46 +93,18 @@ void nnop__cache_entry_clear(nnop__cache_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-static int entry_valid(const nnop__cache_entry *e)
+int nnop__cache_entry_valid(const nnop__cache_entry *e)
 {
     return e->n_knobs >= 0 && e->n_knobs <= NNOP_CACHE_MAX_KNOBS &&
            e->blob_len <= NNOP_CACHE_MAX_BLOB && (e->blob || e->blob_len == 0);
 }
 
 /* ================================================================ the cache object */
-typedef struct cache_node {
-    nnop__fp fp;
-    nnop__cache_entry e; /* e.blob owned by the node */
-    size_t cost;         /* bytes charged against max_bytes */
-    int loaded;          /* came from the file; a later file entry may replace it */
-    struct cache_node *newer, *older; /* LRU list: c->newest ... c->oldest */
-    struct cache_node *next;          /* hash bucket chain */
-} cache_node;
-
-struct nnop_plan_cache {
-    nnop__mutex *mu;
-    int refs;
-    size_t max_entries, max_bytes;
-    size_t n, bytes;
-    cache_node **buckets;
-    size_t mask; /* buckets - 1, a power of two minus one */
-    cache_node *newest, *oldest;
-    char *path; /* owned copy, NULL = memory only */
-    int bound;  /* identity known */
-    uint64_t cudnn_version;
-    char device_key[NNOP_CACHE_KEY_MAX + 1];
-    int load_pending; /* load c->path at bind */
-    int dirty;        /* something to save */
-    uint64_t gen;     /* bumped whenever dirty is set, so a save clears only what it wrote */
-    uint64_t tmp_seq; /* temporary file names */
-    nnop_cache_stats st;
-};
-
 #define CACHE_MAX_BUCKETS ((size_t)1 << 16)
 
-static size_t entry_cost(size_t blob_len)
+size_t nnop__cache_entry_cost(size_t blob_len)
 {
-    return sizeof(cache_node) + blob_len;
+    return sizeof(nnop__cache_node) + blob_len;
 }
 
 static char *dup_string(const char *s)
@@ -163,7 +134,7 @@ nnop_status nnop__cache_create(const char *path, size_t max_entries, size_t max_
     c->mask = nb - 1;
     c->refs = 1;
     c->load_pending = path != NULL; /* the file is read when the cache learns its device */
-    c->buckets = (cache_node **)calloc(nb, sizeof *c->buckets);
+    c->buckets = (nnop__cache_node **)calloc(nb, sizeof *c->buckets);
     if (c->buckets && path)
         c->path = dup_string(path);
     if (!c->buckets || (path && !c->path) || nnop__mutex_create(&c->mu) != NNOP_OK) {
@@ -178,9 +149,9 @@ nnop_status nnop__cache_create(const char *path, size_t max_entries, size_t max_
 
 static void cache_free(nnop_plan_cache *c)
 {
-    cache_node *n = c->newest;
+    nnop__cache_node *n = c->newest;
     while (n) {
-        cache_node *older = n->older;
+        nnop__cache_node *older = n->older;
         free(n->e.blob);
         free(n);
         n = older;
@@ -215,20 +186,20 @@ void nnop__cache_release(nnop_plan_cache *c)
 }
 
 /* ---------------------------------------------------------------- hash table and LRU */
-static cache_node **bucket_of(nnop_plan_cache *c, const nnop__fp *fp)
+static nnop__cache_node **bucket_of(nnop_plan_cache *c, const nnop__fp *fp)
 {
     return &c->buckets[(size_t)(fp->lo ^ fp->hi) & c->mask];
 }
 
-static cache_node *find_node(nnop_plan_cache *c, const nnop__fp *fp)
+static nnop__cache_node *find_node(nnop_plan_cache *c, const nnop__fp *fp)
 {
-    cache_node *n = *bucket_of(c, fp);
+    nnop__cache_node *n = *bucket_of(c, fp);
     while (n && !nnop__fp_equal(&n->fp, fp))
         n = n->next;
     return n;
 }
 
-static void lru_unlink(nnop_plan_cache *c, cache_node *n)
+static void lru_unlink(nnop_plan_cache *c, nnop__cache_node *n)
 {
     if (n->newer)
         n->newer->older = n->older;
@@ -241,7 +212,7 @@ static void lru_unlink(nnop_plan_cache *c, cache_node *n)
     n->newer = n->older = NULL;
 }
 
-static void lru_push_newest(nnop_plan_cache *c, cache_node *n)
+static void lru_push_newest(nnop_plan_cache *c, nnop__cache_node *n)
 {
     n->newer = NULL;
     n->older = c->newest;
@@ -252,9 +223,9 @@ static void lru_push_newest(nnop_plan_cache *c, cache_node *n)
         c->oldest = n;
 }
 
-static void remove_node(nnop_plan_cache *c, cache_node *n)
+static void remove_node(nnop_plan_cache *c, nnop__cache_node *n)
 {
-    cache_node **p = bucket_of(c, &n->fp);
+    nnop__cache_node **p = bucket_of(c, &n->fp);
     while (*p != n)
         p = &(*p)->next;
     *p = n->next;
@@ -266,7 +237,7 @@ static void remove_node(nnop_plan_cache *c, cache_node *n)
 }
 
 /* Evict the oldest entries (never keep) until both bounds hold. */
-static void enforce_bounds(nnop_plan_cache *c, const cache_node *keep)
+static void enforce_bounds(nnop_plan_cache *c, const nnop__cache_node *keep)
 {
     while ((c->n > c->max_entries || c->bytes > c->max_bytes) && c->oldest &&
            c->oldest != keep) {
@@ -277,7 +248,7 @@ static void enforce_bounds(nnop_plan_cache *c, const cache_node *keep)
 
 int nnop__cache_lookup(nnop_plan_cache *c, const nnop__fp *fp, nnop__cache_entry *out)
 {
-    cache_node *n;
+    nnop__cache_node *n;
     int hit = 0;
     if (!out)
         return 0;
@@ -310,20 +281,18 @@ int nnop__cache_lookup(nnop_plan_cache *c, const nnop__fp *fp, nnop__cache_entry
     return hit;
 }
 
-/* Store fp -> e under the lock. from_file: a loaded entry, which yields to one in memory and
- * does not make the cache dirty. */
-static nnop_status put_locked(nnop_plan_cache *c, const nnop__fp *fp, const nnop__cache_entry *e,
+nnop_status nnop__cache_put_locked(nnop_plan_cache *c, const nnop__fp *fp, const nnop__cache_entry *e,
                               int from_file)
 {
-    cache_node *n, *old = find_node(c, fp);
+    nnop__cache_node *n, *old = find_node(c, fp);
     size_t blob_len = e->blob_len;
     if (old && from_file && !old->loaded)
         return NNOP_OK; /* memory is newer than the file */
-    if (entry_cost(blob_len) > c->max_bytes)
+    if (nnop__cache_entry_cost(blob_len) > c->max_bytes)
         blob_len = 0; /* the engine choice alone is still worth keeping */
-    if (entry_cost(blob_len) > c->max_bytes)
+    if (nnop__cache_entry_cost(blob_len) > c->max_bytes)
         return NNOP_ERR_INVALID_ARGUMENT;
-    n = (cache_node *)calloc(1, sizeof *n);
+    n = (nnop__cache_node *)calloc(1, sizeof *n);
     if (!n)
         return NNOP_ERR_OUT_OF_MEMORY;
     n->fp = *fp;
@@ -338,7 +307,7 @@ static nnop_status put_locked(nnop_plan_cache *c, const nnop__fp *fp, const nnop
         }
         memcpy(n->e.blob, e->blob, blob_len);
     }
-    n->cost = entry_cost(blob_len);
+    n->cost = nnop__cache_entry_cost(blob_len);
     n->loaded = from_file;
     if (old)
         remove_node(c, old);
@@ -362,10 +331,10 @@ nnop_status nnop__cache_insert(nnop_plan_cache *c, const nnop__fp *fp,
                                const nnop__cache_entry *e)
 {
     nnop_status st;
-    if (!c || !fp || !e || !entry_valid(e))
+    if (!c || !fp || !e || !nnop__cache_entry_valid(e))
         return NNOP_ERR_INVALID_ARGUMENT;
     nnop__mutex_lock(c->mu);
-    st = put_locked(c, fp, e, 0);
+    st = nnop__cache_put_locked(c, fp, e, 0);
     nnop__mutex_unlock(c->mu);
     return st;
 }
@@ -436,653 +405,6 @@ nnop_status nnop__cache_bind(nnop_plan_cache *c, uint64_t cudnn_version, const c
     nnop__mutex_unlock(c->mu);
     if (load)
         nnop__cache_load(c, NULL, NULL); /* cannot fail for the file's contents */
-    return st;
-}
-
-/* ================================================================ the file format */
-static const unsigned char file_magic[8] = {'N', 'N', 'O', 'P', 'C', 'A', 'C', 'H'};
-static const unsigned char entry_marker[4] = {'N', 'N', 'C', 'E'};
-#define FORMAT_VERSION 1u
-#define HEADER_FIXED 32u    /* magic 8, version 4, header_len 4, cudnn 8, key_len 4, crc 4 */
-#define RECORD_HEAD 12u     /* marker 4, payload_len 4, crc 4 */
-#define PAYLOAD_FIXED 48u   /* fp 16, engine 8, flags 4, time 4, workspace 8, n_knobs 4, blob_len 4 */
-#define KNOB_BYTES 16u
-#define PAYLOAD_MAX (PAYLOAD_FIXED + NNOP_CACHE_MAX_KNOBS * KNOB_BYTES + NNOP_CACHE_MAX_BLOB)
-/* Largest file read: a bound on what a corrupted or hostile file can make us allocate. */
-#define FILE_MAX ((size_t)1 << 30)
-
-/* ---------------------------------------------------------------- little-endian buffers */
-typedef struct bytebuf {
-    unsigned char *p;
-    size_t len, cap;
-    int oom;
-} bytebuf;
-
-static void bb_reserve(bytebuf *b, size_t more)
-{
-    size_t cap;
-    unsigned char *p;
-    if (b->oom || b->cap - b->len >= more)
-        return;
-    cap = b->cap ? b->cap : 4096;
-    while (cap - b->len < more && cap < ((size_t)-1) / 2)
-        cap *= 2;
-    p = cap - b->len >= more ? (unsigned char *)realloc(b->p, cap) : NULL;
-    if (!p) {
-        b->oom = 1;
-        return;
-    }
-    b->p = p;
-    b->cap = cap;
-}
-
-static void bb_put(bytebuf *b, const void *data, size_t n)
-{
-    bb_reserve(b, n);
-    if (b->oom || !n)
-        return;
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-}
-
-static void bb_u32(bytebuf *b, uint32_t v)
-{
-    unsigned char le[4];
-    int i;
-    for (i = 0; i < 4; i++)
-        le[i] = (unsigned char)(v >> (8 * i));
-    bb_put(b, le, 4);
-}
-
-static void bb_u64(bytebuf *b, uint64_t v)
-{
-    bb_u32(b, (uint32_t)v);
-    bb_u32(b, (uint32_t)(v >> 32));
-}
-
-static uint32_t rd_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd_u64(const unsigned char *p)
-{
-    return (uint64_t)rd_u32(p) | (uint64_t)rd_u32(p + 4) << 32;
-}
-
-static void put_u32_at(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16);
-    p[3] = (unsigned char)(v >> 24);
-}
-
-/* ---------------------------------------------------------------- writing */
-static void write_header(bytebuf *b, uint64_t cudnn_version, const char *device_key)
-{
-    size_t start = b->len, key_len = strlen(device_key);
-    if (key_len > NNOP_CACHE_KEY_MAX)
-        key_len = NNOP_CACHE_KEY_MAX;
-    bb_put(b, file_magic, sizeof file_magic);
-    bb_u32(b, FORMAT_VERSION);
-    bb_u32(b, (uint32_t)(HEADER_FIXED + key_len));
-    bb_u64(b, cudnn_version);
-    bb_u32(b, (uint32_t)key_len);
-    bb_put(b, device_key, key_len);
-    if (!b->oom)
-        bb_u32(b, nnop__crc32(0, b->p + start, b->len - start));
-}
-
-static void write_record(bytebuf *b, const nnop__fp *fp, const nnop__cache_entry *e)
-{
-    size_t start, plen = PAYLOAD_FIXED + (size_t)e->n_knobs * KNOB_BYTES + e->blob_len;
-    uint32_t time_bits;
-    int32_t i;
-    memcpy(&time_bits, &e->time_ms, sizeof time_bits);
-    bb_put(b, entry_marker, sizeof entry_marker);
-    start = b->len;
-    bb_u32(b, (uint32_t)plen);
-    bb_u32(b, 0); /* crc, patched below */
-    bb_u64(b, fp->lo);
-    bb_u64(b, fp->hi);
-    bb_u64(b, (uint64_t)e->engine_id);
-    bb_u32(b, e->flags);
-    bb_u32(b, time_bits);
-    bb_u64(b, (uint64_t)e->workspace_bytes);
-    bb_u32(b, (uint32_t)e->n_knobs);
-    for (i = 0; i < e->n_knobs; i++) {
-        bb_u64(b, (uint64_t)e->knobs[i].type);
-        bb_u64(b, (uint64_t)e->knobs[i].value);
-    }
-    bb_u32(b, (uint32_t)e->blob_len);
-    bb_put(b, e->blob, e->blob_len);
-    if (!b->oom) {
-        /* the checksum covers the length field and the payload */
-        uint32_t crc = nnop__crc32(0, b->p + start, 4);
-        crc = nnop__crc32(crc, b->p + start + 8, plen);
-        put_u32_at(b->p + start + 4, crc);
-    }
-}
-
-nnop_status nnop__cache_serialize(uint64_t cudnn_version, const char *device_key, size_t n,
-                                  const nnop__fp *fps, const nnop__cache_entry *entries,
-                                  unsigned char **out, size_t *out_len)
-{
-    bytebuf b = {0};
-    size_t i;
-    if (!device_key || !out || !out_len || (n && (!fps || !entries)))
-        return NNOP_ERR_INVALID_ARGUMENT;
-    *out = NULL;
-    *out_len = 0;
-    for (i = 0; i < n; i++)
-        if (!entry_valid(&entries[i]))
-            return NNOP_ERR_INVALID_ARGUMENT;
-    write_header(&b, cudnn_version, device_key);
-    for (i = 0; i < n; i++)
-        write_record(&b, &fps[i], &entries[i]);
-    if (b.oom) {
-        free(b.p);
-        return NNOP_ERR_OUT_OF_MEMORY;
-    }
-    *out = b.p;
-    *out_len = b.len;
-    return NNOP_OK;
-}
-
-/* ---------------------------------------------------------------- parsing */
-static void report_problem(nnop__cache_report *rep, nnop_status st, size_t off,
-                           const char *fmt, ...) NNOP_PRINTF(4, 5);
-
-static void report_problem(nnop__cache_report *rep, nnop_status st, size_t off,
-                           const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    if (rep->status != NNOP_OK)
-        return; /* keep the first */
-    rep->status = st;
-    rep->offset = off;
-    n = snprintf(rep->message, sizeof rep->message, "offset %zu: ", off);
-    if (n < 0 || (size_t)n >= sizeof rep->message)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(rep->message + n, sizeof rep->message - (size_t)n, fmt, ap);
-    va_end(ap);
-}
-
-/* Check the header; *header_len and the file's identity out. 0 when the file is unusable. */
-static int parse_header(const unsigned char *buf, size_t len, size_t *header_len,
-                        uint64_t *cudnn_version, char *key, nnop__cache_report *rep)
-{
-    uint32_t version, hlen, key_len;
-    if (len < sizeof file_magic || memcmp(buf, file_magic, sizeof file_magic) != 0) {
-        report_problem(rep, NNOP_ERR_FORMAT, 0, "not an nnop plan cache (bad magic)");
-        return 0;
-    }
-    if (len < 16) {
-        report_problem(rep, NNOP_ERR_FORMAT, len, "header cut short");
-        return 0;
-    }
-    version = rd_u32(buf + 8);
-    hlen = rd_u32(buf + 12);
-    if (version != FORMAT_VERSION) {
-        report_problem(rep, NNOP_ERR_FORMAT, 8, "format version %u, this nnop reads %u",
-                       (unsigned)version, FORMAT_VERSION);
-        return 0;
-    }
-    if (hlen < HEADER_FIXED || hlen > HEADER_FIXED + NNOP_CACHE_KEY_MAX) {
-        report_problem(rep, NNOP_ERR_FORMAT, 12, "bad header length");
-        return 0;
-    }
-    if (len < hlen) {
-        report_problem(rep, NNOP_ERR_FORMAT, len, "header cut short");
-        return 0;
-    }
-    key_len = rd_u32(buf + 24);
-    if (key_len != hlen - HEADER_FIXED ||
-        nnop__crc32(0, buf, hlen - 4) != rd_u32(buf + hlen - 4)) {
-        report_problem(rep, NNOP_ERR_FORMAT, hlen - 4, "header checksum mismatch");
-        return 0;
-    }
-    *cudnn_version = rd_u64(buf + 16);
-    memcpy(key, buf + 28, key_len);
-    key[key_len] = '\0';
-    *header_len = hlen;
-    return 1;
-}
-
-/* Decode a payload whose checksum matched. 0 if its fields are inconsistent. */
-static int decode_payload(const unsigned char *p, size_t plen, nnop__fp *fp, nnop__cache_entry *e)
-{
-    uint32_t n_knobs, blob_len, time_bits, i;
-    if (plen < PAYLOAD_FIXED)
-        return 0;
-    n_knobs = rd_u32(p + 40);
-    if (n_knobs > NNOP_CACHE_MAX_KNOBS || plen < PAYLOAD_FIXED + (size_t)n_knobs * KNOB_BYTES)
-        return 0;
-    blob_len = rd_u32(p + 44 + (size_t)n_knobs * KNOB_BYTES);
-    if (blob_len > NNOP_CACHE_MAX_BLOB ||
-        plen != PAYLOAD_FIXED + (size_t)n_knobs * KNOB_BYTES + blob_len)
-        return 0;
-    memset(e, 0, sizeof *e);
-    fp->lo = rd_u64(p);
-    fp->hi = rd_u64(p + 8);
-    e->engine_id = (int64_t)rd_u64(p + 16);
-    e->flags = rd_u32(p + 24);
-    time_bits = rd_u32(p + 28);
-    memcpy(&e->time_ms, &time_bits, sizeof time_bits);
-    e->workspace_bytes = (int64_t)rd_u64(p + 32);
-    e->n_knobs = (int32_t)n_knobs;
-    for (i = 0; i < n_knobs; i++) {
-        e->knobs[i].type = (int64_t)rd_u64(p + 44 + (size_t)i * KNOB_BYTES);
-        e->knobs[i].value = (int64_t)rd_u64(p + 52 + (size_t)i * KNOB_BYTES);
-    }
-    e->blob_len = blob_len;
-    e->blob = blob_len ? (void *)(uintptr_t)(p + PAYLOAD_FIXED + (size_t)n_knobs * KNOB_BYTES)
-                       : NULL;
-    return 1;
-}
-
-/* Next entry marker after off, or len if none: how parsing resumes after a damaged entry. */
-static size_t resync(const unsigned char *buf, size_t len, size_t off)
-{
-    for (off++; off + sizeof entry_marker <= len; off++)
-        if (memcmp(buf + off, entry_marker, sizeof entry_marker) == 0)
-            return off;
-    return len;
-}
-
-/* One record at off: 1 and *next on a checked payload (*fp, *e filled), 0 when damaged
- * (problem reported, *next = where to resume). */
-static int parse_record(const unsigned char *buf, size_t len, size_t off, size_t *next,
-                        nnop__fp *fp, nnop__cache_entry *e, nnop__cache_report *rep)
-{
-    size_t plen;
-    uint32_t crc;
-    *next = len;
-    if (len - off < RECORD_HEAD) {
-        report_problem(rep, NNOP_ERR_FORMAT, off, "entry cut short (truncated file)");
-        return 0;
-    }
-    if (memcmp(buf + off, entry_marker, sizeof entry_marker) != 0) {
-        report_problem(rep, NNOP_ERR_FORMAT, off, "bad entry marker");
-        *next = resync(buf, len, off);
-        return 0;
-    }
-    plen = rd_u32(buf + off + 4);
-    if (plen > PAYLOAD_MAX || plen > len - off - RECORD_HEAD) {
-        report_problem(rep, NNOP_ERR_FORMAT, off + 4,
-                       plen > PAYLOAD_MAX ? "entry length out of range"
-                                          : "entry cut short (truncated file)");
-        *next = resync(buf, len, off);
-        return 0;
-    }
-    crc = nnop__crc32(0, buf + off + 4, 4);
-    crc = nnop__crc32(crc, buf + off + RECORD_HEAD, plen);
-    if (crc != rd_u32(buf + off + 8)) {
-        report_problem(rep, NNOP_ERR_FORMAT, off, "entry checksum mismatch");
-        *next = resync(buf, len, off);
-        return 0;
-    }
-    *next = off + RECORD_HEAD + plen;
-    if (!decode_payload(buf + off + RECORD_HEAD, plen, fp, e)) {
-        report_problem(rep, NNOP_ERR_FORMAT, off, "malformed entry");
-        return 0;
-    }
-    return 1;
-}
-
-void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_version,
-                       const char *device_key, nnop__cache_entry_fn fn, void *user,
-                       nnop__cache_report *rep)
-{
-    char key[NNOP_CACHE_KEY_MAX + 1], want[NNOP_CACHE_KEY_MAX + 1];
-    uint64_t file_cudnn = 0;
-    size_t off = 0, next;
-    int other_device = 0, other_cudnn = 0;
-    memset(rep, 0, sizeof *rep);
-    if (!buf || !parse_header(buf, len, &off, &file_cudnn, key, rep)) {
-        rep->rejected = 1;
-        return;
-    }
-    if (device_key) {
-        snprintf(want, sizeof want, "%s", device_key);
-        other_device = strcmp(key, want) != 0;
-        other_cudnn = file_cudnn != cudnn_version;
-        if (other_device || other_cudnn) {
-            report_problem(rep, NNOP_ERR_VERSION, 16, "written for \"%s\", cuDNN %llu", key,
-                           (unsigned long long)file_cudnn);
-        }
-    }
-    while (off < len) {
-        nnop__fp fp;
-        nnop__cache_entry e;
-        if (!parse_record(buf, len, off, &next, &fp, &e, rep)) {
-            rep->ignored_corrupt++;
-        } else if (other_device) {
-            rep->ignored_other_device++;
-        } else if (other_cudnn) {
-            rep->ignored_other_cudnn++;
-        } else {
-            rep->entries_ok++;
-            if (fn && fn(user, &fp, &e))
-                return;
-        }
-        off = next;
-    }
-}
-
-/* ---------------------------------------------------------------- file I/O */
-/* Read at most FILE_MAX bytes of path into *buf (malloc'd). *missing when it does not
- * exist (NNOP_OK, *buf NULL). */
-static nnop_status read_file(const char *path, unsigned char **buf, size_t *len, int *missing)
-{
-    bytebuf b = {0};
-    FILE *f = nnop__fopen(path, "rb", missing);
-    *buf = NULL;
-    *len = 0;
-    if (!f)
-        return *missing ? NNOP_OK : NNOP_ERR_IO;
-    for (;;) {
-        size_t got;
-        bb_reserve(&b, 65536);
-        if (b.oom)
-            break;
-        got = fread(b.p + b.len, 1, b.cap - b.len, f);
-        b.len += got;
-        if (got == 0 || b.len >= FILE_MAX)
-            break;
-    }
-    if (!b.oom && ferror(f)) {
-        fclose(f);
-        free(b.p);
-        return NNOP_ERR_IO;
-    }
-    fclose(f);
-    if (b.oom) {
-        free(b.p);
-        return NNOP_ERR_OUT_OF_MEMORY;
-    }
-    if (b.len > FILE_MAX)
-        b.len = FILE_MAX; /* the rest reads as a truncated entry */
-    *buf = b.p;
-    *len = b.len;
-    return NNOP_OK;
-}
-
-static int load_one(void *user, const nnop__fp *fp, const nnop__cache_entry *e)
-{
-    nnop_plan_cache *c = (nnop_plan_cache *)user;
-    nnop__mutex_lock(c->mu);
-    put_locked(c, fp, e, 1); /* out of memory: the entry is simply not cached */
-    nnop__mutex_unlock(c->mu);
-    return 0;
-}
-
-nnop_status nnop__cache_load(nnop_plan_cache *c, const char *path, nnop__cache_report *rep)
-{
-    nnop__cache_report local;
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    uint64_t t0 = nnop__monotonic_ns(), cudnn;
-    char key[NNOP_CACHE_KEY_MAX + 1];
-    int bound;
-    nnop_status st;
-    if (!rep)
-        rep = &local;
-    memset(rep, 0, sizeof *rep);
-    if (!c)
-        return NNOP_ERR_INVALID_ARGUMENT;
-    nnop__mutex_lock(c->mu);
-    if (!path)
-        path = c->path;
-    if (path && !c->bound && path == c->path)
-        c->load_pending = 1;
-    bound = c->bound;
-    cudnn = c->cudnn_version;
-    memcpy(key, c->device_key, sizeof key);
-    nnop__mutex_unlock(c->mu);
-    if (!path || !bound)
-        return NNOP_OK;
-    st = read_file(path, &buf, &len, &rep->missing);
-    if (st == NNOP_OK && buf)
-        nnop__cache_parse(buf, len, cudnn, key, load_one, c, rep);
-    free(buf);
-    nnop__mutex_lock(c->mu);
-    c->st.ignored_corrupt += rep->ignored_corrupt;
-    c->st.ignored_other_device += rep->ignored_other_device;
-    c->st.ignored_other_cudnn += rep->ignored_other_cudnn;
-    c->st.files_rejected += (uint64_t)rep->rejected;
-    if (rep->ignored_corrupt || rep->rejected) {
-        c->dirty = 1; /* rewrite a clean file at the next save */
-        c->gen++;
-    }
-    c->st.file_ns += nnop__monotonic_ns() - t0;
-    nnop__mutex_unlock(c->mu);
-    return st;
-}
-
-/* ---------------------------------------------------------------- save with merge */
-typedef struct merge_state {
-    const nnop__fp *mem_fps; /* sorted, for bsearch */
-    size_t n_mem;
-    bytebuf disk;     /* records from the file that memory lacks, file order (oldest first) */
-    size_t *rec_end;  /* end offset in disk of each record */
-    size_t *rec_cost; /* entry_cost of each record */
-    size_t n_rec, cap_rec;
-    int oom;
-} merge_state;
-
-static int fp_cmp(const void *a, const void *b)
-{
-    const nnop__fp *x = (const nnop__fp *)a, *y = (const nnop__fp *)b;
-    if (x->hi != y->hi)
-        return x->hi < y->hi ? -1 : 1;
-    if (x->lo != y->lo)
-        return x->lo < y->lo ? -1 : 1;
-    return 0;
-}
-
-static int merge_one(void *user, const nnop__fp *fp, const nnop__cache_entry *e)
-{
-    merge_state *m = (merge_state *)user;
-    if (m->n_mem && bsearch(fp, m->mem_fps, m->n_mem, sizeof *fp, fp_cmp))
-        return 0; /* memory wins */
-    if (m->n_rec == m->cap_rec) {
-        size_t cap = m->cap_rec ? 2 * m->cap_rec : 64;
-        size_t *ends = (size_t *)realloc(m->rec_end, cap * sizeof *ends);
-        size_t *costs = ends ? (size_t *)realloc(m->rec_cost, cap * sizeof *costs) : NULL;
-        if (ends)
-            m->rec_end = ends;
-        if (!costs) {
-            m->oom = 1;
-            return 1;
-        }
-        m->rec_cost = costs;
-        m->cap_rec = cap;
-    }
-    write_record(&m->disk, fp, e);
-    if (m->disk.oom) {
-        m->oom = 1;
-        return 1;
-    }
-    m->rec_end[m->n_rec] = m->disk.len;
-    m->rec_cost[m->n_rec] = entry_cost(e->blob_len);
-    m->n_rec++;
-    return 0;
-}
-
-/* Memory entries, oldest first, as records in *mem; their fingerprints sorted in *fps. */
-static nnop_status snapshot(nnop_plan_cache *c, bytebuf *mem, nnop__fp **fps, size_t *n,
-                            size_t *bytes)
-{
-    cache_node *node;
-    size_t i = 0;
-    nnop__mutex_lock(c->mu);
-    *n = c->n;
-    *bytes = c->bytes;
-    *fps = (nnop__fp *)malloc((c->n ? c->n : 1) * sizeof **fps);
-    for (node = c->oldest; node && *fps; node = node->newer) {
-        (*fps)[i++] = node->fp;
-        write_record(mem, &node->fp, &node->e);
-    }
-    nnop__mutex_unlock(c->mu);
-    if (!*fps || mem->oom)
-        return NNOP_ERR_OUT_OF_MEMORY;
-    qsort(*fps, *n, sizeof **fps, fp_cmp);
-    return NNOP_OK;
-}
-
-/* A file that exists, is not empty and does not start like a cache file is somebody else's:
- * never overwrite it (a cache_path pointing at the wrong file must not destroy it). */
-static int foreign_file(const unsigned char *buf, size_t len)
-{
-    size_t n = len < sizeof file_magic ? len : sizeof file_magic;
-    return len > 0 && memcmp(buf, file_magic, n) != 0;
-}
-
-static void set_msg(char *msg, size_t msg_len, const char *fmt, ...) NNOP_PRINTF(3, 4);
-
-static void set_msg(char *msg, size_t msg_len, const char *fmt, ...)
-{
-    va_list ap;
-    if (!msg || !msg_len)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(msg, msg_len, fmt, ap);
-    va_end(ap);
-}
-
-/* head + disk[from..] + mem into a temporary file renamed over path. */
-static nnop_status write_atomic(nnop_plan_cache *c, const char *path, const bytebuf *head,
-                                const unsigned char *disk, size_t disk_len, const bytebuf *mem,
-                                char *msg, size_t msg_len)
-{
-    size_t tlen = strlen(path) + 80;
-    char *tmp = (char *)malloc(tlen);
-    FILE *f;
-    int ok;
-    uint64_t seq;
-    if (!tmp)
-        return NNOP_ERR_OUT_OF_MEMORY;
-    nnop__mutex_lock(c->mu);
-    seq = c->tmp_seq++;
-    nnop__mutex_unlock(c->mu);
-    snprintf(tmp, tlen, "%s.tmp.%llu.%llx.%llu", path, (unsigned long long)nnop__process_id(),
-             (unsigned long long)(uintptr_t)c, (unsigned long long)seq);
-    f = nnop__fopen(tmp, "wb", NULL);
-    if (!f) {
-        set_msg(msg, msg_len, "cannot create a temporary file next to %s", path);
-        free(tmp);
-        return NNOP_ERR_IO;
-    }
-    ok = fwrite(head->p, 1, head->len, f) == head->len;
-    ok = ok && (!disk_len || fwrite(disk, 1, disk_len, f) == disk_len);
-    ok = ok && (!mem->len || fwrite(mem->p, 1, mem->len, f) == mem->len);
-    ok = ok && nnop__fsync(f) == 0;
-    ok = (fclose(f) == 0) && ok;
-    ok = ok && nnop__rename_replace(tmp, path) == 0;
-    if (!ok) {
-        nnop__remove(tmp);
-        set_msg(msg, msg_len, "cannot write %s (disk full or no permission?)", path);
-    }
-    free(tmp);
-    return ok ? NNOP_OK : NNOP_ERR_IO;
-}
-
-/* The locked part of a save: merge with the file, bound, write. */
-static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64_t cudnn,
-                                    const char *key, char *msg, size_t msg_len)
-{
-    merge_state m;
-    bytebuf head = {0}, mem = {0};
-    nnop__fp *fps = NULL;
-    nnop__cache_report rep;
-    unsigned char *old = NULL;
-    size_t old_len = 0, n_mem = 0, mem_bytes = 0, k, n_keep = 0, cost = 0;
-    int missing = 0;
-    nnop_status st;
-    memset(&m, 0, sizeof m);
-    st = snapshot(c, &mem, &fps, &n_mem, &mem_bytes);
-    if (st == NNOP_OK)
-        st = read_file(path, &old, &old_len, &missing);
-    if (st == NNOP_ERR_IO)
-        st = NNOP_OK; /* unreadable: replace it */
-    if (st == NNOP_OK && foreign_file(old, old_len)) {
-        set_msg(msg, msg_len, "%s exists and is not an nnop plan cache: not overwritten", path);
-        st = NNOP_ERR_IO;
-    }
-    if (st == NNOP_OK && old) {
-        m.mem_fps = fps;
-        m.n_mem = n_mem;
-        nnop__cache_parse(old, old_len, cudnn, key, merge_one, &m, &rep);
-        st = m.oom ? NNOP_ERR_OUT_OF_MEMORY : NNOP_OK;
-    }
-    /* keep the newest file records that fit beside memory's entries */
-    for (k = m.n_rec; k > 0 && st == NNOP_OK; k--) {
-        if (n_mem + n_keep + 1 > c->max_entries || mem_bytes + cost + m.rec_cost[k - 1] > c->max_bytes)
-            break;
-        n_keep++;
-        cost += m.rec_cost[k - 1];
-    }
-    write_header(&head, cudnn, key);
-    if (st == NNOP_OK && head.oom)
-        st = NNOP_ERR_OUT_OF_MEMORY;
-    if (st == NNOP_OK) {
-        size_t from = (m.n_rec - n_keep) ? m.rec_end[m.n_rec - n_keep - 1] : 0;
-        st = write_atomic(c, path, &head, m.disk.p + from, m.disk.len - from, &mem, msg, msg_len);
-    }
-    free(old);
-    free(fps);
-    free(head.p);
-    free(mem.p);
-    free(m.disk.p);
-    free(m.rec_end);
-    free(m.rec_cost);
-    return st;
-}
-
-nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_dirty,
-                             char *msg, size_t msg_len)
-{
-    char key[NNOP_CACHE_KEY_MAX + 1], *lock_path;
-    uint64_t cudnn, gen, t0 = nnop__monotonic_ns();
-    nnop__file_lock *lock = NULL;
-    nnop_status st;
-    if (msg && msg_len)
-        msg[0] = '\0';
-    if (!c)
-        return NNOP_ERR_INVALID_ARGUMENT;
-    nnop__mutex_lock(c->mu);
-    if (!path)
-        path = c->path;
-    st = (!path || !c->bound || (only_if_dirty && !c->dirty)) ? NNOP_ERR_UNSUPPORTED : NNOP_OK;
-    cudnn = c->cudnn_version;
-    memcpy(key, c->device_key, sizeof key);
-    gen = c->gen;
-    nnop__mutex_unlock(c->mu);
-    if (st != NNOP_OK)
-        return NNOP_OK; /* nothing to do */
-    lock_path = (char *)malloc(strlen(path) + 6);
-    if (!lock_path)
-        return NNOP_ERR_OUT_OF_MEMORY;
-    snprintf(lock_path, strlen(path) + 6, "%s.lock", path);
-    st = nnop__file_lock_acquire(lock_path, &lock);
-    if (st != NNOP_OK)
-        set_msg(msg, msg_len, "cannot create or lock %s.lock", path);
-    if (st == NNOP_OK)
-        st = save_locked_file(c, path, cudnn, key, msg, msg_len);
-    nnop__file_lock_release(lock);
-    free(lock_path);
-    nnop__mutex_lock(c->mu);
-    if (st == NNOP_OK) {
-        c->st.saves++;
-        if (c->gen == gen)
-            c->dirty = 0;
-    }
-    c->st.file_ns += nnop__monotonic_ns() - t0;
-    nnop__mutex_unlock(c->mu);
     return st;
 }
 
