@@ -72,6 +72,42 @@ void nnop__fp_add_bytes(nnop__fp_builder *b, const void *p, size_t len)
         nnop__h128_update(&b->h, p, len);
 }
 
+void nnop__fp_add_desc(nnop__fp_builder *b, const nnop_tensor_desc *d)
+{
+    int i, n;
+    if (!d) {
+        fp_tag(b, FP_TAG_NULL);
+        return;
+    }
+    n = d->ndim < 0 ? 0 : d->ndim > NNOP_MAX_DIMS ? NNOP_MAX_DIMS : d->ndim;
+    nnop__fp_add_i64(b, (int64_t)d->dtype);
+    nnop__fp_add_i64(b, (int64_t)d->ndim);
+    for (i = 0; i < n; i++) {
+        nnop__fp_add_i64(b, d->dims[i]);
+        nnop__fp_add_i64(b, d->strides[i]);
+    }
+}
+
+void nnop__fp_add_context(nnop__fp_builder *b, const nnop_context *ctx)
+{
+    nnop_plan_cache *c = ctx->plan_cache;
+    uint64_t cudnn = 0;
+    char key[NNOP_CACHE_KEY_MAX + 1] = "";
+    if (c) {
+        nnop__mutex_lock(c->mu);
+        cudnn = c->cudnn_version;
+        memcpy(key, c->device_key, sizeof key);
+        nnop__mutex_unlock(c->mu);
+    }
+    nnop__fp_add_i64(b, (int64_t)cudnn);
+    nnop__fp_add_str(b, key);
+    nnop__fp_add_i64(b, (int64_t)ctx->opts.policy);
+    nnop__fp_add_i64(b, ctx->opts.deterministic != 0);
+    nnop__fp_add_i64(b, ctx->opts.autotune != 0);
+    nnop__fp_add_i64(b, ctx->opts.allow_tf32 != 0);
+    nnop__fp_add_i64(b, (int64_t)ctx->opts.workspace_limit);
+}
+
 nnop__fp nnop__fp_final(const nnop__fp_builder *b)
 {
     nnop__fp fp;
@@ -441,14 +477,22 @@ nnop_status nnop__context_cache_bind(nnop_context *ctx, uint64_t cudnn_version,
                                      const char *gpu_name, int sm_version, int sm_count)
 {
     char key[NNOP_CACHE_KEY_MAX + 1];
+    nnop_plan_cache *own = NULL;
+    nnop_status st;
     if (!ctx || !ctx->plan_cache)
         return NNOP_ERR_INVALID_ARGUMENT;
     nnop__cache_device_key(key, sizeof key, gpu_name, sm_version, sm_count);
-    if (nnop__cache_bind(ctx->plan_cache, cudnn_version, key) != NNOP_OK)
-        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
-                          "plan cache: shared cache already serves another device or cuDNN "
-                          "(this context: %s, cuDNN %llu)",
-                          key, (unsigned long long)cudnn_version);
+    if (nnop__cache_bind(ctx->plan_cache, cudnn_version, key) == NNOP_OK)
+        return NNOP_OK;
+    /* A shared cache already serving another kind of device: this context gets a private
+     * memory-only cache instead, so fingerprints never meet the other device's entries. */
+    st = nnop__cache_create(NULL, 0, 0, &own);
+    if (st != NNOP_OK)
+        return nnop__fail(ctx, st, "plan cache: out of memory");
+    (void)nnop__cache_bind(own, cudnn_version, key);
+    nnop__cache_release(ctx->plan_cache);
+    ctx->plan_cache = own;
+    ctx->opts.cache_path = NULL;
     return NNOP_OK;
 }
 

@@ -6,46 +6,74 @@
  * one and hand it to several contexts (nnop_context_options.plan_cache); and it persists to
  * a file (cache_path), loaded when it learns its device and saved on context destroy.
  *
- * How the GPU engine selection uses it (src/cuda/engine.c), for one lowered partition:
+ * How the GPU backend uses it (src/cuda/device.c and src/cuda/engine.c):
  *
- *     // once per context, in nnop__cuda_context_init after the device query: tell the cache
- *     // which device and cuDNN it serves; this loads the file (entries of another device or
- *     // cuDNN version are ignored and counted). Failure: another device already bound this
- *     // shared cache; then do not use ctx->plan_cache for this context (treat every lookup
- *     // as a miss and skip inserts).
- *     nnop__context_cache_bind(ctx, cudnnGetVersion(), prop.name, prop.major * 10 + prop.minor,
- *                              prop.multiProcessorCount);
+ *  1. Once per context, at the end of nnop__cuda_context_init (after query_device and
+ *     check_versions), tell the cache which device and cuDNN it serves. This loads the file;
+ *     entries of another device or cuDNN are ignored and counted, never an error:
  *
- *     // per partition: fingerprint everything the choice depends on
- *     nnop__fp_builder b;
- *     nnop__fp_init(&b);
- *     nnop__fp_add_str(&b, "conv_bias_act/v1");     // lowering family + its version
- *     nnop__fp_add_i64(&b, (int64_t)cudnn_version);  // loaded, not built
- *     nnop__fp_add_str(&b, device_name);  nnop__fp_add_i64(&b, sm);  nnop__fp_add_i64(&b, sm_count);
- *     nnop__fp_add_i64(&b, policy);  nnop__fp_add_i64(&b, deterministic);
- *     nnop__fp_add_i64(&b, (int64_t)workspace_limit);  nnop__fp_add_i64(&b, allow_tf32);
- *     for each op: nnop__fp_add_i64(&b, op kind); attributes with _add_i64 / _add_f32
- *     for each tensor: dtype, ndim, dims[], strides[], alignment, virtual or not, uid
- *     nnop__fp fp = nnop__fp_final(&b);
+ *         struct nnop__cuda_ctx *c = ctx->cuda;
+ *         st = nnop__context_cache_bind(ctx, c->cudnn_version, c->name,
+ *                                       c->cc_major * 10 + c->cc_minor, c->sm_count);
+ *         // fails only for out of memory; a shared cache already serving another kind of
+ *         // device is swapped for a private one, silently
  *
- *     nnop__cache_entry e;
- *     if (nnop__cache_lookup(ctx->plan_cache, &fp, &e)) {
- *         // hit: e.blob_len > 0 -> deserialize the plan JSON (set HANDLE + JSON, finalize),
- *         //   then nnop__cache_count(cache, NNOP_CACHE_EV_PLAN_FROM_BLOB); if that fails,
- *         //   count NNOP_CACHE_EV_BLOB_REJECTED and rebuild from e.engine_id + e.knobs;
- *         // no blob -> build the config from e.engine_id + e.knobs (skips heuristics and
- *         //   autotuning) and count NNOP_CACHE_EV_PLAN_BUILT.
- *         nnop__cache_entry_clear(&e);
- *     } else {
- *         t0 = nnop__monotonic_ns(); run heuristics;
- *         nnop__cache_add_time(cache, NNOP_CACHE_T_HEURISTICS, nnop__monotonic_ns() - t0);
- *         ... finalize plans (NNOP_CACHE_T_FINALIZE), autotune (NNOP_CACHE_T_AUTOTUNE) ...
- *         nnop__cache_count(cache, NNOP_CACHE_EV_PLAN_BUILT);
- *         e = (nnop__cache_entry){0}: engine_id, knobs, time_ms (-1 if not timed), flags
- *         (NNOP_CACHE_FLAG_RUNTIME_COMPILED from the behaviour note, DETERMINISTIC), workspace,
- *         blob = plan JSON (borrowed: insert copies it), blob_len = its length;
- *         nnop__cache_insert(cache, &fp, &e);   // failure is harmless: just not cached
- *     }
+ *  2. In nnop__engine_select, before the heuristics: fingerprint the partition. The lowering
+ *     is deterministic given the nodes, so hash the nnop nodes rather than the cuDNN
+ *     descriptors, plus a version string to bump whenever a lowering changes:
+ *
+ *         nnop__fp_builder b;
+ *         nnop__fp_init(&b);
+ *         nnop__fp_add_str(&b, "nnop-lowering-1");      // bump when lower_*.c changes
+ *         nnop__fp_add_context(&b, ctx);                 // cuDNN, GPU, SM, policy options
+ *         nnop__fp_add_i64(&b, step kind); nnop__fp_add_i64(&b, st->fp32);
+ *         for each node of the partition:
+ *             nnop__fp_add_i64(&b, n->op);
+ *             attributes field by field (never the union's raw bytes: padding):
+ *                 conv: pad, stride, dilation, groups with _add_i64;
+ *                 act: kind (_add_i64), alpha, lo, hi (_add_f32); eps (_add_f32); pool ...
+ *             for each input and the output: nnop__fp_add_desc(&b, &value->desc),
+ *                 and whether it is virtual, its uid and its alignment (_add_i64)
+ *         nnop__fp fp = nnop__fp_final(&b);
+ *
+ *  3. Look it up. On a hit skip heuristics and autotuning:
+ *
+ *         nnop__cache_entry e;
+ *         if (nnop__cache_lookup(ctx->plan_cache, &fp, &e)) {
+ *             // e.blob_len > 0: new EXECUTION_PLAN descriptor, set HANDLE, set
+ *             //   JSON_REPRESENTATION (CUDNN_TYPE_CHAR, e.blob_len, e.blob), finalize:
+ *             //   ok -> nnop__cache_count(cache, NNOP_CACHE_EV_PLAN_FROM_BLOB);
+ *             //   failed -> nnop__cache_count(cache, NNOP_CACHE_EV_BLOB_REJECTED), go on below.
+ *             // no blob (or rejected): ENGINE with GLOBAL_INDEX = e.engine_id, ENGINECFG with
+ *             //   the e.n_knobs KNOB_CHOICE (type, value) pairs, build_plan() ->
+ *             //   nnop__cache_count(cache, NNOP_CACHE_EV_PLAN_BUILT).
+ *             // if that fails as well: fall through to the full search (the entry is
+ *             //   replaced by the insert below).
+ *             st->engine = e.engine_id; st->rtc = e.flags & NNOP_CACHE_FLAG_RUNTIME_COMPILED;
+ *             st->time_us = e.time_us; st->tuned = e.time_us >= 0;
+ *             nnop__cache_entry_clear(&e);   // frees the blob copy
+ *         }
+ *
+ *  4. On a miss, time the phases and store the choice:
+ *
+ *         uint64_t t0 = nnop__monotonic_ns();            // src/platform/platform.h
+ *         ... heuristics ...
+ *         nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_HEURISTICS, nnop__monotonic_ns() - t0);
+ *         ... build_plan (NNOP_CACHE_T_FINALIZE), time_plan (NNOP_CACHE_T_AUTOTUNE) ...
+ *         nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT) per plan finalized;
+ *         nnop__cache_entry e = {0};
+ *         e.engine_id = st->engine;  e.n_knobs, e.knobs[] = the config's KNOB_CHOICEs
+ *         (CUDNN_ATTR_ENGINECFG_KNOB_CHOICES: KNOB_TYPE, KNOB_VALUE);
+ *         e.time_us = st->tuned ? st->time_us : -1.0f;  e.workspace_bytes = st->workspace;
+ *         e.flags = (st->rtc ? NNOP_CACHE_FLAG_RUNTIME_COMPILED : 0) |
+ *                   (deterministic ? NNOP_CACHE_FLAG_DETERMINISTIC : 0);
+ *         e.blob = plan JSON from CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION (GetAttribute
+ *                  with count 0 for the size, then a buffer), e.blob_len = its length
+ *                  (without a trailing NUL); the insert copies it, free yours after;
+ *         nnop__cache_insert(ctx->plan_cache, &fp, &e);   // a failure only means "not cached"
+ *
+ * The file is written at context destroy when something was inserted (and by
+ * nnop_cache_save); nothing else is needed from the backend.
  *
  * Every function here is safe to call from several threads on one cache. */
 #ifndef NNOP_CACHE_H
@@ -75,6 +103,12 @@ void nnop__fp_add_f32(nnop__fp_builder *b, float v);
 /* NUL-terminated UTF-8; NULL adds a distinct "null" tag. */
 void nnop__fp_add_str(nnop__fp_builder *b, const char *s);
 void nnop__fp_add_bytes(nnop__fp_builder *b, const void *p, size_t len);
+/* A tensor descriptor: dtype, ndim, then dims and strides of the used dimensions. */
+void nnop__fp_add_desc(nnop__fp_builder *b, const nnop_tensor_desc *d);
+/* What every fingerprint of a context must contain besides the graph: the identity its cache
+ * is bound to (loaded cuDNN version, GPU name, SM version, SM count: "" before bind) and the
+ * engine policy options (policy, deterministic, autotune, allow_tf32, workspace_limit). */
+void nnop__fp_add_context(nnop__fp_builder *b, const nnop_context *ctx);
 nnop__fp nnop__fp_final(const nnop__fp_builder *b);
 int nnop__fp_equal(const nnop__fp *a, const nnop__fp *b);
 
@@ -102,7 +136,7 @@ typedef struct nnop__cache_entry {
     int32_t n_knobs;         /* 0 .. NNOP_CACHE_MAX_KNOBS */
     uint32_t flags;          /* NNOP_CACHE_FLAG_* (unknown bits are kept) */
     nnop__knob knobs[NNOP_CACHE_MAX_KNOBS];
-    float time_ms;           /* measured execute time; < 0: not autotuned */
+    float time_us;           /* measured execute time; < 0: not autotuned */
     int64_t workspace_bytes; /* of the plan; -1 unknown */
     void *blob;              /* serialized execution plan (JSON), NULL if none */
     size_t blob_len;         /* bytes of blob, 0 .. NNOP_CACHE_MAX_BLOB */
@@ -133,7 +167,10 @@ nnop_status nnop__cache_bind(nnop_plan_cache *c, uint64_t cudnn_version, const c
 /* "NAME/sm_XY/N" into buf (NNOP_CACHE_KEY_MAX + 1 bytes are always enough). */
 void nnop__cache_device_key(char *buf, size_t len, const char *gpu_name, int sm_version,
                             int sm_count);
-/* Bind ctx->plan_cache (see above) with a key made by nnop__cache_device_key. */
+/* Bind ctx->plan_cache (see above) with a key made by nnop__cache_device_key. When it is a
+ * shared cache already bound to another identity, ctx gets its own memory-only cache instead
+ * (bound to this identity), so a context never sees another device's entries. NNOP_OK, or
+ * NNOP_ERR_OUT_OF_MEMORY. */
 nnop_status nnop__context_cache_bind(nnop_context *ctx, uint64_t cudnn_version,
                                      const char *gpu_name, int sm_version, int sm_count);
 

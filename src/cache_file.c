@@ -109,7 +109,7 @@ static void write_record(bytebuf *b, const nnop__fp *fp, const nnop__cache_entry
     size_t start, plen = PAYLOAD_FIXED + (size_t)e->n_knobs * KNOB_BYTES + e->blob_len;
     uint32_t time_bits;
     int32_t i;
-    memcpy(&time_bits, &e->time_ms, sizeof time_bits);
+    memcpy(&time_bits, &e->time_us, sizeof time_bits);
     bb_put(b, entry_marker, sizeof entry_marker);
     start = b->len;
     bb_u32(b, (uint32_t)plen);
@@ -241,7 +241,7 @@ static int decode_payload(const unsigned char *p, size_t plen, nnop__fp *fp, nno
     e->engine_id = (int64_t)rd_u64(p + 16);
     e->flags = rd_u32(p + 24);
     time_bits = rd_u32(p + 28);
-    memcpy(&e->time_ms, &time_bits, sizeof time_bits);
+    memcpy(&e->time_us, &time_bits, sizeof time_bits);
     e->workspace_bytes = (int64_t)rd_u64(p + 32);
     e->n_knobs = (int32_t)n_knobs;
     for (i = 0; i < n_knobs; i++) {

@@ -76,7 +76,7 @@ static int make_seeds(const char *dir)
         es[i].knobs[0].value = 1;
         es[i].knobs[1].type = 7;
         es[i].knobs[1].value = 64;
-        es[i].time_ms = i ? 0.012f : -1.0f;
+        es[i].time_us = i ? 0.012f : -1.0f;
         es[i].flags = (uint32_t)i;
         es[i].workspace_bytes = 4096 * i;
         es[i].blob = i == 2 ? (void *)(uintptr_t)json : NULL;

@@ -42,7 +42,7 @@ static inline void ct_entry(int64_t i, size_t blob_len, nnop__cache_entry *e)
         e->knobs[j].type = j + 1;
         e->knobs[j].value = i * 100 + j;
     }
-    e->time_ms = (i % 2) ? -1.0f : 0.125f * (float)i;
+    e->time_us = (i % 2) ? -1.0f : 0.125f * (float)i;
     e->flags = (uint32_t)(i % 4);
     e->workspace_bytes = i * 4096;
     e->blob_len = blob_len;
@@ -58,7 +58,7 @@ static inline int ct_entry_matches(const nnop__cache_entry *e, int64_t i, size_t
     int ok;
     ct_entry(i, blob_len, &want);
     ok = e->engine_id == want.engine_id && e->n_knobs == want.n_knobs &&
-         e->time_ms == want.time_ms && e->flags == want.flags &&
+         e->time_us == want.time_us && e->flags == want.flags &&
          e->workspace_bytes == want.workspace_bytes && e->blob_len == want.blob_len &&
          memcmp(e->knobs, want.knobs, sizeof want.knobs[0] * (size_t)want.n_knobs) == 0 &&
          (blob_len == 0 || memcmp(e->blob, want.blob, blob_len) == 0);
