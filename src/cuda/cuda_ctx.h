@@ -19,6 +19,7 @@ struct nnop__cuda_ctx {
     int sm_count;
     int cc_major, cc_minor;
     size_t cudnn_version; /* loaded library (cudnnGetVersion) */
+    int cache_ok;         /* ctx->plan_cache is bound to this device and cuDNN */
     char name[256];
 };
 

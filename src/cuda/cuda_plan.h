@@ -4,6 +4,7 @@
 #ifndef NNOP_CUDA_PLAN_H
 #define NNOP_CUDA_PLAN_H
 
+#include "cache.h"
 #include "cuda/cuda_ctx.h"
 #include "cuda/kernels.h"
 
@@ -62,6 +63,8 @@ typedef struct nnop__dnn_step {
     int n_io;
     int64_t next_uid;
     int is_conv, fp32;
+    nnop__fp_builder fpb; /* everything lowered so far, for the plan cache */
+    int cached;           /* 1: engine choice from the plan cache, 2: plan from its JSON */
     /* the chosen engine */
     int64_t engine;
     int rtc;
@@ -163,6 +166,18 @@ nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *s, char *why, size
 /* A variant pack binding ptrs (in s->uids order) and the workspace ws. */
 nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs,
                                  void *ws, cudnnBackendDescriptor_t *out);
+
+/* ------------------------------------------------------------------ cache_use.c */
+/* The plan cache key of s: its lowered graph plus device, cuDNN version and policy. */
+nnop__fp nnop__dnn_fingerprint(const nnop_context *ctx, const nnop__dnn_step *s);
+/* Build s->plan from a cached entry (its plan JSON, else its engine and knobs). NNOP_OK on
+ * success; any failure leaves s without a plan (the caller searches instead). */
+nnop_status nnop__dnn_from_cache(nnop_context *ctx, nnop__dnn_step *s, const nnop__fp *fp);
+/* Record the choice of s (engine, knobs, time, plan JSON); failures are harmless. */
+void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__fp *fp);
+/* Execution plan of cfg: finalized, with its workspace size. */
+nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg,
+                                 cudnnBackendDescriptor_t *plan, int64_t *ws);
 
 /* ------------------------------------------------------------------ steps.c */
 nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st);

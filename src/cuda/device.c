@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cache.h"
 #include "cuda/cuda_ctx.h"
 
 #define CUDNN_MSG_LEN 768
@@ -99,6 +100,19 @@ static nnop_status query_device(nnop_context *ctx)
     return NNOP_OK;
 }
 
+/* Give the plan cache its identity (loads its file). A shared cache already bound to another
+ * device is simply not used by this context. */
+static void bind_cache(nnop_context *ctx)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    if (!ctx->plan_cache)
+        return;
+    c->cache_ok = nnop__context_cache_bind(ctx, (uint64_t)c->cudnn_version, c->name,
+                                           c->cc_major * 10 + c->cc_minor, c->sm_count) == NNOP_OK;
+    if (!c->cache_ok)
+        nnop__clear_error(ctx);
+}
+
 nnop_status nnop__cuda_context_init(nnop_context *ctx)
 {
     nnop_status st;
@@ -111,6 +125,8 @@ nnop_status nnop__cuda_context_init(nnop_context *ctx)
         st = check_versions(ctx);
     if (st == NNOP_OK)
         st = query_device(ctx);
+    if (st == NNOP_OK)
+        bind_cache(ctx);
     if (st == NNOP_OK)
         st = NNOP_DNN(ctx, cudnnCreate(&ctx->cuda->handle));
     if (st == NNOP_OK)

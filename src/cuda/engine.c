@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cuda/cuda_plan.h"
+#include "platform/platform.h"
 
 #define MAX_CANDS 96
 #define MAX_NOTES 32
@@ -138,8 +139,8 @@ static int filter(const nnop_context *ctx, const nnop__dnn_step *st, const cand 
     return 0;
 }
 
-static nnop_status build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg,
-                              cudnnBackendDescriptor_t *plan, int64_t *ws)
+nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg,
+                                 cudnnBackendDescriptor_t *plan, int64_t *ws)
 {
     cudnnHandle_t h = ctx->cuda->handle;
     int64_t n = 0;
@@ -272,7 +273,7 @@ static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int b
         float us = 0.0f;
         if (!s->c[i].cfg || filter(ctx, st, &s->c[i], pass, s) != 0)
             continue;
-        if (build_plan(ctx, s->c[i].cfg, &plan, &ws) != NNOP_OK ||
+        if (nnop__dnn_build_plan(ctx, s->c[i].cfg, &plan, &ws) != NNOP_OK ||
             (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
             (limit > 1 && time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
             int n = snprintf(s->last_fail, sizeof s->last_fail, "eng%lld: ",
@@ -295,26 +296,56 @@ static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int b
     return built;
 }
 
-nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)
+static int cache_usable(const nnop_context *ctx)
 {
-    nnop_context *ctx = p->ctx;
+    return ctx->plan_cache && ctx->cuda->cache_ok;
+}
+
+/* Heuristics, then the passes; times go to the plan cache's counters. */
+static void search_engines(nnop_plan *p, nnop__dnn_step *st, search *s)
+{
     static const cudnnBackendHeurMode_t modes[3] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B,
                                                     CUDNN_HEUR_MODE_FALLBACK};
-    search *s = (search *)nnop__calloc(1, sizeof *s);
-    int i, built = 0;
-    if (!s)
-        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "engine selection: out of memory");
+    nnop_context *ctx = p->ctx;
+    uint64_t t0 = nnop__monotonic_ns();
+    int i, built;
     for (i = 0; i < 3; i++)
         (void)heuristics(ctx, st, modes[i], i, s); /* a mode may refuse a graph: not fatal */
+    if (ctx->plan_cache)
+        nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_HEURISTICS, nnop__monotonic_ns() - t0);
+    t0 = nnop__monotonic_ns();
     built = try_pass(p, st, s, 0, 0);
     if (!built || (autotuning(ctx) && built < AUTOTUNE_TOP_K))
         built = try_pass(p, st, s, 1, built);
     st->tuned = autotuning(ctx) && built > 1;
+    if (ctx->plan_cache)
+        nnop__cache_add_time(ctx->plan_cache,
+                             autotuning(ctx) ? NNOP_CACHE_T_AUTOTUNE : NNOP_CACHE_T_FINALIZE,
+                             nnop__monotonic_ns() - t0);
     for (i = 0; i < s->n; i++)
         if (s->c[i].cfg)
             (void)cudnnBackendDestroyDescriptor(s->c[i].cfg);
+}
+
+nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)
+{
+    nnop_context *ctx = p->ctx;
+    nnop__fp fp = nnop__dnn_fingerprint(ctx, st);
+    search *s;
+    if (cache_usable(ctx) && nnop__dnn_from_cache(ctx, st, &fp) == NNOP_OK) {
+        nnop__clear_error(ctx);
+        return NNOP_OK;
+    }
+    s = (search *)nnop__calloc(1, sizeof *s);
+    if (!s)
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "engine selection: out of memory");
+    search_engines(p, st, s);
     if (st->plan) {
         nnop__free(s);
+        if (ctx->plan_cache)
+            nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT);
+        if (cache_usable(ctx))
+            nnop__dnn_to_cache(ctx, st, &fp);
         nnop__clear_error(ctx);
         return NNOP_OK;
     }

@@ -449,21 +449,28 @@ static const char *kernel_name(nnop__step_kind k)
     return names[k];
 }
 
+static const char *tuned(const nnop__dnn_step *d)
+{
+    static NNOP_THREAD_LOCAL char buf[48];
+    if (!d->tuned)
+        return "";
+    snprintf(buf, sizeof buf, ", autotuned %.1f us", (double)d->time_us);
+    return buf;
+}
+
 size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len)
 {
     const nnop__cuda_step *s = &p->cuda->steps[i];
     int n;
     if (s->kind != NNOP_STEP_DNN)
         n = snprintf(buf, len, "[own kernel: %s]", kernel_name(s->kind));
-    else if (s->dnn->tuned)
-        n = snprintf(buf, len, "[cudnn eng%lld %s, workspace %lld B, autotuned %.1f us%s]",
-                     (long long)s->dnn->engine,
-                     s->dnn->rtc ? "runtime-compiled" : "precompiled",
-                     (long long)s->dnn->workspace, (double)s->dnn->time_us,
-                     s->folded ? ", bn/bias folded" : "");
     else
-        n = snprintf(buf, len, "[cudnn eng%lld %s, workspace %lld B%s]", (long long)s->dnn->engine,
-                     s->dnn->rtc ? "runtime-compiled" : "precompiled",
-                     (long long)s->dnn->workspace, s->folded ? ", bn/bias folded" : "");
+        n = snprintf(buf, len, "[cudnn eng%lld %s, workspace %lld B%s%s%s]",
+                     (long long)s->dnn->engine, s->dnn->rtc ? "runtime-compiled" : "precompiled",
+                     (long long)s->dnn->workspace, tuned(s->dnn),
+                     s->dnn->cached == 2   ? ", plan from cache"
+                     : s->dnn->cached == 1 ? ", engine from cache"
+                                           : "",
+                     s->folded ? ", bn/bias folded" : "");
     return n > 0 ? (size_t)n : 0;
 }

@@ -87,6 +87,13 @@ nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim,
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
     if (st == NNOP_OK)
         st = nnop__dnn_finalize(ctx, *out, "tensor");
+    nnop__fp_add_str(&s->fpb, "tensor");
+    nnop__fp_add_i64(&s->fpb, uid);
+    nnop__fp_add_i64(&s->fpb, (int64_t)t);
+    nnop__fp_add_i64(&s->fpb, virt);
+    nnop__fp_add_i64(&s->fpb, align);
+    nnop__fp_add_bytes(&s->fpb, dims, (size_t)ndim * sizeof *dims);
+    nnop__fp_add_bytes(&s->fpb, strides, (size_t)ndim * sizeof *strides);
     if (st == NNOP_OK && !virt)
         st = add_io(ctx, s, uid, slot, extent_bytes(ndim, dims, strides, dt));
     return st;
@@ -120,6 +127,8 @@ nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step
     cudnnBackendDescriptor_t cur = NULL, next = NULL;
     nnop_status st;
     producer_view(p, c, &ndim, dims, strides);
+    nnop__fp_init(&s->fpb);
+    nnop__fp_add_str(&s->fpb, is_linear ? "nnop-dnn/matmul/v1" : "nnop-dnn/conv/v1");
     s->is_conv = !is_linear;
     s->fp32 = out_dt == NNOP_F32;
     st = nnop__lower_tensor(ctx, s, ndim, dims, strides, out_dt, c->n_ops ? -1 : c->out_value,

@@ -21,6 +21,10 @@ static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_co
         stride[i] = cp->stride[i];
         dil[i] = cp->dilation[i];
     }
+    nnop__fp_add_str(&s->fpb, "conv");
+    nnop__fp_add_bytes(&s->fpb, pad, sizeof pad);
+    nnop__fp_add_bytes(&s->fpb, stride, sizeof stride);
+    nnop__fp_add_bytes(&s->fpb, dil, sizeof dil);
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
                           &comp);

@@ -64,6 +64,12 @@ static nnop_status pw_desc(nnop_context *ctx, nnop__dnn_step *s, cudnnPointwiseM
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1,
                           &prec);
+    nnop__fp_add_str(&s->fpb, "pointwise");
+    nnop__fp_add_i64(&s->fpb, (int64_t)mode);
+    for (i = 0; i < n; i++) {
+        nnop__fp_add_i64(&s->fpb, (int64_t)names[i]);
+        nnop__fp_add_bytes(&s->fpb, &v[i], sizeof v[i]);
+    }
     for (i = 0; i < n && st == NNOP_OK; i++)
         st = nnop__dnn_set(ctx, *out, names[i], "CUDNN_ATTR_POINTWISE_<activation parameter>",
                            CUDNN_TYPE_DOUBLE, 1, &v[i], __FILE__, __LINE__);

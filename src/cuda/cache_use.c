@@ -1,0 +1,199 @@
+/* cache_use.c: the plan cache seen from engine selection: the fingerprint of a lowered step,
+ * rebuilding a plan from a cached entry (plan JSON first: no heuristics, no runtime
+ * compilation; else engine id + knobs), and recording a fresh choice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_plan.h"
+
+nnop__fp nnop__dnn_fingerprint(const nnop_context *ctx, const nnop__dnn_step *s)
+{
+    const nnop_context_options *o = &ctx->opts;
+    nnop__fp_builder b = s->fpb;
+    nnop__fp_add_i64(&b, (int64_t)ctx->cuda->cudnn_version); /* loaded, not built */
+    nnop__fp_add_str(&b, ctx->cuda->name);
+    nnop__fp_add_i64(&b, ctx->cuda->cc_major * 10 + ctx->cuda->cc_minor);
+    nnop__fp_add_i64(&b, ctx->cuda->sm_count);
+    nnop__fp_add_i64(&b, (int64_t)o->policy);
+    nnop__fp_add_i64(&b, o->deterministic != 0);
+    nnop__fp_add_i64(&b, (int64_t)o->workspace_limit);
+    nnop__fp_add_i64(&b, o->allow_tf32 != 0);
+    nnop__fp_add_i64(&b, o->autotune != 0);
+    return nnop__fp_final(&b);
+}
+
+static nnop_status plan_from_json(nnop_context *ctx, nnop__dnn_step *s, const nnop__cache_entry *e)
+{
+    cudnnHandle_t h = ctx->cuda->handle;
+    int64_t n = 0;
+    nnop_status st = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(
+                                           CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &s->plan));
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, s->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, s->plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                          CUDNN_TYPE_CHAR, (int64_t)e->blob_len, e->blob);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, s->plan, "execution plan from JSON");
+    if (st == NNOP_OK)
+        st = NNOP_DNN(ctx, cudnnBackendGetAttribute(s->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                    CUDNN_TYPE_INT64, 1, &n, &s->workspace));
+    return st;
+}
+
+static nnop_status knob_choice(nnop_context *ctx, nnop__dnn_step *s, const nnop__knob *k,
+                               cudnnBackendDescriptor_t *out)
+{
+    cudnnBackendKnobType_t type = (cudnnBackendKnobType_t)k->type;
+    nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, out);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1,
+                          &type);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
+                          &k->value);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, *out, "knob choice");
+    return st;
+}
+
+static nnop_status plan_from_choice(nnop_context *ctx, nnop__dnn_step *s,
+                                    const nnop__cache_entry *e)
+{
+    cudnnBackendDescriptor_t eng = NULL, knobs[NNOP_CACHE_MAX_KNOBS];
+    nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng);
+    int i;
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &s->graph);
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
+                          &e->engine_id);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, eng, "engine");
+    for (i = 0; i < e->n_knobs && st == NNOP_OK; i++)
+        st = knob_choice(ctx, s, &e->knobs[i], &knobs[i]);
+    if (st == NNOP_OK)
+        st = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &s->cfg));
+    if (st == NNOP_OK)
+        st = NNOP_DNN_SET(ctx, s->cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                          1, &eng);
+    if (st == NNOP_OK && e->n_knobs > 0)
+        st = NNOP_DNN_SET(ctx, s->cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, e->n_knobs, knobs);
+    if (st == NNOP_OK)
+        st = nnop__dnn_finalize(ctx, s->cfg, "engine config");
+    if (st == NNOP_OK)
+        st = nnop__dnn_build_plan(ctx, s->cfg, &s->plan, &s->workspace);
+    return st;
+}
+
+static void drop_plan(nnop__dnn_step *s)
+{
+    if (s->plan)
+        (void)cudnnBackendDestroyDescriptor(s->plan);
+    if (s->cfg)
+        (void)cudnnBackendDestroyDescriptor(s->cfg);
+    s->plan = s->cfg = NULL;
+}
+
+nnop_status nnop__dnn_from_cache(nnop_context *ctx, nnop__dnn_step *s, const nnop__fp *fp)
+{
+    nnop__cache_entry e;
+    nnop_status st = NNOP_ERR_UNSUPPORTED;
+    if (!nnop__cache_lookup(ctx->plan_cache, fp, &e))
+        return st;
+    if (e.blob_len > 0) {
+        st = plan_from_json(ctx, s, &e);
+        nnop__cache_count(ctx->plan_cache,
+                          st == NNOP_OK ? NNOP_CACHE_EV_PLAN_FROM_BLOB : NNOP_CACHE_EV_BLOB_REJECTED);
+        s->cached = st == NNOP_OK ? 2 : 0;
+    }
+    if (st != NNOP_OK) {
+        drop_plan(s);
+        st = plan_from_choice(ctx, s, &e);
+        if (st == NNOP_OK)
+            nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT);
+        s->cached = st == NNOP_OK;
+    }
+    if (st == NNOP_OK && ctx->opts.workspace_limit && (size_t)s->workspace > ctx->opts.workspace_limit)
+        st = NNOP_ERR_UNSUPPORTED;
+    if (st != NNOP_OK) {
+        drop_plan(s);
+        s->cached = 0;
+    } else {
+        s->engine = e.engine_id;
+        s->rtc = (e.flags & NNOP_CACHE_FLAG_RUNTIME_COMPILED) != 0;
+        s->time_us = e.time_us;
+        s->tuned = e.time_us >= 0.0f;
+    }
+    nnop__cache_entry_clear(&e);
+    return st;
+}
+
+/* The knob choices of the chosen config (0 when they cannot be read). */
+static int32_t read_knobs(nnop_context *ctx, cudnnBackendDescriptor_t cfg, nnop__knob *out)
+{
+    cudnnBackendDescriptor_t kc[NNOP_CACHE_MAX_KNOBS];
+    int64_t n = 0, got = 0, i;
+    int32_t made = 0, ok = 1;
+    for (made = 0; made < NNOP_CACHE_MAX_KNOBS; made++)
+        if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &kc[made]) !=
+            CUDNN_STATUS_SUCCESS)
+            break;
+    ok = made == NNOP_CACHE_MAX_KNOBS &&
+         cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, made, &n, kc) ==
+                 CUDNN_STATUS_SUCCESS;
+    for (i = 0; ok && i < n; i++) {
+        cudnnBackendKnobType_t t;
+        ok = cudnnBackendGetAttribute(kc[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                      CUDNN_TYPE_KNOB_TYPE, 1, &got, &t) == CUDNN_STATUS_SUCCESS &&
+             cudnnBackendGetAttribute(kc[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64,
+                                      1, &got, &out[i].value) == CUDNN_STATUS_SUCCESS;
+        out[i].type = (int64_t)t;
+    }
+    for (i = 0; i < made; i++)
+        (void)cudnnBackendDestroyDescriptor(kc[i]);
+    (void)ctx;
+    return ok ? (int32_t)n : 0;
+}
+
+/* The plan's JSON (malloc'd, *len bytes) or NULL. */
+static void *plan_json(const nnop__dnn_step *s, size_t *len)
+{
+    int64_t n = 0, got = 0;
+    char *buf;
+    *len = 0;
+    if (cudnnBackendGetAttribute(s->plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                                 CUDNN_TYPE_CHAR, 0, &n, NULL) != CUDNN_STATUS_SUCCESS ||
+        n <= 0 || (size_t)n > NNOP_CACHE_MAX_BLOB)
+        return NULL;
+    buf = (char *)malloc((size_t)n);
+    if (buf && cudnnBackendGetAttribute(s->plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                                        CUDNN_TYPE_CHAR, n, &got, buf) == CUDNN_STATUS_SUCCESS) {
+        while (got > 0 && buf[got - 1] == '\0') /* the cache stores it without a NUL */
+            got--;
+        *len = (size_t)got;
+        return buf;
+    }
+    free(buf);
+    return NULL;
+}
+
+void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__fp *fp)
+{
+    nnop__cache_entry *e = (nnop__cache_entry *)calloc(1, sizeof *e);
+    if (!e)
+        return;
+    e->engine_id = s->engine;
+    e->n_knobs = s->cfg ? read_knobs(ctx, s->cfg, e->knobs) : 0;
+    e->flags = (s->rtc ? NNOP_CACHE_FLAG_RUNTIME_COMPILED : 0u) |
+               (ctx->opts.deterministic ? NNOP_CACHE_FLAG_DETERMINISTIC : 0u);
+    e->time_us = s->tuned ? s->time_us : -1.0f;
+    e->workspace_bytes = s->workspace;
+    e->blob = plan_json(s, &e->blob_len);
+    (void)nnop__cache_insert(ctx->plan_cache, fp, e);
+    free(e->blob);
+    free(e);
+}
