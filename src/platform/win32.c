@@ -5,6 +5,7 @@
 #define WIN32_LEAN_AND_MEAN
 #endif
 #include <windows.h>
+#include <errno.h>
 #include <io.h>
 #include <process.h>
 #include <stdlib.h>
@@ -120,15 +121,15 @@ FILE *nnop__fopen(const char *path, const char *mode, int *not_found)
 {
     wchar_t *wp = to_wide(path), *wm = to_wide(mode);
     FILE *f = NULL;
-    DWORD err = 0;
-    if (wp && wm && _wfopen_s(&f, wp, wm) != 0)
+    errno_t err = EINVAL;
+    if (wp && wm)
+        err = _wfopen_s(&f, wp, wm);
+    if (err != 0)
         f = NULL;
-    if (!f)
-        err = GetLastError();
     free(wp);
     free(wm);
     if (not_found)
-        *not_found = (!f && (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND));
+        *not_found = (!f && err == ENOENT);
     return f;
 }
 
