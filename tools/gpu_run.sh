@@ -49,9 +49,11 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
         "$BUILD/bench/bench_conv" >"$OUT/bench_nnop.txt" 2>&1 || tail -20 "$OUT/bench_nnop.txt"
         "$BUILD/bench/bench_conv" --autotune >"$OUT/bench_nnop_autotune.txt" 2>&1 ||
             tail -20 "$OUT/bench_nnop_autotune.txt"
-        "$BUILD/bench/bench_conv" --autotune --probe >"$OUT/bench_probe.txt" 2>&1 ||
-            tail -20 "$OUT/bench_probe.txt"
-        cat "$OUT/bench_nnop.txt" "$OUT/bench_nnop_autotune.txt" "$OUT/bench_probe.txt"
+        if [ "${NNOP_BENCH_PROBE:-0}" = 1 ]; then
+            "$BUILD/bench/bench_conv" --autotune --probe >"$OUT/bench_probe.txt" 2>&1 ||
+                tail -20 "$OUT/bench_probe.txt"
+        fi
+        cat "$OUT/bench_nnop.txt" "$OUT/bench_nnop_autotune.txt"
     fi
     if [ -f bench/torch_conv.py ]; then
         PYTHONUNBUFFERED=1 python3 bench/torch_conv.py >"$OUT/bench_torch.txt" 2>&1 || tail -20 "$OUT/bench_torch.txt"

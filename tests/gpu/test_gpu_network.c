@@ -3,6 +3,8 @@
  * flatten, linear, softmax) in several dtypes/layouts and with CUDA graph replay; the fusion
  * check (fp16 NHWC conv+bias+relu is exactly one partition); the one-call entry points;
  * standalone pointwise and pooling partitions; bad bindings. */
+#include <time.h>
+
 #include "gpu_harness.h"
 
 typedef struct net_case {
@@ -51,7 +53,7 @@ static void check_net(const net_case *nc, int cuda_graph, nnop_engine_policy pol
     if (!h_run_compare(&r, build_net, nc)) {
         if (r.gpu_compile_status != NNOP_OK)
             fail_msg("GPU compile: %s: %s", nnop_status_string(r.gpu_compile_status), r.gpu_error);
-        fail_msg("network: GPU result differs from the CPU reference");
+        fail_msg("%s", "network: GPU result differs from the CPU reference");
     }
     print_message("%s", r.describe);
     assert_non_null(strstr(r.describe, "conv+batchnorm+act"));
@@ -218,6 +220,43 @@ static void test_gpu_conv_bias_relu_oneshot_matches_ref(void **state)
     nnop_context_destroy(cpu);
 }
 
+/* Compile conv+bias+gelu (runtime-compiled) in a context with a cache file, then again in a
+ * fresh context reading that file: the second plan comes from the cached plan JSON and
+ * still matches the CPU reference. */
+static void build_cbg(nnop_graph *g, const void *arg)
+{
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, 16, 12, 12);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 32, 16, 3, 3);
+    nnop_tensor_desc kd = nnop_tensor_1d(NNOP_F16, 32);
+    nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    float s = 1.0f / 12.0f;
+    nnop_value y = nnop_conv(g, nnop_input(g, "x", &xd), h_const(g, "w", &wd, 61, -s, s), &p);
+    (void)arg;
+    y = nnop_bias(g, y, h_const(g, "b", &kd, 62, -0.5f, 0.5f));
+    y = nnop_act(g, y, NNOP_ACT_GELU, 0.0f);
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+}
+
+static void test_gpu_plan_cache_file_reuses_plan(void **state)
+{
+    char path[256];
+    h_run r;
+    int i;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    snprintf(path, sizeof path, "/tmp/nnop_gpu_cache_%ld.bin", (long)time(NULL));
+    remove(path);
+    for (i = 0; i < 2; i++) {
+        h_run_init(&r, NNOP_F16, 16.0 * 9.0);
+        r.gpu_opts.cache_path = path;
+        if (!h_run_compare(&r, build_cbg, NULL))
+            fail_msg("run %d: %s %s", i, nnop_status_string(r.gpu_compile_status), r.gpu_error);
+        print_message("run %d: %s", i, r.describe);
+        assert_true((strstr(r.describe, "from cache") != NULL) == (i == 1));
+    }
+    remove(path);
+}
+
 /* A misaligned binding is refused before anything runs. */
 static void test_gpu_execute_rejects_misaligned_pointer(void **state)
 {
@@ -263,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_gpu_pointwise_pool_softmax_nchw_matches_ref),
         cmocka_unit_test(test_gpu_conv_bias_relu_oneshot_matches_ref),
         cmocka_unit_test(test_gpu_execute_rejects_misaligned_pointer),
+        cmocka_unit_test(test_gpu_plan_cache_file_reuses_plan),
     };
     return cmocka_run_group_tests_name("gpu_network", tests, NULL, NULL);
 }
