@@ -229,14 +229,21 @@ nnop_status nnop__cache_load(nnop_plan_cache *c, const char *path, nnop__cache_r
 nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_dirty,
                              char *msg, size_t msg_len);
 
-/* The parser alone (file checks, fuzzing): walk buf as a cache file, call fn for each valid
- * entry of this identity (cudnn_version, device_key; device_key NULL accepts any header), fill
- * *rep. e->blob points into buf. fn returns 0 to go on, nonzero to stop. Never reads outside
+/* The parser alone (file checks, fuzzing): walk buf as a cache file, call fn (may be NULL) for
+ * each valid entry of this identity (cudnn_version, device_key; device_key NULL accepts any
+ * header), fill *rep (may be NULL). e->blob points into buf. fn returns 0 to go on, nonzero to stop. Never reads outside
  * buf, never allocates. */
 typedef int (*nnop__cache_entry_fn)(void *user, const nnop__fp *fp, const nnop__cache_entry *e);
 void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_version,
                        const char *device_key, nnop__cache_entry_fn fn, void *user,
                        nnop__cache_report *rep);
+
+/* Read and check a cache file without loading it (nnop-doctor): NNOP_OK for a missing or
+ * clean file of this identity (device_key NULL: any), else the first problem's status
+ * (NNOP_ERR_FORMAT: damaged, NNOP_ERR_VERSION: another device or cuDNN) with its offset and
+ * the counts in *rep; NNOP_ERR_IO when it exists but cannot be read. */
+nnop_status nnop__cache_check_file(const char *path, uint64_t cudnn_version,
+                                   const char *device_key, nnop__cache_report *rep);
 
 /* Serialize one file (header + entries) into a malloc'd buffer (for tests and the fuzzer
  * corpus): *out, *out_len; free with nnop__free. */

@@ -311,6 +311,9 @@ void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_vers
     uint64_t file_cudnn = 0;
     size_t off = 0, next;
     int other_device = 0, other_cudnn = 0;
+    nnop__cache_report local;
+    if (!rep)
+        rep = &local;
     memset(rep, 0, sizeof *rep);
     if (!buf || !parse_header(buf, len, &off, &file_cudnn, key, rep)) {
         rep->rejected = 1;
@@ -354,14 +357,17 @@ static nnop_status read_file(const char *path, unsigned char **buf, size_t *len,
     *len = 0;
     if (!f)
         return *missing ? NNOP_OK : NNOP_ERR_IO;
-    for (;;) {
-        size_t got;
-        bb_reserve(&b, 65536);
+    while (b.len < FILE_MAX) {
+        size_t got, room;
+        bb_reserve(&b, 1); /* doubles when full: never past FILE_MAX, a power of two */
         if (b.oom)
             break;
-        got = fread(b.p + b.len, 1, b.cap - b.len, f);
+        room = b.cap - b.len;
+        if (room > FILE_MAX - b.len)
+            room = FILE_MAX - b.len;
+        got = fread(b.p + b.len, 1, room, f);
         b.len += got;
-        if (got == 0 || b.len >= FILE_MAX)
+        if (got == 0)
             break;
     }
     if (!b.oom && ferror(f)) {
@@ -374,8 +380,7 @@ static nnop_status read_file(const char *path, unsigned char **buf, size_t *len,
         free(b.p);
         return NNOP_ERR_OUT_OF_MEMORY;
     }
-    if (b.len > FILE_MAX)
-        b.len = FILE_MAX; /* the rest reads as a truncated entry */
+    /* a longer file reads as one cut at FILE_MAX: its last entry counts as truncated */
     *buf = b.p;
     *len = b.len;
     return NNOP_OK;
@@ -656,3 +661,23 @@ nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_d
     return st;
 }
 
+nnop_status nnop__cache_check_file(const char *path, uint64_t cudnn_version,
+                                   const char *device_key, nnop__cache_report *rep)
+{
+    nnop__cache_report local;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    int missing = 0;
+    nnop_status st;
+    if (!rep)
+        rep = &local;
+    memset(rep, 0, sizeof *rep);
+    if (!path)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    st = read_file(path, &buf, &len, &missing);
+    if (st == NNOP_OK && buf)
+        nnop__cache_parse(buf, len, cudnn_version, device_key, NULL, NULL, rep);
+    rep->missing = missing;
+    free(buf);
+    return st != NNOP_OK ? st : rep->status;
+}

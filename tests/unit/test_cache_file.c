@@ -381,6 +381,36 @@ static void test_cache_file_huge_length_field_is_bounded(void **state)
     ct_cleanup(path);
 }
 
+static void test_cache_file_check_for_doctor(void **state)
+{
+    char path[256];
+    size_t len, hlen;
+    unsigned char *f = ct_file(CT_CUDNN, CT_KEY, 0, 3, &len), *h;
+    nnop__cache_report rep;
+    (void)state;
+    ct_path(path, sizeof path, "check");
+    ct_cleanup(path);
+    assert_int_equal(nnop__cache_check_file(path, CT_CUDNN, CT_KEY, &rep), NNOP_OK);
+    assert_true(rep.missing);
+    ct_write(path, f, len);
+    assert_int_equal(nnop__cache_check_file(path, CT_CUDNN, CT_KEY, &rep), NNOP_OK);
+    assert_int_equal(rep.entries_ok, 3);
+    assert_int_equal(nnop__cache_check_file(path, 91400, CT_KEY, &rep), NNOP_ERR_VERSION);
+    assert_int_equal(rep.ignored_other_cudnn, 3);
+    assert_int_equal(nnop__cache_check_file(path, 0, NULL, &rep), NNOP_OK); /* any device */
+    h = ct_file(CT_CUDNN, CT_KEY, 0, 1, &hlen); /* end of the first record */
+    free(h);
+    f[hlen + 9] ^= 1; /* second record's checksum */
+    ct_write(path, f, len);
+    assert_int_equal(nnop__cache_check_file(path, CT_CUDNN, CT_KEY, &rep), NNOP_ERR_FORMAT);
+    assert_int_equal(rep.offset, hlen);
+    assert_int_equal(rep.entries_ok, 2);
+    assert_int_equal(rep.ignored_corrupt, 1);
+    assert_non_null(strstr(rep.message, "checksum"));
+    free(f);
+    ct_cleanup(path);
+}
+
 static void test_cache_file_missing_is_fine(void **state)
 {
     char path[256];
@@ -626,6 +656,7 @@ int main(void)
             cmocka_unit_test(test_cache_file_every_flipped_byte),
             cmocka_unit_test(test_cache_file_corrupt_file_is_rewritten_clean),
             cmocka_unit_test(test_cache_file_huge_length_field_is_bounded),
+            cmocka_unit_test(test_cache_file_check_for_doctor),
             cmocka_unit_test(test_cache_file_missing_is_fine),
             cmocka_unit_test(test_cache_file_leftover_temp_file_is_harmless),
             cmocka_unit_test(test_cache_file_merge_keeps_other_writers_entries),
