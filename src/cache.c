@@ -12,13 +12,19 @@
 /* The carved-out plan_cache pointer must keep nnop_context_options' size: it and
  * reserved[7] together take the eight uint64_t the struct ended with (64-bit targets; CUDA
  * has no 32-bit ones). */
-_Static_assert(sizeof(void *) != 8 || sizeof(nnop_context_options) ==
-                                              offsetof(nnop_context_options, plan_cache) +
-                                                      8 * sizeof(uint64_t),
+_Static_assert(sizeof(void *) != 8 ||
+                       sizeof(nnop_context_options) ==
+                               offsetof(nnop_context_options, plan_cache) + 8 * sizeof(uint64_t),
                "nnop_context_options changed size");
 
 /* ================================================================ fingerprints */
-enum { FP_TAG_I64 = 'I', FP_TAG_F32 = 'F', FP_TAG_STR = 'S', FP_TAG_NULL = 'N', FP_TAG_BYTES = 'B' };
+enum {
+    FP_TAG_I64 = 'I',
+    FP_TAG_F32 = 'F',
+    FP_TAG_STR = 'S',
+    FP_TAG_NULL = 'N',
+    FP_TAG_BYTES = 'B'
+};
 
 static void fp_put_u64(nnop__fp_builder *b, uint64_t v)
 {
@@ -275,8 +281,7 @@ static void remove_node(nnop_plan_cache *c, nnop__cache_node *n)
 /* Evict the oldest entries (never keep) until both bounds hold. */
 static void enforce_bounds(nnop_plan_cache *c, const nnop__cache_node *keep)
 {
-    while ((c->n > c->max_entries || c->bytes > c->max_bytes) && c->oldest &&
-           c->oldest != keep) {
+    while ((c->n > c->max_entries || c->bytes > c->max_bytes) && c->oldest && c->oldest != keep) {
         remove_node(c, c->oldest);
         c->st.evictions++;
     }
@@ -317,8 +322,8 @@ int nnop__cache_lookup(nnop_plan_cache *c, const nnop__fp *fp, nnop__cache_entry
     return hit;
 }
 
-nnop_status nnop__cache_put_locked(nnop_plan_cache *c, const nnop__fp *fp, const nnop__cache_entry *e,
-                              int from_file)
+nnop_status nnop__cache_put_locked(nnop_plan_cache *c, const nnop__fp *fp,
+                                   const nnop__cache_entry *e, int from_file)
 {
     nnop__cache_node *n, *old = find_node(c, fp);
     size_t blob_len = e->blob_len;
@@ -363,8 +368,7 @@ nnop_status nnop__cache_put_locked(nnop_plan_cache *c, const nnop__fp *fp, const
     return NNOP_OK;
 }
 
-nnop_status nnop__cache_insert(nnop_plan_cache *c, const nnop__fp *fp,
-                               const nnop__cache_entry *e)
+nnop_status nnop__cache_insert(nnop_plan_cache *c, const nnop__fp *fp, const nnop__cache_entry *e)
 {
     nnop_status st;
     if (!c || !fp || !e || !nnop__cache_entry_valid(e))
@@ -458,7 +462,7 @@ nnop_status nnop__context_cache_init(nnop_context *ctx, const nnop_context_optio
     st = nnop__cache_create(o ? o->cache_path : NULL, 0, 0, &c);
     if (st != NNOP_OK)
         return nnop__fail(ctx, st, "nnop_context_create: cannot allocate the plan cache");
-    ctx->plan_cache = c; /* its file is loaded at bind (CUDA context init) */
+    ctx->plan_cache = c;            /* its file is loaded at bind (CUDA context init) */
     ctx->opts.cache_path = c->path; /* our copy: the caller's string may not outlive us */
     return NNOP_OK;
 }

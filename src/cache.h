@@ -56,9 +56,10 @@
  *
  *  4. On a miss, time the phases and store the choice:
  *
+ *         nnop_plan_cache *pc = ctx->plan_cache;
  *         uint64_t t0 = nnop__monotonic_ns();            // src/platform/platform.h
  *         ... heuristics ...
- *         nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_HEURISTICS, nnop__monotonic_ns() - t0);
+ *         nnop__cache_add_time(pc, NNOP_CACHE_T_HEURISTICS, nnop__monotonic_ns() - t0);
  *         ... build_plan (NNOP_CACHE_T_FINALIZE), time_plan (NNOP_CACHE_T_AUTOTUNE) ...
  *         nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT) per plan finalized;
  *         nnop__cache_entry e = {0};
@@ -125,16 +126,16 @@ enum {
 };
 
 typedef struct nnop__knob {
-    int64_t type;  /* cudnnBackendKnobType_t */
+    int64_t type; /* cudnnBackendKnobType_t */
     int64_t value;
 } nnop__knob;
 
 /* The value stored per fingerprint. In nnop__cache_insert, blob is borrowed (copied); an
  * entry filled by nnop__cache_lookup owns its blob: release it with nnop__cache_entry_clear. */
 typedef struct nnop__cache_entry {
-    int64_t engine_id;       /* CUDNN_ATTR_ENGINE_GLOBAL_INDEX */
-    int32_t n_knobs;         /* 0 .. NNOP_CACHE_MAX_KNOBS */
-    uint32_t flags;          /* NNOP_CACHE_FLAG_* (unknown bits are kept) */
+    int64_t engine_id; /* CUDNN_ATTR_ENGINE_GLOBAL_INDEX */
+    int32_t n_knobs;   /* 0 .. NNOP_CACHE_MAX_KNOBS */
+    uint32_t flags;    /* NNOP_CACHE_FLAG_* (unknown bits are kept) */
     nnop__knob knobs[NNOP_CACHE_MAX_KNOBS];
     float time_us;           /* measured execute time; < 0: not autotuned */
     int64_t workspace_bytes; /* of the plan; -1 unknown */
@@ -147,7 +148,7 @@ void nnop__cache_entry_clear(nnop__cache_entry *e);
 
 /* ---------------------------------------------------------------- the cache object */
 #define NNOP_CACHE_DEFAULT_ENTRIES 4096
-#define NNOP_CACHE_DEFAULT_BYTES ((size_t)256 << 20)
+#define NNOP_CACHE_DEFAULT_BYTES   ((size_t)256 << 20)
 
 /* A cache of at most max_entries entries and max_bytes bytes (per entry: its node of about
  * 1.1 KB plus its blob); 0 = default. path NULL: memory only; otherwise the file is loaded
@@ -181,8 +182,7 @@ int nnop__cache_lookup(nnop_plan_cache *c, const nnop__fp *fp, nnop__cache_entry
 /* Insert or replace the entry of fp (copied), evicting least recently used entries to stay in
  * bounds. An entry too big for max_bytes is stored without its blob. NNOP_ERR_INVALID_ARGUMENT
  * for a malformed entry, NNOP_ERR_OUT_OF_MEMORY; the cache is unchanged then. */
-nnop_status nnop__cache_insert(nnop_plan_cache *c, const nnop__fp *fp,
-                               const nnop__cache_entry *e);
+nnop_status nnop__cache_insert(nnop_plan_cache *c, const nnop__fp *fp, const nnop__cache_entry *e);
 
 typedef enum nnop__cache_timer {
     NNOP_CACHE_T_HEURISTICS = 0, /* engine heuristics queries */
@@ -226,13 +226,13 @@ nnop_status nnop__cache_load(nnop_plan_cache *c, const char *path, nnop__cache_r
  * flush it to disk and rename it over path. only_if_dirty: do nothing unless entries were
  * inserted (or the loaded file was corrupt) since the last load/save. NNOP_OK without a path
  * or before bind. NNOP_ERR_IO (with a message in msg, may be NULL) when it cannot write. */
-nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_dirty,
-                             char *msg, size_t msg_len);
+nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_dirty, char *msg,
+                             size_t msg_len);
 
 /* The parser alone (file checks, fuzzing): walk buf as a cache file, call fn (may be NULL) for
  * each valid entry of this identity (cudnn_version, device_key; device_key NULL accepts any
- * header), fill *rep (may be NULL). e->blob points into buf. fn returns 0 to go on, nonzero to stop. Never reads outside
- * buf, never allocates. */
+ * header), fill *rep (may be NULL). e->blob points into buf. fn returns 0 to go on, nonzero to
+ * stop. Never reads outside buf, never allocates. */
 typedef int (*nnop__cache_entry_fn)(void *user, const nnop__fp *fp, const nnop__cache_entry *e);
 void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_version,
                        const char *device_key, nnop__cache_entry_fn fn, void *user,
@@ -242,8 +242,8 @@ void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_vers
  * clean file of this identity (device_key NULL: any), else the first problem's status
  * (NNOP_ERR_FORMAT: damaged, NNOP_ERR_VERSION: another device or cuDNN) with its offset and
  * the counts in *rep; NNOP_ERR_IO when it exists but cannot be read. */
-nnop_status nnop__cache_check_file(const char *path, uint64_t cudnn_version,
-                                   const char *device_key, nnop__cache_report *rep);
+nnop_status nnop__cache_check_file(const char *path, uint64_t cudnn_version, const char *device_key,
+                                   nnop__cache_report *rep);
 
 /* Serialize one file (header + entries) into a malloc'd buffer (for tests and the fuzzer
  * corpus): *out, *out_len; free with nnop__free. */

@@ -13,10 +13,11 @@
 static const unsigned char file_magic[8] = {'N', 'N', 'O', 'P', 'C', 'A', 'C', 'H'};
 static const unsigned char entry_marker[4] = {'N', 'N', 'C', 'E'};
 #define FORMAT_VERSION 1u
-#define HEADER_FIXED 32u    /* magic 8, version 4, header_len 4, cudnn 8, key_len 4, crc 4 */
-#define RECORD_HEAD 12u     /* marker 4, payload_len 4, crc 4 */
-#define PAYLOAD_FIXED 48u   /* fp 16, engine 8, flags 4, time 4, workspace 8, n_knobs 4, blob_len 4 */
-#define KNOB_BYTES 16u
+#define HEADER_FIXED   32u /* magic 8, version 4, header_len 4, cudnn 8, key_len 4, crc 4 */
+#define RECORD_HEAD    12u /* marker 4, payload_len 4, crc 4 */
+#define PAYLOAD_FIXED  48u /* fp 16, engine 8, flags 4, time 4, workspace 8, n_knobs 4, blob_len 4 \
+                            */
+#define KNOB_BYTES  16u
 #define PAYLOAD_MAX (PAYLOAD_FIXED + NNOP_CACHE_MAX_KNOBS * KNOB_BYTES + NNOP_CACHE_MAX_BLOB)
 /* Largest file read: a bound on what a corrupted or hostile file can make us allocate. */
 #define FILE_MAX ((size_t)1 << 30)
@@ -161,11 +162,11 @@ nnop_status nnop__cache_serialize(uint64_t cudnn_version, const char *device_key
 }
 
 /* ---------------------------------------------------------------- parsing */
-static void report_problem(nnop__cache_report *rep, nnop_status st, size_t off,
-                           const char *fmt, ...) NNOP_PRINTF(4, 5);
+static void report_problem(nnop__cache_report *rep, nnop_status st, size_t off, const char *fmt,
+                           ...) NNOP_PRINTF(4, 5);
 
-static void report_problem(nnop__cache_report *rep, nnop_status st, size_t off,
-                           const char *fmt, ...)
+static void report_problem(nnop__cache_report *rep, nnop_status st, size_t off, const char *fmt,
+                           ...)
 {
     va_list ap;
     int n;
@@ -210,8 +211,7 @@ static int parse_header(const unsigned char *buf, size_t len, size_t *header_len
         return 0;
     }
     key_len = rd_u32(buf + 24);
-    if (key_len != hlen - HEADER_FIXED ||
-        nnop__crc32(0, buf, hlen - 4) != rd_u32(buf + hlen - 4)) {
+    if (key_len != hlen - HEADER_FIXED || nnop__crc32(0, buf, hlen - 4) != rd_u32(buf + hlen - 4)) {
         report_problem(rep, NNOP_ERR_FORMAT, hlen - 4, "header checksum mismatch");
         return 0;
     }
@@ -249,8 +249,8 @@ static int decode_payload(const unsigned char *p, size_t plen, nnop__fp *fp, nno
         e->knobs[i].value = (int64_t)rd_u64(p + 52 + (size_t)i * KNOB_BYTES);
     }
     e->blob_len = blob_len;
-    e->blob = blob_len ? (void *)(uintptr_t)(p + PAYLOAD_FIXED + (size_t)n_knobs * KNOB_BYTES)
-                       : NULL;
+    e->blob =
+            blob_len ? (void *)(uintptr_t)(p + PAYLOAD_FIXED + (size_t)n_knobs * KNOB_BYTES) : NULL;
     return 1;
 }
 
@@ -596,7 +596,8 @@ static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64
     }
     /* keep the newest file records that fit beside memory's entries */
     for (k = m.n_rec; k > 0 && st == NNOP_OK; k--) {
-        if (n_mem + n_keep + 1 > c->max_entries || mem_bytes + cost + m.rec_cost[k - 1] > c->max_bytes)
+        if (n_mem + n_keep + 1 > c->max_entries ||
+            mem_bytes + cost + m.rec_cost[k - 1] > c->max_bytes)
             break;
         n_keep++;
         cost += m.rec_cost[k - 1];
@@ -618,8 +619,8 @@ static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64
     return st;
 }
 
-nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_dirty,
-                             char *msg, size_t msg_len)
+nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_dirty, char *msg,
+                             size_t msg_len)
 {
     char key[NNOP_CACHE_KEY_MAX + 1], *lock_path;
     uint64_t cudnn, gen, t0 = nnop__monotonic_ns();
@@ -661,8 +662,8 @@ nnop_status nnop__cache_save(nnop_plan_cache *c, const char *path, int only_if_d
     return st;
 }
 
-nnop_status nnop__cache_check_file(const char *path, uint64_t cudnn_version,
-                                   const char *device_key, nnop__cache_report *rep)
+nnop_status nnop__cache_check_file(const char *path, uint64_t cudnn_version, const char *device_key,
+                                   nnop__cache_report *rep)
 {
     nnop__cache_report local;
     unsigned char *buf = NULL;

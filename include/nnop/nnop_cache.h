@@ -24,26 +24,26 @@ typedef struct nnop_plan_cache nnop_plan_cache;
 
 /** Counters of a plan cache since it was created. Times are in nanoseconds. */
 typedef struct nnop_cache_stats {
-    uint64_t hits;             /* lookups that found an entry                           */
-    uint64_t misses;           /* lookups that did not                                  */
-    uint64_t inserts;          /* entries stored (new or replaced)                      */
-    uint64_t evictions;        /* entries dropped to respect the bounds                 */
-    uint64_t plans_built;      /* execution plans built (heuristics or a cached choice) */
-    uint64_t plans_from_blob;  /* plans deserialized from a cached plan: no compilation */
-    uint64_t blobs_rejected;   /* cached plans cuDNN refused (rebuilt instead)          */
-    uint64_t entries;          /* entries in memory now                                 */
-    uint64_t bytes;            /* bytes they take                                       */
-    uint64_t entries_loaded;   /* entries read from the file                            */
-    uint64_t ignored_corrupt;  /* file entries ignored: bad checksum, malformed, cut    */
+    uint64_t hits;                 /* lookups that found an entry                           */
+    uint64_t misses;               /* lookups that did not                                  */
+    uint64_t inserts;              /* entries stored (new or replaced)                      */
+    uint64_t evictions;            /* entries dropped to respect the bounds                 */
+    uint64_t plans_built;          /* execution plans built (heuristics or a cached choice) */
+    uint64_t plans_from_blob;      /* plans deserialized from a cached plan: no compilation */
+    uint64_t blobs_rejected;       /* cached plans cuDNN refused (rebuilt instead)          */
+    uint64_t entries;              /* entries in memory now                                 */
+    uint64_t bytes;                /* bytes they take                                       */
+    uint64_t entries_loaded;       /* entries read from the file                            */
+    uint64_t ignored_corrupt;      /* file entries ignored: bad checksum, malformed, cut    */
     uint64_t ignored_other_device; /* file entries of another GPU                       */
     uint64_t ignored_other_cudnn;  /* file entries of another cuDNN version             */
-    uint64_t files_rejected;   /* files ignored whole: bad magic, version or header     */
-    uint64_t saves;            /* successful writes of the file                         */
-    uint64_t heuristics_ns;    /* time in cuDNN engine heuristics                       */
-    uint64_t finalize_ns;      /* time finalizing engine configs and plans (compiling)  */
-    uint64_t autotune_ns;      /* time timing candidate engines                         */
-    uint64_t file_ns;          /* time loading and saving the file                      */
-    uint64_t reserved[8];      /* zero                                                  */
+    uint64_t files_rejected;       /* files ignored whole: bad magic, version or header     */
+    uint64_t saves;                /* successful writes of the file                         */
+    uint64_t heuristics_ns;        /* time in cuDNN engine heuristics                       */
+    uint64_t finalize_ns;          /* time finalizing engine configs and plans (compiling)  */
+    uint64_t autotune_ns;          /* time timing candidate engines                         */
+    uint64_t file_ns;              /* time loading and saving the file                      */
+    uint64_t reserved[8];          /* zero                                                  */
 } nnop_cache_stats;
 
 /** Counters of the cache ctx uses (its own or a shared one). NNOP_ERR_INVALID_ARGUMENT for

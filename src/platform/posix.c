@@ -2,8 +2,8 @@
 #ifndef _WIN32
 
 /* flock() lives outside strict POSIX: ask for it (C_EXTENSIONS is off, so -std=c11). */
-#define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE 1
+#define _POSIX_C_SOURCE  200809L
+#define _DEFAULT_SOURCE  1
 #define _DARWIN_C_SOURCE 1
 
 #include <errno.h>

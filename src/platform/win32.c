@@ -88,8 +88,7 @@ uint64_t nnop__monotonic_ns(void)
 {
     LARGE_INTEGER freq, now;
     uint64_t sec, rem;
-    if (!QueryPerformanceFrequency(&freq) || !QueryPerformanceCounter(&now) ||
-        freq.QuadPart <= 0)
+    if (!QueryPerformanceFrequency(&freq) || !QueryPerformanceCounter(&now) || freq.QuadPart <= 0)
         return 0;
     /* split to avoid overflowing counter * 1e9 */
     sec = (uint64_t)now.QuadPart / (uint64_t)freq.QuadPart;
@@ -143,8 +142,7 @@ int nnop__fsync(FILE *f)
 int nnop__rename_replace(const char *from, const char *to)
 {
     wchar_t *wf = to_wide(from), *wt = to_wide(to);
-    BOOL ok = wf && wt &&
-              MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
+    BOOL ok = wf && wt && MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
     free(wf);
     free(wt);
     return ok ? 0 : -1;

@@ -10,9 +10,9 @@
  * cryptographic; collisions of unrelated inputs have probability ~2^-128. */
 typedef struct nnop__h128 {
     uint64_t h1, h2;
-    uint64_t total;           /* bytes fed so far */
-    unsigned char block[16];  /* pending partial block */
-    unsigned n_block;         /* bytes in block */
+    uint64_t total;          /* bytes fed so far */
+    unsigned char block[16]; /* pending partial block */
+    unsigned n_block;        /* bytes in block */
 } nnop__h128;
 
 void nnop__h128_init(nnop__h128 *h);

@@ -10,7 +10,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_CUDNN 91900u
-#define FUZZ_KEY "NVIDIA H200/sm_90/132"
+#define FUZZ_KEY   "NVIDIA H200/sm_90/132"
 
 static int store(void *user, const nnop__fp *fp, const nnop__cache_entry *e)
 {

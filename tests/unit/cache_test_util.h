@@ -11,7 +11,7 @@
 #include "platform/platform.h"
 
 #define CT_CUDNN 91900u
-#define CT_KEY "NVIDIA H200/sm_90/132"
+#define CT_KEY   "NVIDIA H200/sm_90/132"
 
 /* Fingerprint number i. */
 static inline nnop__fp ct_fp(int64_t i)
@@ -79,8 +79,7 @@ static inline int ct_has(nnop_plan_cache *c, int64_t i, size_t blob_len)
 /* A file name unique to this process and test, in the working directory. */
 static inline void ct_path(char *buf, size_t len, const char *name)
 {
-    snprintf(buf, len, "nnop_cache_test_%llu_%s.bin", (unsigned long long)nnop__process_id(),
-             name);
+    snprintf(buf, len, "nnop_cache_test_%llu_%s.bin", (unsigned long long)nnop__process_id(), name);
 }
 
 static inline void ct_write(const char *path, const void *data, size_t len)

@@ -600,7 +600,7 @@ static void test_cache_context_shared_cache(void **state)
     assert_int_equal(nnop__context_cache_bind(b, CT_CUDNN, "NVIDIA H200", 90, 132), NNOP_OK);
     ct_insert(a->plan_cache, 1, 3);
     assert_true(ct_has(b->plan_cache, 1, 3));
-    {   /* a context on another kind of device gets a private cache, never the shared one */
+    { /* a context on another kind of device gets a private cache, never the shared one */
         nnop_context *other = cache_context(NULL, shared);
         assert_int_equal(nnop__context_cache_bind(other, CT_CUDNN, "NVIDIA A100", 80, 108),
                          NNOP_OK);
