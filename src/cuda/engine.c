@@ -13,6 +13,9 @@
 #define AUTOTUNE_TOP_K 6
 #define AUTOTUNE_WARMUP 3
 #define AUTOTUNE_RUNS 20
+/* The GPU is held this long before the timed runs, so that all of them are queued and the
+ * events time the GPU, not the ~8 us host cost of each cudnnBackendExecute. */
+#define AUTOTUNE_SPIN_NS 1000000
 
 typedef struct cand {
     cudnnBackendDescriptor_t cfg;
@@ -218,6 +221,8 @@ static nnop_status time_plan(nnop_context *ctx, const nnop__dnn_step *s,
         st = NNOP_CU(ctx, cudaEventCreate(&e1));
     for (i = 0; i < AUTOTUNE_WARMUP && st == NNOP_OK; i++)
         st = NNOP_DNN(ctx, cudnnBackendExecute(ctx->cuda->handle, plan, vp));
+    if (st == NNOP_OK)
+        st = NNOP_CU(ctx, nnop__k_spin(AUTOTUNE_SPIN_NS, strm));
     if (st == NNOP_OK)
         st = NNOP_CU(ctx, cudaEventRecord(e0, strm));
     for (i = 0; i < AUTOTUNE_RUNS && st == NNOP_OK; i++)

@@ -67,6 +67,8 @@ typedef struct nnop__linear_kparams {
 
 /* Each launcher queues one kernel on s and returns cudaGetLastError(). */
 cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);
+/* Keep the GPU busy for about ns nanoseconds (timing: lets the host queue work ahead). */
+cudaError_t nnop__k_spin(int64_t ns, cudaStream_t s);
 cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_t s);
 cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s);
 /* y[n, c] (strides of yv) = mean over H, W of x */
