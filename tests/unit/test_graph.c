@@ -618,6 +618,66 @@ static void test_constants_are_copied_when_added(void **state)
     nnop_graph_destroy(g);
 }
 
+/* Inputs and constants can be graph outputs themselves (a pass-through), next to computed
+ * outputs, in declaration order. */
+static void test_inputs_and_constants_can_be_outputs(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 1, 3), cd = nnop_tensor_1d(NNOP_F16, 2);
+    const float x[3] = {-1, 2, -3};
+    float c32[2] = {0.5f, -8}, y0[3], y2[3];
+    uint16_t c16[2], y1[2];
+    nnop_value vx;
+    const void *in[1];
+    void *out[3];
+    (void)state;
+    assert_int_equal(nnop_convert(NNOP_F32, c32, NNOP_F16, c16, 2), NNOP_OK);
+    vx = nnop_input(g, "x", &xd);
+    assert_int_equal(nnop_output(g, vx, "x_again"), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_constant(g, "c", &cd, c16), "c"), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_act(g, vx, NNOP_ACT_RELU, 0.0f), "relu"), NNOP_OK);
+    nnop_test_poison(y0, sizeof y0);
+    nnop_test_poison(y1, sizeof y1);
+    nnop_test_poison(y2, sizeof y2);
+    in[0] = x;
+    out[0] = y0;
+    out[1] = y1;
+    out[2] = y2;
+    assert_int_equal(nnop_test_run_graph(g, NULL, in, out), NNOP_OK);
+    assert_memory_equal(y0, x, sizeof x);
+    assert_memory_equal(y1, c16, sizeof c16);
+    assert_true(y2[0] == 0.0f && y2[1] == 2.0f && y2[2] == 0.0f);
+    nnop_graph_destroy(g);
+}
+
+/* The plan is a snapshot: building more on the graph after compile does not change it. */
+static void test_plan_is_unaffected_by_later_graph_changes(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 1, 2);
+    const float x[2] = {-4, 4};
+    float y[2];
+    nnop_value v;
+    nnop_plan *plan = NULL;
+    const void *in[1];
+    void *out[1];
+    (void)state;
+    v = nnop_act(g, nnop_input(g, "x", &xd), NNOP_ACT_RELU, 0.0f);
+    assert_int_equal(nnop_output(g, v, "y"), NNOP_OK);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_act(g, v, NNOP_ACT_SIGMOID, 0.0f), "z"), NNOP_OK);
+    assert_true(nnop_input(g, "x2", &xd).id >= 0);
+    assert_int_equal(nnop_plan_num_inputs(plan), 1);
+    assert_int_equal(nnop_plan_num_outputs(plan), 1);
+    nnop_graph_destroy(g);
+    in[0] = x;
+    out[0] = y;
+    nnop_test_poison(y, sizeof y);
+    assert_int_equal(nnop_plan_execute(plan, in, out), NNOP_OK);
+    assert_true(y[0] == 0.0f && y[1] == 4.0f);
+    nnop_plan_destroy(plan);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -653,6 +713,8 @@ int main(void)
             cmocka_unit_test(test_network_plan_inputs_and_outputs),
             cmocka_unit_test(test_network_plan_reruns_with_new_inputs),
             cmocka_unit_test(test_constants_are_copied_when_added),
+            cmocka_unit_test(test_inputs_and_constants_can_be_outputs),
+            cmocka_unit_test(test_plan_is_unaffected_by_later_graph_changes),
     };
     return cmocka_run_group_tests_name("graph", tests, setup, teardown);
 }
