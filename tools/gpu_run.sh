@@ -66,5 +66,23 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
         python3 bench/merge_table.py "$OUT/bench_nnop_autotune.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table_autotune.md"
     fi
 fi
+if [ "$WHAT" = all ] || [ "$WHAT" = bench ] || [ "$WHAT" = bench19 ]; then
+    # the same benchmark built against PyTorch's cuDNN 9.19, for a same-version comparison
+    CUDNN19=$(python3 -c "import os,nvidia.cudnn as m;print(os.path.dirname(m.__file__) if m.__file__ else list(m.__path__)[0])" 2>/dev/null)
+    if [ -n "$CUDNN19" ] && [ -d "$CUDNN19/include" ]; then
+        echo "== bench against cuDNN at $CUDNN19"
+        cmake -S . -B "$BUILD-19" -DCMAKE_BUILD_TYPE=Release -DCUDNN_ROOT="$CUDNN19" \
+            -DNNOP_BUILD_TESTS=OFF -DNNOP_BUILD_EXAMPLES=OFF -DNNOP_CUDA_ARCHITECTURES=90 \
+            >"$OUT/configure19.log" 2>&1 && grep "nnop:" "$OUT/configure19.log"
+        if cmake --build "$BUILD-19" -j16 --target bench_conv >"$OUT/build19.log" 2>&1; then
+            LD_LIBRARY_PATH="$CUDNN19/lib:$LD_LIBRARY_PATH" "$BUILD-19/bench/bench_conv" --autotune \
+                >"$OUT/bench_nnop19.txt" 2>&1 || tail -20 "$OUT/bench_nnop19.txt"
+            echo "autotuned, nnop on cuDNN 9.19 (as PyTorch):"
+            python3 bench/merge_table.py "$OUT/bench_nnop19.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table19.md"
+        else
+            grep -E "error" "$OUT/build19.log" | head
+        fi
+    fi
+fi
 echo "== done (tests rc $TEST_RC)"
 exit $TEST_RC

@@ -35,6 +35,8 @@ typedef struct nnop__chain {
     int32_t out_value;  /* the partition's output value */
     int64_t channels;   /* dim 1 of the producer output */
     int folded;         /* batch-norm/bias folded into the weights */
+    int xw_override;    /* x and w are the descs below (stem.c), not the values' */
+    nnop_tensor_desc x_desc, w_desc;
     int n_ops;
     nnop__chain_op ops[NNOP_EPI_MAX_OPS];
 } nnop__chain;
@@ -90,6 +92,11 @@ typedef struct nnop__cuda_step {
     nnop__kview xv, yv;
     int dtype;
     int folded;
+    /* stem.c: before the cuDNN step, zero-pad the input's channels into a plan buffer */
+    int padded;
+    int32_t pad_src, pad_dst;
+    int64_t pad_pixels;
+    int pad_cin, pad_cout, pad_elem;
 } nnop__cuda_step;
 
 struct nnop__cuda_plan {
@@ -112,6 +119,8 @@ struct nnop__cuda_plan {
 nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot);
 /* A new slot holding a device copy of bytes of host data. */
 nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int32_t *slot);
+/* A new slot with bytes of uninitialized device memory owned by the plan. */
+nnop_status nnop__slot_alloc(nnop_plan *p, size_t bytes, int32_t *slot);
 /* A device allocation owned by the plan. */
 nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out);
 
@@ -178,6 +187,13 @@ void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__
 /* Execution plan of cfg: finalized, with its workspace size. */
 nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg,
                                  cudnnBackendDescriptor_t *plan, int64_t *ws);
+
+/* ------------------------------------------------------------------ stem.c */
+/* Partition starting at node first is a C=3 channels-last conv with constant weights. */
+int nnop__stem_applies(const nnop_plan *p, int32_t first);
+/* Pad the chain's weights to C=4 now and make the step pad its input at execute. */
+nnop_status nnop__stem_pad(nnop_plan *p, nnop__chain *c, nnop__cuda_step *st);
+nnop_status nnop__stem_run(nnop_plan *p, const nnop__cuda_step *st);
 
 /* ------------------------------------------------------------------ steps.c */
 nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st);

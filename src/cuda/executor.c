@@ -34,7 +34,7 @@ nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out)
 static nnop_status upload(nnop_plan *p, const void *host, size_t bytes, void **dev)
 {
     nnop_status st = nnop__plan_alloc(p, bytes, dev);
-    if (st == NNOP_OK && bytes)
+    if (st == NNOP_OK && bytes && host)
         st = NNOP_CU(p->ctx, cudaMemcpy(*dev, host, bytes, cudaMemcpyHostToDevice));
     return st;
 }
@@ -55,6 +55,11 @@ nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int3
     return upload(p, host, bytes, &cp->slot[*slot]);
 }
 
+nnop_status nnop__slot_alloc(nnop_plan *p, size_t bytes, int32_t *slot)
+{
+    return nnop__slot_upload(p, NULL, bytes, slot);
+}
+
 nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot)
 {
     const nnop__value *val = &p->g->values[v];
@@ -65,8 +70,8 @@ nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot)
 }
 
 /* ------------------------------------------------------------------ partitions */
-static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *step,
-                           char *why, size_t len)
+static nnop_status try_dnn_once(nnop_plan *p, int32_t first, int32_t count,
+                                nnop__cuda_step *step, char *why, size_t len, int pad)
 {
     nnop__dnn_step *dnn = (nnop__dnn_step *)nnop__calloc(1, sizeof *dnn);
     nnop__chain c;
@@ -75,6 +80,8 @@ static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cud
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     why[0] = '\0';
     st = nnop__chain_build(p, first, count, 1, &c);
+    if (st == NNOP_OK && pad)
+        st = nnop__stem_pad(p, &c, step);
     if (st == NNOP_OK)
         st = nnop__lower_chain(p, &c, dnn);
     if (st == NNOP_OK)
@@ -93,6 +100,22 @@ static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cud
     step->dnn = dnn;
     step->y_slot = p->g->nodes[first + count - 1].out;
     return NNOP_OK;
+}
+
+static int splittable(nnop_status st);
+
+/* A C=3 first layer tries the zero-padded C=4 form first (stem.c), then the plain one. */
+static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *step,
+                           char *why, size_t len)
+{
+    nnop_status st;
+    if (nnop__stem_applies(p, first)) {
+        st = try_dnn_once(p, first, count, step, why, len, 1);
+        if (st == NNOP_OK || !splittable(st))
+            return st;
+        step->padded = 0;
+    }
+    return try_dnn_once(p, first, count, step, why, len, 0);
 }
 
 /* Partition i keeps its first `cut` nodes; the rest becomes partition i + 1. */
@@ -351,7 +374,10 @@ static nnop_status run_steps(nnop_plan *p)
     nnop_status st = NNOP_OK;
     for (i = 0; i < p->n_parts && st == NNOP_OK; i++) {
         nnop__cuda_step *s = &p->cuda->steps[i];
-        st = s->kind == NNOP_STEP_DNN ? run_dnn(p, s->dnn) : nnop__step_run_kernel(p, s);
+        if (s->padded)
+            st = nnop__stem_run(p, s);
+        if (st == NNOP_OK)
+            st = s->kind == NNOP_STEP_DNN ? run_dnn(p, s->dnn) : nnop__step_run_kernel(p, s);
         if (st != NNOP_OK) {
             char msg[NNOP_ERROR_LEN];
             nnop__copy_text(msg, sizeof msg, p->ctx->last_error);
@@ -472,5 +498,8 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
                      : s->dnn->cached == 1 ? ", engine from cache"
                                            : "",
                      s->folded ? ", bn/bias folded" : "");
+    if (n > 0 && s->padded && (size_t)n < len)
+        n += snprintf(buf + n - 1, len - (size_t)n + 1, ", input C %d->%d zero-padded]",
+                      s->pad_cin, s->pad_cout) - 1;
     return n > 0 ? (size_t)n : 0;
 }

@@ -176,6 +176,18 @@ __global__ void flatten_kernel(const void *x, void *y, int dt, nnop__kview v)
     }
 }
 
+template <typename T>
+__global__ void pad_channels_kernel(const T *x, T *y, int64_t pixels, int cin, int cout)
+{
+    int64_t total = pixels * cout;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t p = i / cout;
+        int c = (int)(i % cout);
+        y[i] = c < cin ? x[p * cin + c] : T(0);
+    }
+}
+
 __device__ __forceinline__ unsigned long long global_ns()
 {
     unsigned long long t;
@@ -203,6 +215,21 @@ unsigned blocks_for(int64_t work)
 extern "C" cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s)
 {
     epilogue_kernel<<<blocks_for(p->count), kThreads, 0, s>>>(*p);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_size,
+                                            int64_t pixels, int cin, int cout, cudaStream_t s)
+{
+    unsigned b = blocks_for(pixels * cout);
+    if (elem_size == 2)
+        pad_channels_kernel<unsigned short><<<b, kThreads, 0, s>>>(
+                static_cast<const unsigned short *>(x), static_cast<unsigned short *>(y), pixels,
+                cin, cout);
+    else
+        pad_channels_kernel<float><<<b, kThreads, 0, s>>>(static_cast<const float *>(x),
+                                                          static_cast<float *>(y), pixels, cin,
+                                                          cout);
     return cudaGetLastError();
 }
 

@@ -67,6 +67,10 @@ typedef struct nnop__linear_kparams {
 
 /* Each launcher queues one kernel on s and returns cudaGetLastError(). */
 cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);
+/* y[p, c] = c < cin ? x[p, c] : 0 for p < pixels, c < cout (channels-last, elem_size 2 or 4
+ * bytes): the zero-padded input of a C=3 first layer. */
+cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_size, int64_t pixels, int cin,
+                                 int cout, cudaStream_t s);
 /* Keep the GPU busy for about ns nanoseconds (timing: lets the host queue work ahead). */
 cudaError_t nnop__k_spin(int64_t ns, cudaStream_t s);
 cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_t s);

@@ -1,13 +1,6 @@
 /* lower_conv.c: the producers: 2-D convolution forward and the linear layer as a matmul. */
 #include "cuda/cuda_plan.h"
 
-static nnop_status value_tensor(nnop_plan *p, nnop__dnn_step *s, int32_t value, int32_t slot,
-                                cudnnBackendDescriptor_t *out)
-{
-    const nnop_tensor_desc *d = &p->g->values[value].desc;
-    return nnop__lower_tensor(p->ctx, s, d->ndim, d->dims, d->strides, d->dtype, slot, out);
-}
-
 static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_conv_params *cp,
                              cudnnBackendDescriptor_t *out)
 {
@@ -65,9 +58,13 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
     const nnop__node *n = &p->g->nodes[c->producer];
     cudnnBackendDescriptor_t x = NULL, w = NULL, cd = NULL, op = NULL;
     float alpha = 1.0f, beta = 0.0f;
-    nnop_status st = value_tensor(p, s, n->in[0], c->x_slot, &x);
+    const nnop_tensor_desc *xd = c->xw_override ? &c->x_desc : &p->g->values[n->in[0]].desc;
+    const nnop_tensor_desc *wd = c->xw_override ? &c->w_desc : &p->g->values[n->in[1]].desc;
+    nnop_status st = nnop__lower_tensor(ctx, s, xd->ndim, xd->dims, xd->strides, xd->dtype,
+                                        c->x_slot, &x);
     if (st == NNOP_OK)
-        st = value_tensor(p, s, n->in[1], c->w_slot, &w);
+        st = nnop__lower_tensor(ctx, s, wd->ndim, wd->dims, wd->strides, wd->dtype, c->w_slot,
+                                &w);
     if (st == NNOP_OK)
         st = conv_desc(ctx, s, &n->attr.conv, &cd);
     if (st == NNOP_OK)
