@@ -154,7 +154,8 @@ struct nnop_plan {
 /* Record a formatted message in ctx (if not NULL) and return st. */
 nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...)
         NNOP_PRINTF(3, 4);
-nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap);
+nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap)
+        NNOP_PRINTF(3, 0);
 void nnop__clear_error(nnop_context *ctx);
 
 /* ------------------------------------------------------------------ descriptors (src/tensor.c) */
