@@ -188,6 +188,16 @@ __global__ void pad_channels_kernel(const T *x, T *y, int64_t pixels, int cin, i
     }
 }
 
+// The stem's case, one thread per pixel: three 2-byte channels in, one 8-byte store out.
+__global__ void pad_3to4_u16_kernel(const unsigned short *x, uint2 *y, int64_t pixels)
+{
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < pixels;
+         p += (int64_t)gridDim.x * blockDim.x) {
+        const unsigned short *q = x + 3 * p;
+        y[p] = make_uint2((unsigned)q[0] | ((unsigned)q[1] << 16), (unsigned)q[2]);
+    }
+}
+
 __device__ __forceinline__ unsigned long long global_ns()
 {
     unsigned long long t;
@@ -222,6 +232,11 @@ extern "C" cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_siz
                                             int64_t pixels, int cin, int cout, cudaStream_t s)
 {
     unsigned b = blocks_for(pixels * cout);
+    if (elem_size == 2 && cin == 3 && cout == 4) {
+        pad_3to4_u16_kernel<<<blocks_for(pixels), kThreads, 0, s>>>(
+                static_cast<const unsigned short *>(x), static_cast<uint2 *>(y), pixels);
+        return cudaGetLastError();
+    }
     if (elem_size == 2)
         pad_channels_kernel<unsigned short><<<b, kThreads, 0, s>>>(
                 static_cast<const unsigned short *>(x), static_cast<unsigned short *>(y), pixels,
