@@ -41,7 +41,7 @@ int nnop_test_have_gpu(void);
     do {                                                                                   \
         if (!nnop_test_have_gpu()) {                                                       \
             if (nnop_test_gpu_required())                                                  \
-                fail_msg("NNOP_REQUIRE_GPU=1 but no usable CUDA device was found");        \
+                fail_msg("%s", "NNOP_REQUIRE_GPU=1 but no usable CUDA device was found"); \
             skip();                                                                        \
         }                                                                                  \
     } while (0)
