@@ -483,10 +483,40 @@ static void test_write_read_roundtrip(void **state)
     safetensors_close(f);
 }
 
+/* F16 and BF16 tensors are read as float32 (bytes little-endian in the file). */
+static void test_f16_bf16(void **state)
+{
+    static const char header[] = "{\"h\":{\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[0,6]},"
+                                 "\"b\":{\"dtype\":\"BF16\",\"shape\":[1,2],\"data_offsets\":[6,"
+                                 "10]}}";
+    /* F16 1.0 = 0x3c00, -2.0 = 0xc000, 0.5 = 0x3800; BF16 1.0 = 0x3f80, -3.0 = 0xc040 */
+    static const unsigned char data[10] = {0x00, 0x3c, 0x00, 0xc0, 0x00,
+                                           0x38, 0x80, 0x3f, 0x40, 0xc0};
+    const int64_t sh[1] = {3}, sb[2] = {1, 2};
+    safetensors_file *f = NULL;
+    float got[3];
+    nnop_status st;
+    (void)state;
+    st = open_made(header, 0, data, sizeof data, (size_t)-1, &f);
+    if (st != NNOP_OK)
+        fail_msg("%s", g_err);
+    assert_int_equal(safetensors_find(f, "h")->dtype, NNOP_F16);
+    assert_int_equal(safetensors_find(f, "b")->dtype, NNOP_BF16);
+    assert_int_equal(safetensors_read_f32(f, "h", 1, sh, got, g_err, sizeof g_err), NNOP_OK);
+    assert_true(got[0] == 1.0f && got[1] == -2.0f && got[2] == 0.5f);
+    assert_int_equal(safetensors_read_f32(f, "b", 2, sb, got, g_err, sizeof g_err), NNOP_OK);
+    assert_true(got[0] == 1.0f && got[1] == -3.0f);
+    /* the shape the caller needs differs: a clear message */
+    assert_int_equal(safetensors_read_f32(f, "b", 1, sh, got, g_err, sizeof g_err), NNOP_ERR_SHAPE);
+    assert_non_null(strstr(g_err, "tensor 'b' has shape [1, 2] in the file, the model needs [3]"));
+    safetensors_close(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_good_file),
+            cmocka_unit_test(test_f16_bf16),
             cmocka_unit_test(test_missing_file),
             cmocka_unit_test(test_truncated),
             cmocka_unit_test(test_header_length),
