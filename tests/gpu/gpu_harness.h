@@ -68,100 +68,130 @@ static nnop_value h_const(nnop_graph *g, const char *name, const nnop_tensor_des
     return v;
 }
 
+/* Both backends' contexts, graphs, plans and the buffers of one comparison. */
+typedef struct h_pair {
+    nnop_context *cpu, *gpu;
+    nnop_graph *gc, *gg;
+    nnop_plan *pc, *pg;
+    int n_in, n_out;
+    void *hin[H_MAX_IO], *din[H_MAX_IO], *hout[H_MAX_IO], *dout[H_MAX_IO];
+} h_pair;
+
+static int h_compile(h_run *r, h_pair *hp, h_build_fn build, const void *arg)
+{
+    memset(hp, 0, sizeof *hp);
+    hp->cpu = nnop_test_cpu_context();
+    hp->gpu = h_gpu_context(&r->gpu_opts);
+    assert_int_equal(nnop_graph_create(hp->cpu, &hp->gc), NNOP_OK);
+    assert_int_equal(nnop_graph_create(hp->gpu, &hp->gg), NNOP_OK);
+    build(hp->gc, arg);
+    build(hp->gg, arg);
+    assert_int_equal(nnop_graph_compile(hp->gc, NULL, &hp->pc), NNOP_OK);
+    r->gpu_compile_status = nnop_graph_compile(hp->gg, &r->copts, &hp->pg);
+    snprintf(r->gpu_error, sizeof r->gpu_error, "%s", nnop_context_last_error(hp->gpu));
+    if (r->gpu_compile_status != NNOP_OK)
+        return 0;
+    nnop_plan_describe(hp->pg, r->describe, sizeof r->describe);
+    r->n_parts = nnop_plan_num_partitions(hp->pg);
+    hp->n_in = nnop_plan_num_inputs(hp->pc);
+    hp->n_out = nnop_plan_num_outputs(hp->pc);
+    assert_true(hp->n_in <= H_MAX_IO && hp->n_out <= H_MAX_IO);
+    return 1;
+}
+
+/* Host and device buffers: inputs seeded in [-1, 1), outputs poisoned with 0xFF (NaN). */
+static void h_buffers(const h_run *r, h_pair *hp)
+{
+    int i;
+    for (i = 0; i < hp->n_in + hp->n_out; i++) {
+        int out = i >= hp->n_in, k = out ? i - hp->n_in : i;
+        nnop_tensor_desc d;
+        size_t bytes;
+        void **h = out ? &hp->hout[k] : &hp->hin[k], **dv = out ? &hp->dout[k] : &hp->din[k];
+        assert_int_equal(out ? nnop_plan_output_desc(hp->pc, k, &d)
+                             : nnop_plan_input_desc(hp->pc, k, &d),
+                         NNOP_OK);
+        bytes = nnop_tensor_bytes(&d);
+        *h = malloc(bytes);
+        assert_non_null(*h);
+        if (out)
+            nnop_test_poison(*h, bytes);
+        else
+            nnop_test_fill(d.dtype, *h, NULL, nnop_tensor_elements(&d), r->seed + (uint64_t)k,
+                           -1.0f, 1.0f);
+        assert_int_equal(nnop_malloc(hp->gpu, bytes, dv), NNOP_OK);
+        assert_int_equal(nnop_copy_in(hp->gpu, *dv, *h, bytes), NNOP_OK);
+    }
+}
+
+static void h_execute(const h_run *r, h_pair *hp)
+{
+    nnop_status st;
+    assert_int_equal(nnop_plan_execute(hp->pc, (const void *const *)hp->hin, hp->hout), NNOP_OK);
+    st = nnop_plan_execute(hp->pg, (const void *const *)hp->din, hp->dout);
+    if (st == NNOP_OK)
+        st = nnop_context_synchronize(hp->gpu);
+    if (st != NNOP_OK)
+        fail_msg("GPU execute: %s: %s\n%s", nnop_status_string(st),
+                 nnop_context_last_error(hp->gpu), r->describe);
+}
+
+/* Output k of the GPU against the CPU's, per dtype. */
+static int h_compare(const h_run *r, h_pair *hp, int k)
+{
+    nnop_tensor_desc d;
+    int64_t n;
+    float *ref;
+    void *got;
+    int ok;
+    assert_int_equal(nnop_plan_output_desc(hp->pc, k, &d), NNOP_OK);
+    n = nnop_tensor_elements(&d);
+    ref = (float *)malloc((size_t)n * sizeof(float));
+    got = malloc(nnop_tensor_bytes(&d));
+    assert_non_null(ref);
+    assert_non_null(got);
+    assert_int_equal(nnop_convert(d.dtype, hp->hout[k], NNOP_F32, ref, n), NNOP_OK);
+    assert_int_equal(nnop_copy_out(hp->gpu, got, hp->dout[k], nnop_tensor_bytes(&d)), NNOP_OK);
+    ok = nnop_test_compare(d.dtype, got, ref, n, r->rtol, r->atol, "gpu vs cpu", r->seed);
+    free(ref);
+    free(got);
+    return ok;
+}
+
+static void h_release(h_pair *hp)
+{
+    int i;
+    for (i = 0; i < hp->n_in; i++) {
+        free(hp->hin[i]);
+        nnop_free(hp->gpu, hp->din[i]);
+    }
+    for (i = 0; i < hp->n_out; i++) {
+        free(hp->hout[i]);
+        nnop_free(hp->gpu, hp->dout[i]);
+    }
+    nnop_plan_destroy(hp->pc);
+    nnop_plan_destroy(hp->pg);
+    nnop_graph_destroy(hp->gc);
+    nnop_graph_destroy(hp->gg);
+    nnop_context_destroy(hp->gpu);
+    nnop_context_destroy(hp->cpu);
+}
+
 /* Compile on both backends, run, compare every output. Returns 1 when all match; 0 when the
  * GPU compile failed (status in r) or an output differs. */
 static int h_run_compare(h_run *r, h_build_fn build, const void *arg)
 {
-    nnop_context *cpu = nnop_test_cpu_context(), *gpu = h_gpu_context(&r->gpu_opts);
-    nnop_graph *gc = NULL, *gg = NULL;
-    nnop_plan *pc = NULL, *pg = NULL;
-    void *hin[H_MAX_IO], *din[H_MAX_IO], *hout[H_MAX_IO], *dout[H_MAX_IO], *got;
-    int i, n_in, n_out, ok = 1;
-    assert_int_equal(nnop_graph_create(cpu, &gc), NNOP_OK);
-    assert_int_equal(nnop_graph_create(gpu, &gg), NNOP_OK);
-    build(gc, arg);
-    build(gg, arg);
-    assert_int_equal(nnop_graph_compile(gc, NULL, &pc), NNOP_OK);
-    r->gpu_compile_status = nnop_graph_compile(gg, &r->copts, &pg);
-    snprintf(r->gpu_error, sizeof r->gpu_error, "%s", nnop_context_last_error(gpu));
-    if (r->gpu_compile_status != NNOP_OK) {
-        nnop_graph_destroy(gc);
-        nnop_graph_destroy(gg);
-        nnop_plan_destroy(pc);
-        nnop_context_destroy(gpu);
-        nnop_context_destroy(cpu);
-        return 0;
+    h_pair hp;
+    int k, ok = h_compile(r, &hp, build, arg);
+    if (ok) {
+        h_buffers(r, &hp);
+        h_execute(r, &hp);
+        for (k = 0; k < hp.n_out; k++)
+            ok &= h_compare(r, &hp, k);
+        if (!ok)
+            print_error("%s", r->describe);
     }
-    nnop_plan_describe(pg, r->describe, sizeof r->describe);
-    r->n_parts = nnop_plan_num_partitions(pg);
-    n_in = nnop_plan_num_inputs(pc);
-    n_out = nnop_plan_num_outputs(pc);
-    assert_true(n_in <= H_MAX_IO && n_out <= H_MAX_IO);
-    for (i = 0; i < n_in; i++) {
-        nnop_tensor_desc d;
-        size_t bytes;
-        assert_int_equal(nnop_plan_input_desc(pc, i, &d), NNOP_OK);
-        bytes = nnop_tensor_bytes(&d);
-        hin[i] = malloc(bytes);
-        assert_non_null(hin[i]);
-        nnop_test_fill(d.dtype, hin[i], NULL, nnop_tensor_elements(&d), r->seed + (uint64_t)i,
-                       -1.0f, 1.0f);
-        assert_int_equal(nnop_malloc(gpu, bytes, &din[i]), NNOP_OK);
-        assert_int_equal(nnop_copy_in(gpu, din[i], hin[i], bytes), NNOP_OK);
-    }
-    for (i = 0; i < n_out; i++) {
-        nnop_tensor_desc d;
-        size_t bytes;
-        assert_int_equal(nnop_plan_output_desc(pc, i, &d), NNOP_OK);
-        bytes = nnop_tensor_bytes(&d);
-        hout[i] = malloc(bytes);
-        assert_non_null(hout[i]);
-        nnop_test_poison(hout[i], bytes);
-        assert_int_equal(nnop_malloc(gpu, bytes, &dout[i]), NNOP_OK);
-        assert_int_equal(nnop_copy_in(gpu, dout[i], hout[i], bytes), NNOP_OK); /* poison */
-    }
-    assert_int_equal(nnop_plan_execute(pc, (const void *const *)hin, hout), NNOP_OK);
-    {
-        nnop_status st = nnop_plan_execute(pg, (const void *const *)din, dout);
-        if (st == NNOP_OK)
-            st = nnop_context_synchronize(gpu);
-        if (st != NNOP_OK)
-            fail_msg("GPU execute: %s: %s\n%s", nnop_status_string(st),
-                     nnop_context_last_error(gpu), r->describe);
-    }
-    for (i = 0; i < n_out; i++) {
-        nnop_tensor_desc d;
-        int64_t n;
-        float *ref;
-        assert_int_equal(nnop_plan_output_desc(pc, i, &d), NNOP_OK);
-        n = nnop_tensor_elements(&d);
-        ref = (float *)malloc((size_t)n * sizeof(float));
-        got = malloc(nnop_tensor_bytes(&d));
-        assert_non_null(ref);
-        assert_non_null(got);
-        assert_int_equal(nnop_convert(d.dtype, hout[i], NNOP_F32, ref, n), NNOP_OK);
-        assert_int_equal(nnop_copy_out(gpu, got, dout[i], nnop_tensor_bytes(&d)), NNOP_OK);
-        if (!nnop_test_compare(d.dtype, got, ref, n, r->rtol, r->atol, "gpu vs cpu", r->seed))
-            ok = 0;
-        free(ref);
-        free(got);
-    }
-    if (!ok)
-        print_error("%s", r->describe);
-    for (i = 0; i < n_in; i++) {
-        free(hin[i]);
-        nnop_free(gpu, din[i]);
-    }
-    for (i = 0; i < n_out; i++) {
-        free(hout[i]);
-        nnop_free(gpu, dout[i]);
-    }
-    nnop_plan_destroy(pc);
-    nnop_plan_destroy(pg);
-    nnop_graph_destroy(gc);
-    nnop_graph_destroy(gg);
-    nnop_context_destroy(gpu);
-    nnop_context_destroy(cpu);
+    h_release(&hp);
     return ok;
 }
 

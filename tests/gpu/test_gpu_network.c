@@ -183,6 +183,7 @@ static void test_gpu_conv_bias_relu_oneshot_matches_ref(void **state)
     void *hx = malloc(xb), *hw = malloc(wb), *hb = malloc(bb), *hy = malloc(yb), *got = malloc(yb);
     void *dx, *dw, *db, *dy;
     float *ref = (float *)malloc(yb / 2 * sizeof(float));
+    float *ref2 = (float *)malloc(yb / 2 * sizeof(float));
     int iter;
     (void)state;
     NNOP_TEST_REQUIRE_GPU();
@@ -195,6 +196,9 @@ static void test_gpu_conv_bias_relu_oneshot_matches_ref(void **state)
     nnop_test_fill(NNOP_F16, hb, NULL, 32, 53, -0.5f, 0.5f);
     assert_int_equal(nnop_conv_bias_relu(cpu, &xd, hx, &wd, hw, hb, &p, &yd, hy), NNOP_OK);
     assert_int_equal(nnop_convert(NNOP_F16, hy, NNOP_F32, ref, nnop_tensor_elements(&yd)), NNOP_OK);
+    assert_int_equal(nnop_conv_bias_act(cpu, &xd, hx, &wd, hw, hb, &p, NNOP_ACT_SILU, 0.0f, &yd, hy),
+                     NNOP_OK);
+    assert_int_equal(nnop_convert(NNOP_F16, hy, NNOP_F32, ref2, nnop_tensor_elements(&yd)), NNOP_OK);
     assert_int_equal(nnop_malloc(gpu, xb, &dx), NNOP_OK);
     assert_int_equal(nnop_malloc(gpu, wb, &dw), NNOP_OK);
     assert_int_equal(nnop_malloc(gpu, bb, &db), NNOP_OK);
@@ -202,20 +206,24 @@ static void test_gpu_conv_bias_relu_oneshot_matches_ref(void **state)
     assert_int_equal(nnop_copy_in(gpu, dx, hx, xb), NNOP_OK);
     assert_int_equal(nnop_copy_in(gpu, dw, hw, wb), NNOP_OK);
     assert_int_equal(nnop_copy_in(gpu, db, hb, bb), NNOP_OK);
-    for (iter = 0; iter < 2; iter++) {
+    for (iter = 0; iter < 4; iter++) { /* relu twice (cached plan), then silu twice */
+        nnop_status st;
         nnop_test_poison(got, yb);
         assert_int_equal(nnop_copy_in(gpu, dy, got, yb), NNOP_OK);
-        if (nnop_conv_bias_relu(gpu, &xd, dx, &wd, dw, db, &p, &yd, dy) != NNOP_OK)
-            fail_msg("nnop_conv_bias_relu: %s", nnop_context_last_error(gpu));
+        st = iter < 2 ? nnop_conv_bias_relu(gpu, &xd, dx, &wd, dw, db, &p, &yd, dy)
+                      : nnop_conv_bias_act(gpu, &xd, dx, &wd, dw, db, &p, NNOP_ACT_SILU, 0.0f,
+                                           &yd, dy);
+        if (st != NNOP_OK)
+            fail_msg("one-call %d: %s", iter, nnop_context_last_error(gpu));
         assert_int_equal(nnop_copy_out(gpu, got, dy, yb), NNOP_OK);
-        assert_true(nnop_test_compare(NNOP_F16, got, ref, nnop_tensor_elements(&yd), 2e-3, 2e-3,
-                                      "oneshot", 51));
+        assert_true(nnop_test_compare(NNOP_F16, got, iter < 2 ? ref : ref2,
+                                      nnop_tensor_elements(&yd), 2e-3, 2e-3, "oneshot", 51));
     }
     nnop_free(gpu, dx);
     nnop_free(gpu, dw);
     nnop_free(gpu, db);
     nnop_free(gpu, dy);
-    free(hx), free(hw), free(hb), free(hy), free(got), free(ref);
+    free(hx), free(hw), free(hb), free(hy), free(got), free(ref), free(ref2);
     nnop_context_destroy(gpu);
     nnop_context_destroy(cpu);
 }
@@ -255,6 +263,40 @@ static void test_gpu_plan_cache_file_reuses_plan(void **state)
         assert_true((strstr(r.describe, "from cache") != NULL) == (i == 1));
     }
     remove(path);
+}
+
+static void build_cbr32(nnop_graph *g, const void *arg)
+{
+    nnop_dtype dt = NNOP_F32;
+    (void)arg;
+    build_cbr(g, &dt);
+}
+
+static void test_gpu_deterministic_policy_matches_ref(void **state)
+{
+    h_run r;
+    nnop_dtype dt = NNOP_F16;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, dt, 32.0 * 9.0);
+    r.gpu_opts.deterministic = 1;
+    r.gpu_opts.workspace_limit = 1 << 20;
+    assert_true(h_run_compare(&r, build_cbr, &dt));
+    print_message("%s", r.describe);
+}
+
+/* TF32 keeps 10 mantissa bits: fp32 results within ~1e-3 relative; strict fp32 (the default)
+ * is checked at 1e-5 by the conv matrix. */
+static void test_gpu_fp32_tf32_allowed_matches_ref(void **state)
+{
+    h_run r;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, NNOP_F32, 32.0 * 9.0);
+    r.gpu_opts.allow_tf32 = 1;
+    r.rtol = r.atol = 2e-3;
+    assert_true(h_run_compare(&r, build_cbr32, NULL));
+    print_message("%s", r.describe);
 }
 
 /* A misaligned binding is refused before anything runs. */
@@ -303,6 +345,8 @@ int main(void)
         cmocka_unit_test(test_gpu_conv_bias_relu_oneshot_matches_ref),
         cmocka_unit_test(test_gpu_execute_rejects_misaligned_pointer),
         cmocka_unit_test(test_gpu_plan_cache_file_reuses_plan),
+        cmocka_unit_test(test_gpu_deterministic_policy_matches_ref),
+        cmocka_unit_test(test_gpu_fp32_tf32_allowed_matches_ref),
     };
     return cmocka_run_group_tests_name("gpu_network", tests, NULL, NULL);
 }
