@@ -392,6 +392,20 @@ static void test_conv_mixed_stride_pad_dilation_groups_match_naive(void **state)
     }
 }
 
+/* Output rows wider than any internal row blocking (a few hundred columns), with stride,
+ * padding and dilation, in both layouts. */
+static void test_conv_wide_rows_match_naive(void **state)
+{
+    conv_case wide = {1, 2, 3, 700, 3, 3, 3, {{1, 2}, {1, 1}, {1, 2}, 1}}; /* 700 columns out */
+    conv_case strided = {2, 3, 2, 1201, 2, 1, 5, {{0, 2}, {1, 2}, {1, 1}, 1}}; /* 601 */
+    assert_int_equal(case_ow(&wide), 700);
+    assert_int_equal(case_ow(&strided), 601);
+    check_random_case((nnop_context *)*state, &wide, NNOP_NCHW, 45);
+    check_random_case((nnop_context *)*state, &wide, NNOP_NHWC, 46);
+    check_random_case((nnop_context *)*state, &strided, NNOP_NCHW, 47);
+    check_random_case((nnop_context *)*state, &strided, NNOP_NHWC, 48);
+}
+
 static void test_conv_1x1_input_with_pad_sees_only_the_centre(void **state)
 {
     /* 1x1 input, 3x3 filter, pad 1: one output, only the centre tap is inside */
@@ -485,6 +499,7 @@ int main(void)
             cmocka_unit_test(test_conv_nchw_and_nhwc_give_the_same_logical_result),
             cmocka_unit_test(test_conv_odd_sizes_rectangular_kernel_match_naive),
             cmocka_unit_test(test_conv_mixed_stride_pad_dilation_groups_match_naive),
+            cmocka_unit_test(test_conv_wide_rows_match_naive),
             cmocka_unit_test(test_conv_1x1_input_with_pad_sees_only_the_centre),
             cmocka_unit_test(test_conv_f16_nchw_matches_naive),
             cmocka_unit_test(test_conv_f16_nhwc_matches_naive),
