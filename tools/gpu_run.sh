@@ -58,6 +58,13 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
     if [ -f bench/torch_conv.py ]; then
         PYTHONUNBUFFERED=1 python3 bench/torch_conv.py >"$OUT/bench_torch.txt" 2>&1 || tail -20 "$OUT/bench_torch.txt"
     fi
+    if [ -x "$BUILD/bench/bench_resnet" ]; then
+        "$BUILD/bench/bench_resnet" --autotune >"$OUT/bench_resnet.txt" 2>&1 || tail -20 "$OUT/bench_resnet.txt"
+        grep -E "RESNET50|\[0\]|\[5\]|\[56\]" "$OUT/bench_resnet.txt"
+    fi
+    PYTHONUNBUFFERED=1 python3 bench/torch_resnet.py >"$OUT/bench_torch_resnet.txt" 2>&1 ||
+        tail -20 "$OUT/bench_torch_resnet.txt"
+    cat "$OUT/bench_torch_resnet.txt"
     cat "$OUT/bench_torch.txt"
     if [ -f bench/merge_table.py ] && [ -f "$OUT/bench_nnop.txt" ]; then
         echo "heuristics' first engine:"
