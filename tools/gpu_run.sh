@@ -73,7 +73,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
         python3 bench/merge_table.py "$OUT/bench_nnop_autotune.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table_autotune.md"
     fi
 fi
-if [ "$WHAT" = all ] || [ "$WHAT" = bench ] || [ "$WHAT" = bench19 ]; then
+if [ "${NNOP_BENCH_19:-0}" = 1 ] || [ "$WHAT" = bench19 ]; then
     # the same benchmark built against PyTorch's cuDNN 9.19, for a same-version comparison
     CUDNN19=$(python3 -c "import os,nvidia.cudnn as m;print(os.path.dirname(m.__file__) if m.__file__ else list(m.__path__)[0])" 2>/dev/null)
     if [ -n "$CUDNN19" ] && [ -d "$CUDNN19/include" ]; then
