@@ -281,6 +281,9 @@ int main(void)
 static void test_skipped(void **state)
 {
     (void)state;
+    if (nnop_test_gpu_required())
+        fail_msg("NNOP_REQUIRE_GPU=1 but nnop_examples_support was not built (cJSON not found: "
+                 "configure with -DCJSON_ROOT=<prefix>)");
     print_message("nnop_examples_support was not built (cJSON missing?): skipping\n");
     skip();
 }
