@@ -187,7 +187,10 @@ int main(int argc, char **argv)
     esize = nnop_dtype_size(o.dtype);
 
     if (mnist_load(o.data_dir, "test", &test, err, sizeof err) != NNOP_OK) {
-        fprintf(stderr, "classify_mnist: %s\n", err);
+        fprintf(stderr,
+                "classify_mnist: %s\n  (the test split and weights live in the source "
+                "tree's examples/mnist: pass --data-dir DIR)\n",
+                err);
         return 1;
     }
     snprintf(path, sizeof path, "%s/%s.safetensors", o.data_dir, mnist_model_name(o.model));
