@@ -138,27 +138,14 @@ static int foldable(const nnop__chain_op *o)
     return (o->kind == NNOP_EPI_BIAS || o->kind == NNOP_EPI_SCALE_SHIFT) && o->host[0];
 }
 
-/* Fold the leading constant bias/scale/shift ops into weights * s and one bias b. */
-static nnop_status fold_prefix(nnop_plan *p, nnop__chain *c)
+/* Compose ops[0..n) (constant bias/scale/shift) into y = x * s + b; returns 1 if any scales. */
+static int compose(const nnop__chain *c, int n, float *s, float *b)
 {
     int64_t k, K = c->channels;
-    float *s, *b;
-    int i = 0, j, scaled = 0;
-    nnop_status st = NNOP_OK;
-    while (i < c->n_ops && foldable(&c->ops[i]))
-        i++;
-    if (i == 0)
-        return NNOP_OK;
-    s = (float *)malloc((size_t)K * sizeof(float));
-    b = (float *)calloc((size_t)K, sizeof(float));
-    if (!s || !b) {
-        free(s);
-        free(b);
-        return oom(p);
-    }
+    int j, scaled = 0;
     for (k = 0; k < K; k++)
-        s[k] = 1.0f;
-    for (j = 0; j < i; j++) {
+        s[k] = 1.0f, b[k] = 0.0f;
+    for (j = 0; j < n; j++) {
         const nnop__chain_op *o = &c->ops[j];
         for (k = 0; k < K; k++) {
             if (o->kind == NNOP_EPI_BIAS) {
@@ -170,22 +157,49 @@ static nnop_status fold_prefix(nnop_plan *p, nnop__chain *c)
         }
         scaled |= o->kind == NNOP_EPI_SCALE_SHIFT;
     }
-    if (scaled)
-        st = scale_weights(p, c, s);
-    free(s);
-    for (j = 0; j < i; j++) {
+    return scaled;
+}
+
+/* Replace ops[0..n) by one constant bias b (owned by the chain from now on). */
+static void replace_with_bias(nnop_plan *p, nnop__chain *c, int n, float *b)
+{
+    int j;
+    for (j = 0; j < n; j++) {
         free(c->ops[j].host[0]);
         free(c->ops[j].host[1]);
     }
-    /* ops[0] becomes the one bias; ops[1..i) are dropped */
     memset(&c->ops[0], 0, sizeof c->ops[0]);
     c->ops[0].kind = NNOP_EPI_BIAS;
     c->ops[0].dtype = p->g->values[c->out_value].desc.dtype;
     c->ops[0].host[0] = b;
     c->ops[0].slot[0] = c->ops[0].slot[1] = c->ops[0].slot[2] = c->ops[0].slot[3] = -1;
-    memmove(&c->ops[1], &c->ops[i], (size_t)(c->n_ops - i) * sizeof c->ops[0]);
-    c->n_ops -= i - 1;
-    c->folded = scaled || i > 1;
+    memmove(&c->ops[1], &c->ops[n], (size_t)(c->n_ops - n) * sizeof c->ops[0]);
+    c->n_ops -= n - 1;
+}
+
+/* Fold the leading constant bias/scale/shift ops into weights * s and one bias b. */
+static nnop_status fold_prefix(nnop_plan *p, nnop__chain *c)
+{
+    float *s, *b;
+    int n = 0, scaled;
+    nnop_status st = NNOP_OK;
+    while (n < c->n_ops && foldable(&c->ops[n]))
+        n++;
+    if (n == 0)
+        return NNOP_OK;
+    s = (float *)malloc((size_t)c->channels * sizeof(float));
+    b = (float *)malloc((size_t)c->channels * sizeof(float));
+    if (!s || !b) {
+        free(s);
+        free(b);
+        return oom(p);
+    }
+    scaled = compose(c, n, s, b);
+    if (scaled)
+        st = scale_weights(p, c, s);
+    free(s);
+    replace_with_bias(p, c, n, b);
+    c->folded = scaled || n > 1;
     return st;
 }
 

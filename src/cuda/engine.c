@@ -192,33 +192,36 @@ nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, voi
     return make_vpack(ctx, s, ptrs, ws, out);
 }
 
-/* Mean time of one execute of plan, on scratch buffers (contents irrelevant to timing). */
-static nnop_status time_plan(nnop_context *ctx, const nnop__dnn_step *s,
-                             cudnnBackendDescriptor_t plan, int64_t ws, float *us)
+/* One scratch block for every real tensor of s (contents irrelevant to timing) and the
+ * workspace after them. */
+static nnop_status scratch(nnop_context *ctx, const nnop__dnn_step *s, int64_t ws, void **mem,
+                           void **ptrs, void **wsp)
 {
-    cudaStream_t strm = ctx->cuda->stream;
-    void *mem = NULL, *ptrs[NNOP_STEP_MAX_IO];
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    cudnnBackendDescriptor_t vp = NULL;
     size_t off = 0, total = (size_t)ws + 256;
-    float ms = 0.0f;
     int i;
     nnop_status st;
     for (i = 0; i < s->n_io; i++)
         total += ((size_t)s->bytes[i] + 255) / 256 * 256;
-    st = NNOP_CU(ctx, cudaMalloc(&mem, total));
+    st = NNOP_CU(ctx, cudaMalloc(mem, total));
     if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaMemsetAsync(mem, 0, total, strm));
-    for (i = 0; i < s->n_io; i++) {
-        ptrs[i] = (char *)mem + off;
+        st = NNOP_CU(ctx, cudaMemsetAsync(*mem, 0, total, ctx->cuda->stream));
+    for (i = 0; st == NNOP_OK && i < s->n_io; i++) {
+        ptrs[i] = (char *)*mem + off;
         off += ((size_t)s->bytes[i] + 255) / 256 * 256;
     }
-    if (st == NNOP_OK)
-        st = make_vpack(ctx, s, ptrs, ws ? (char *)mem + off : NULL, &vp);
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaEventCreate(&e0));
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaEventCreate(&e1));
+    *wsp = ws ? (char *)*mem + off : NULL;
+    return st;
+}
+
+/* GPU time of AUTOTUNE_RUNS executes queued behind a spin kernel, per execute. */
+static nnop_status timed_runs(nnop_context *ctx, cudnnBackendDescriptor_t plan,
+                              cudnnBackendDescriptor_t vp, cudaEvent_t e0, cudaEvent_t e1,
+                              float *us)
+{
+    cudaStream_t strm = ctx->cuda->stream;
+    float ms = 0.0f;
+    int i;
+    nnop_status st = NNOP_OK;
     for (i = 0; i < AUTOTUNE_WARMUP && st == NNOP_OK; i++)
         st = NNOP_DNN(ctx, cudnnBackendExecute(ctx->cuda->handle, plan, vp));
     if (st == NNOP_OK)
@@ -234,13 +237,32 @@ static nnop_status time_plan(nnop_context *ctx, const nnop__dnn_step *s,
     if (st == NNOP_OK)
         st = NNOP_CU(ctx, cudaEventElapsedTime(&ms, e0, e1));
     *us = ms * 1000.0f / AUTOTUNE_RUNS;
+    return st;
+}
+
+/* Mean GPU time of one execute of plan on scratch buffers. */
+static nnop_status time_plan(nnop_context *ctx, const nnop__dnn_step *s,
+                             cudnnBackendDescriptor_t plan, int64_t ws, float *us)
+{
+    void *mem = NULL, *wsp = NULL, *ptrs[NNOP_STEP_MAX_IO];
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    cudnnBackendDescriptor_t vp = NULL;
+    nnop_status st = scratch(ctx, s, ws, &mem, ptrs, &wsp);
+    if (st == NNOP_OK)
+        st = make_vpack(ctx, s, ptrs, wsp, &vp);
+    if (st == NNOP_OK)
+        st = NNOP_CU(ctx, cudaEventCreate(&e0));
+    if (st == NNOP_OK)
+        st = NNOP_CU(ctx, cudaEventCreate(&e1));
+    if (st == NNOP_OK)
+        st = timed_runs(ctx, plan, vp, e0, e1, us);
     if (vp)
         (void)cudnnBackendDestroyDescriptor(vp);
     if (e0)
         (void)cudaEventDestroy(e0);
     if (e1)
         (void)cudaEventDestroy(e1);
-    (void)cudaStreamSynchronize(strm);
+    (void)cudaStreamSynchronize(ctx->cuda->stream);
     (void)cudaFree(mem);
     return st;
 }
