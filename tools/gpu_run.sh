@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# gpu_run.sh: the one script run on the GPU machine: unpack CMocka (carried in .deps), build
+# gpu_run.sh: the one script run on the GPU machine: unpack CMocka and cJSON (Debian debs
+# carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
 #   usage (repo root): tools/gpu_run.sh [tests|bench|all]   (default all)
@@ -24,6 +25,7 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCUDNN_ROOT=/usr \
     -Dcmocka_DIR=/tmp/deps/usr/lib/x86_64-linux-gnu/cmake/cmocka \
     -DCMOCKA_INCLUDE_DIR=/tmp/deps/usr/include \
     -DCMOCKA_LIBRARIES=/tmp/deps/usr/lib/x86_64-linux-gnu/libcmocka.so \
+    -DCJSON_ROOT=/tmp/deps/usr \
     -DNNOP_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 grep -E "nnop:|CUDA|cuDNN" "$OUT/configure.log" | head -5
 if ! cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1; then
