@@ -13,6 +13,14 @@
 #define ITERS 20
 #define REPS 5
 
+#define CHECK(x)                                                                           \
+    do {                                                                                   \
+        if (!(x)) {                                                                        \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                \
+            exit(1);                                                                       \
+        }                                                                                  \
+    } while (0)
+
 static uint64_t rng = 88172645463325252ull;
 
 static float uniform(float a)
@@ -27,9 +35,10 @@ static nnop_value constant(nnop_graph *g, const nnop_tensor_desc *d, float a, fl
     float *f = (float *)malloc((size_t)n * sizeof(float));
     void *h = malloc(nnop_tensor_bytes(d));
     nnop_value v;
+    CHECK(f && h);
     for (i = 0; i < n; i++)
         f[i] = base + uniform(a);
-    nnop_convert(NNOP_F32, f, d->dtype, h, n);
+    CHECK(nnop_convert(NNOP_F32, f, d->dtype, h, n) == NNOP_OK);
     v = nnop_constant(g, NULL, d, h);
     free(f);
     free(h);
@@ -73,7 +82,7 @@ static nnop_plan *build(nnop_context *ctx, int64_t n, int cuda_graph)
     nnop_value y;
     int64_t cin = 64, width = 64;
     int s, b;
-    nnop_graph_create(ctx, &g);
+    CHECK(nnop_graph_create(ctx, &g) == NNOP_OK);
     y = nnop_pool(g, conv_bn(g, nnop_input(g, "x", &xd), 3, 64, 7, 2, 1), NNOP_POOL_MAX, &pp);
     for (s = 0; s < 4; s++, width *= 2)
         for (b = 0; b < blocks[s]; b++) {
@@ -82,7 +91,7 @@ static nnop_plan *build(nnop_context *ctx, int64_t n, int cuda_graph)
         }
     y = nnop_flatten(g, nnop_global_avg_pool(g, y));
     y = nnop_linear(g, y, constant(g, &fd, 0.02f, 0.0f), constant(g, &bd, 0.1f, 0.0f));
-    nnop_output(g, y, "logits");
+    CHECK(nnop_output(g, y, "logits") == NNOP_OK);
     nnop_compile_options_init(&co);
     co.cuda_graph = cuda_graph;
     if (nnop_graph_compile(g, &co, &plan) != NNOP_OK) {
@@ -109,20 +118,19 @@ static float time_plan(nnop_context *ctx, nnop_plan *plan, const void *x, void *
     int r, i;
     in[0] = x;
     out[0] = y;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
+    CHECK(cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess);
     for (i = 0; i < 3; i++)
-        nnop_plan_execute(plan, in, out);
+        CHECK(nnop_plan_execute(plan, in, out) == NNOP_OK);
     for (r = 0; r < REPS; r++) {
-        cudaEventRecord(e0, st);
+        CHECK(cudaEventRecord(e0, st) == cudaSuccess);
         for (i = 0; i < ITERS; i++)
             if (nnop_plan_execute(plan, in, out) != NNOP_OK) {
                 fprintf(stderr, "execute: %s\n", nnop_context_last_error(ctx));
                 exit(1);
             }
-        cudaEventRecord(e1, st);
-        cudaEventSynchronize(e1);
-        cudaEventElapsedTime(&ms, e0, e1);
+        CHECK(cudaEventRecord(e1, st) == cudaSuccess);
+        CHECK(cudaEventSynchronize(e1) == cudaSuccess);
+        CHECK(cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess);
         t[r] = ms / ITERS;
     }
     qsort(t, REPS, sizeof t[0], cmp_f);
@@ -146,9 +154,9 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < 2; i++) {
         void *x = NULL, *y = NULL;
-        nnop_malloc(ctx, (size_t)(batches[i] * 3 * 224 * 224 * 2), &x);
-        nnop_malloc(ctx, (size_t)(batches[i] * 1000 * 2), &y);
-        cudaMemset(x, 0x30, (size_t)(batches[i] * 3 * 224 * 224 * 2));
+        CHECK(nnop_malloc(ctx, (size_t)(batches[i] * 3 * 224 * 224 * 2), &x) == NNOP_OK);
+        CHECK(nnop_malloc(ctx, (size_t)(batches[i] * 1000 * 2), &y) == NNOP_OK);
+        CHECK(cudaMemset(x, 0x30, (size_t)(batches[i] * 3 * 224 * 224 * 2)) == cudaSuccess);
         for (cg = 0; cg < 2; cg++) {
             nnop_plan *plan = build(ctx, batches[i], cg);
             float ms = time_plan(ctx, plan, x, y);
