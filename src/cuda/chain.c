@@ -271,8 +271,8 @@ nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fo
     c->mid_value = is_producer ? n0->out : chain_input(g, first);
     c->channels = g->values[c->mid_value].desc.dims[1];
     st = nnop__slot_value(p, is_producer ? n0->in[0] : c->mid_value, &c->x_slot);
-    if (st == NNOP_OK && is_producer)
-        st = nnop__slot_value(p, n0->in[1], &c->w_slot);
+    if (is_producer) /* uploaded below unless folding replaces it: no unused device copy */
+        c->w_slot = n0->in[1];
     if (st == NNOP_OK && is_producer && n0->op == NNOP_OP_LINEAR && n0->in[2] != NNOP_NONE_ID) {
         c->ops[0].slot[0] = c->ops[0].slot[1] = c->ops[0].slot[2] = c->ops[0].slot[3] = -1;
         c->n_ops = 1;
@@ -284,6 +284,8 @@ nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fo
         st = fold_prefix(p, c);
     if (st == NNOP_OK && is_producer)
         adds_before_bias(c);
+    if (st == NNOP_OK && is_producer && c->w_slot == n0->in[1])
+        st = nnop__slot_value(p, n0->in[1], &c->w_slot);
     return st;
 }
 
