@@ -188,41 +188,14 @@ __global__ void pad_channels_kernel(const T *x, T *y, int64_t pixels, int cin, i
     }
 }
 
-// The stem's case: 8 pixels per thread, three 16-byte loads (24 halves) in, four 16-byte
-// stores (32 halves) out; x and y 16-byte aligned. The pixels % 8 tail go one per thread.
-union px8_in {
-    uint4 q[3];
-    unsigned short h[24];
-};
-union px8_out {
-    uint4 q[4];
-    unsigned short h[32];
-};
-
-__global__ void pad_3to4_u16_kernel(const unsigned short *x, unsigned short *y, int64_t pixels)
+// The stem's case, one thread per pixel: three 2-byte channels in, one 8-byte store out (the
+// 8-pixel, 16-byte-access variant measured no faster on H200: 75.5 vs 73.5 us for the stem).
+__global__ void pad_3to4_u16_kernel(const unsigned short *x, uint2 *y, int64_t pixels)
 {
-    int64_t groups = pixels / 8, stride = (int64_t)gridDim.x * blockDim.x;
-    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    for (int64_t g = t; g < groups; g += stride) {
-        const uint4 *src = reinterpret_cast<const uint4 *>(x) + 3 * g;
-        uint4 *dst = reinterpret_cast<uint4 *>(y) + 4 * g;
-        px8_in in;
-        px8_out out;
-        in.q[0] = src[0], in.q[1] = src[1], in.q[2] = src[2];
-#pragma unroll
-        for (int p = 0; p < 8; p++) {
-            out.h[4 * p] = in.h[3 * p];
-            out.h[4 * p + 1] = in.h[3 * p + 1];
-            out.h[4 * p + 2] = in.h[3 * p + 2];
-            out.h[4 * p + 3] = 0;
-        }
-        dst[0] = out.q[0], dst[1] = out.q[1], dst[2] = out.q[2], dst[3] = out.q[3];
-    }
-    for (int64_t p = groups * 8 + t; p < pixels; p += stride) {
-        y[4 * p] = x[3 * p];
-        y[4 * p + 1] = x[3 * p + 1];
-        y[4 * p + 2] = x[3 * p + 2];
-        y[4 * p + 3] = 0;
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < pixels;
+         p += (int64_t)gridDim.x * blockDim.x) {
+        const unsigned short *q = x + 3 * p;
+        y[p] = make_uint2((unsigned)q[0] | ((unsigned)q[1] << 16), (unsigned)q[2]);
     }
 }
 
@@ -261,8 +234,8 @@ extern "C" cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_siz
 {
     unsigned b = blocks_for(pixels * cout);
     if (elem_size == 2 && cin == 3 && cout == 4) {
-        pad_3to4_u16_kernel<<<blocks_for(pixels / 8 + 8), kThreads, 0, s>>>(
-                static_cast<const unsigned short *>(x), static_cast<unsigned short *>(y), pixels);
+        pad_3to4_u16_kernel<<<blocks_for(pixels), kThreads, 0, s>>>(
+                static_cast<const unsigned short *>(x), static_cast<uint2 *>(y), pixels);
         return cudaGetLastError();
     }
     if (elem_size == 2)
