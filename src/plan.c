@@ -168,3 +168,16 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
     }
     return used;
 }
+
+nnop_status nnop_graph_warmup(nnop_graph *g, const nnop_compile_options *opts)
+{
+    nnop_plan *p = NULL;
+    nnop_status st;
+    if (!g)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    st = nnop_graph_compile(g, opts, &p);
+    if (st != NNOP_OK)
+        return st;
+    nnop_plan_destroy(p);
+    return nnop_cache_save(g->ctx);
+}

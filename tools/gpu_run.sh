@@ -3,12 +3,14 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|all]   (default all)
+#   usage (repo root): tools/gpu_run.sh [tests|bench|examples|coldstart|all]   (default all)
 set -u
 WHAT=${1:-all}
-OUT=${OUT:-/tmp/nnop-out}
+# the device tool returns at most 8 files from $OUT: logs go to one folder, tarred at the end
+RESULTS=${OUT:-/tmp/nnop-out}
+OUT=/tmp/nnop-logs
 BUILD=${NNOP_BUILD_DIR:-/tmp/nnop-build}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$RESULTS"
 exec > >(tee "$OUT/gpu_run.log") 2>&1
 
 echo "== machine"
@@ -75,6 +77,35 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
         python3 bench/merge_table.py "$OUT/bench_nnop_autotune.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table_autotune.md"
     fi
 fi
+if [ "$WHAT" = all ] || [ "$WHAT" = examples ]; then
+    echo "== examples on the GPU (MNIST f32/f16, ResNet-50 vs PyTorch)"
+    bash examples/check_examples.sh "$BUILD" >"$OUT/examples.log" 2>&1 || { TEST_RC=1; echo "examples FAILED"; }
+    grep -E "^==|accuracy|agree|backend|rel|img/s|PASS|FAIL" "$OUT/examples.log" | head -40
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = coldstart ]; then
+    # compile-to-first-result of ResNet-50 (batch 32): a cold process (no cache file), then a
+    # warm one (the file the first wrote), per policy; separate processes each time.
+    echo "== coldstart"
+    : >"$OUT/coldstart.txt"
+    for policy in precompiled prefer fastest; do
+        cache="/tmp/nnop-cache-$policy.bin"
+        rm -f "$cache" "$cache.lock"
+        for run in cold warm; do
+            printf '%s ' "$run" >>"$OUT/coldstart.txt"
+            "$BUILD/bench/bench_coldstart" --cache "$cache" --policy "$policy" --batch 32 \
+                >>"$OUT/coldstart.txt" 2>&1 || echo "coldstart $policy $run FAILED" | tee -a "$OUT/coldstart.txt"
+        done
+        ls -l "$cache" | awk '{print "cache file " $5 " bytes"}' >>"$OUT/coldstart.txt"
+    done
+    # ahead-of-time: a warm-up process writes the cache, then a fresh process runs warm
+    rm -f /tmp/nnop-cache-aot.bin
+    "$BUILD/bench/bench_coldstart" --cache /tmp/nnop-cache-aot.bin --policy prefer --warmup-only >/dev/null 2>&1
+    printf 'aot-warm ' >>"$OUT/coldstart.txt"
+    "$BUILD/bench/bench_coldstart" --cache /tmp/nnop-cache-aot.bin --policy prefer >>"$OUT/coldstart.txt" 2>&1
+    cat "$OUT/coldstart.txt"
+fi
+
 if [ "${NNOP_BENCH_19:-0}" = 1 ] || [ "$WHAT" = bench19 ]; then
     # the same benchmark built against PyTorch's cuDNN 9.19, for a same-version comparison
     CUDNN19=$(python3 -c "import os,nvidia.cudnn as m;print(os.path.dirname(m.__file__) if m.__file__ else list(m.__path__)[0])" 2>/dev/null)
@@ -93,5 +124,13 @@ if [ "${NNOP_BENCH_19:-0}" = 1 ] || [ "$WHAT" = bench19 ]; then
         fi
     fi
 fi
+echo "== summary"
+for f in "$OUT/bench_table_autotune.md" "$OUT/coldstart.txt"; do
+    [ -f "$f" ] && cat "$f"
+done
+grep -E "RESNET50" "$OUT/bench_resnet.txt" 2>/dev/null
+grep -E "tests passed|tests failed" "$OUT/ctest.log" 2>/dev/null
 echo "== done (tests rc $TEST_RC)"
+tar czf "$RESULTS/logs.tgz" -C "$OUT" . 2>/dev/null
+cp "$OUT/gpu_run.log" "$RESULTS/" 2>/dev/null
 exit $TEST_RC

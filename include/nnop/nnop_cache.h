@@ -57,6 +57,11 @@ NNOP_API nnop_status nnop_cache_save(nnop_context *ctx);
  * file's contents (see above); NNOP_ERR_IO when it exists but cannot be read. */
 NNOP_API nnop_status nnop_cache_load(nnop_context *ctx);
 
+/** Ahead-of-time warm-up: compile g (building, autotuning and runtime-compiling whatever the
+ * policy asks for) and write the plan cache file, so a deployment can ship a warm cache. The
+ * context needs a cache file (options.cache_path or a shared cache with a path). */
+NNOP_API nnop_status nnop_graph_warmup(nnop_graph *g, const nnop_compile_options *opts);
+
 /** Create a plan cache to share between contexts: path is its file (copied; NULL = memory
  * only), max_entries its bound (0 = 4096; the byte bound is 256 MiB). Give it to contexts
  * through nnop_context_options.plan_cache; each context keeps a reference, so the cache may

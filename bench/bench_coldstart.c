@@ -1,0 +1,160 @@
+/* bench_coldstart.c: time from nnop_graph_compile start to the first result for ResNet-50
+ * (fp16 NHWC), with a persistent plan cache file, under one engine policy. Run it twice in
+ * two processes: the first (cache file absent) is the cold start, the second the warm one.
+ * Also reports the steady per-batch time, so a warm plan can be compared with a cold one.
+ *   usage: bench_coldstart --cache FILE [--policy prefer|precompiled|fastest] [--batch N]
+ *          [--warmup-only]   (compile and write the cache, run nothing: ahead-of-time) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#include "nnop/nnop.h"
+#include "resnet50_graph.h"
+
+#define RUNS 20
+#define REPS 5
+
+typedef struct args {
+    const char *cache, *policy;
+    int64_t batch;
+    int warmup_only;
+} args;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int parse(int argc, char **argv, args *a)
+{
+    int i;
+    a->cache = NULL, a->policy = "prefer", a->batch = 32, a->warmup_only = 0;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--cache") && i + 1 < argc)
+            a->cache = argv[++i];
+        else if (!strcmp(argv[i], "--policy") && i + 1 < argc)
+            a->policy = argv[++i];
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+            a->batch = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup-only"))
+            a->warmup_only = 1;
+        else
+            return 0;
+    }
+    return a->cache != NULL && a->batch > 0;
+}
+
+static int set_policy(nnop_context_options *o, const char *p)
+{
+    if (!strcmp(p, "prefer"))
+        o->policy = NNOP_POLICY_PREFER_PRECOMPILED;
+    else if (!strcmp(p, "precompiled"))
+        o->policy = NNOP_POLICY_PRECOMPILED_ONLY;
+    else if (!strcmp(p, "fastest"))
+        o->policy = NNOP_POLICY_FASTEST, o->autotune = 1;
+    else
+        return 0;
+    return 1;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* median over REPS of the mean of RUNS back-to-back executes, in ms (host clock after sync) */
+static double steady_ms(nnop_context *ctx, nnop_plan *plan, const void *const *in,
+                        void *const *out)
+{
+    double t[REPS];
+    int r, i;
+    for (r = 0; r < REPS; r++) {
+        double t0 = now_ms();
+        for (i = 0; i < RUNS; i++)
+            if (nnop_plan_execute(plan, in, out) != NNOP_OK)
+                return -1.0;
+        if (nnop_context_synchronize(ctx) != NNOP_OK)
+            return -1.0;
+        t[r] = (now_ms() - t0) / RUNS;
+    }
+    qsort(t, REPS, sizeof t[0], cmp_d);
+    return t[REPS / 2];
+}
+
+static int run(const args *a, nnop_context *ctx, double create_ms)
+{
+    nnop_graph *g = bench_resnet50_graph(ctx, a->batch);
+    nnop_plan *plan = NULL;
+    nnop_cache_stats s;
+    void *x = NULL, *y = NULL;
+    const void *in[1];
+    void *out[1];
+    double t0, first_ms = 0.0, per_batch = 0.0;
+    size_t xb = (size_t)a->batch * 3 * 224 * 224 * 2;
+    if (nnop_malloc(ctx, xb, &x) != NNOP_OK || nnop_malloc(ctx, (size_t)a->batch * 2000, &y))
+        return fprintf(stderr, "alloc: %s\n", nnop_context_last_error(ctx)), 1;
+    cudaMemset(x, 0x30, xb);
+    in[0] = x, out[0] = y;
+    t0 = now_ms();
+    if (a->warmup_only) {
+        if (nnop_graph_warmup(g, NULL) != NNOP_OK)
+            return fprintf(stderr, "warmup: %s\n", nnop_context_last_error(ctx)), 1;
+    } else if (nnop_graph_compile(g, NULL, &plan) != NNOP_OK) {
+        return fprintf(stderr, "compile: %s\n", nnop_context_last_error(ctx)), 1;
+    }
+    if (!a->warmup_only) {
+        if (nnop_plan_execute(plan, in, out) != NNOP_OK || nnop_context_synchronize(ctx))
+            return fprintf(stderr, "execute: %s\n", nnop_context_last_error(ctx)), 1;
+        first_ms = now_ms() - t0;
+        per_batch = steady_ms(ctx, plan, in, out);
+    } else {
+        first_ms = now_ms() - t0;
+    }
+    nnop_context_cache_stats(ctx, &s);
+    printf("COLDSTART policy %s | batch %lld | context %.1f ms | compile->first result %.1f ms | "
+           "%.3f ms/batch | hits %llu misses %llu built %llu from_blob %llu loaded %llu "
+           "ignored %llu | heur %.0f ms finalize %.0f ms autotune %.0f ms\n",
+           a->policy, (long long)a->batch, create_ms, first_ms, per_batch,
+           (unsigned long long)s.hits, (unsigned long long)s.misses,
+           (unsigned long long)s.plans_built, (unsigned long long)s.plans_from_blob,
+           (unsigned long long)s.entries_loaded,
+           (unsigned long long)(s.ignored_corrupt + s.ignored_other_device + s.ignored_other_cudnn),
+           (double)s.heuristics_ns / 1e6, (double)s.finalize_ns / 1e6,
+           (double)s.autotune_ns / 1e6);
+    nnop_plan_destroy(plan);
+    nnop_graph_destroy(g);
+    nnop_free(ctx, x);
+    nnop_free(ctx, y);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    nnop_context_options o;
+    nnop_context *ctx = NULL;
+    args a;
+    double t0;
+    int rc;
+    nnop_context_options_init(&o);
+    if (!parse(argc, argv, &a) || !set_policy(&o, a.policy)) {
+        fprintf(stderr, "usage: bench_coldstart --cache FILE [--policy prefer|precompiled|"
+                        "fastest] [--batch N] [--warmup-only]\n");
+        return 2;
+    }
+    o.backend = NNOP_BACKEND_CUDA;
+    o.cache_path = a.cache;
+    t0 = now_ms();
+    if (nnop_context_create(&o, &ctx) != NNOP_OK) {
+        fprintf(stderr, "no CUDA context: %s\n", nnop_context_create_error());
+        return 1;
+    }
+    rc = run(&a, ctx, now_ms() - t0);
+    nnop_context_destroy(ctx); /* saves the cache file */
+    return rc;
+}
