@@ -67,6 +67,7 @@ typedef struct nnop__dnn_step {
     int is_conv, fp32;
     nnop__fp_builder fpb; /* everything lowered so far, for the plan cache */
     int cached;           /* 1: engine choice from the plan cache, 2: plan from its JSON */
+    int plan_shared;      /* plan belongs to an identical earlier step of the same plan */
     /* the chosen engine */
     int64_t engine;
     int rtc;
@@ -112,6 +113,11 @@ struct nnop__cuda_plan {
     cudaGraphExec_t gexec;
     void **gkey;
     int graph_failed;
+    /* steps whose engine is chosen, by fingerprint: an identical later step (ResNet-50 has
+     * 54 conv steps of 25 kinds) shares the execution plan instead of building it again */
+    nnop__fp *memo_fp;
+    nnop__dnn_step **memo_step;
+    int32_t n_memo, cap_memo;
 };
 
 /* ------------------------------------------------------------------ slots (executor.c) */

@@ -3,6 +3,7 @@
  * for a fused conv graph: cudnn-backend-notes 7.2); first plan that finalizes, or the
  * fastest of the top candidates timed with CUDA events when autotuning. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda/cuda_plan.h"
@@ -354,10 +355,73 @@ static void search_engines(nnop_plan *p, nnop__dnn_step *st, search *s)
             (void)cudnnBackendDestroyDescriptor(s->c[i].cfg);
 }
 
+/* An earlier step of this plan with the same fingerprint (same lowered graph, uids
+ * included), or NULL. */
+static nnop__dnn_step *find_twin(const struct nnop__cuda_plan *cp, const nnop__fp *fp)
+{
+    int32_t i;
+    for (i = 0; i < cp->n_memo; i++)
+        if (cp->memo_fp[i].lo == fp->lo && cp->memo_fp[i].hi == fp->hi)
+            return cp->memo_step[i];
+    return NULL;
+}
+
+static void share_plan(nnop__dnn_step *st, const nnop__dnn_step *twin)
+{
+    st->plan = twin->plan;
+    st->plan_shared = 1;
+    st->cached = twin->cached;
+    st->engine = twin->engine;
+    st->rtc = twin->rtc;
+    st->workspace = twin->workspace;
+    st->tuned = twin->tuned;
+    st->time_us = twin->time_us;
+}
+
+/* Remember st's choice for identical later steps (best effort: a full memo only costs time). */
+static void remember(struct nnop__cuda_plan *cp, nnop__dnn_step *st, const nnop__fp *fp)
+{
+    if (cp->n_memo == cp->cap_memo) {
+        int32_t cap = cp->cap_memo ? 2 * cp->cap_memo : 32;
+        nnop__fp *f = (nnop__fp *)realloc(cp->memo_fp, (size_t)cap * sizeof *f);
+        nnop__dnn_step **d;
+        if (!f)
+            return;
+        cp->memo_fp = f;
+        d = (nnop__dnn_step **)realloc(cp->memo_step, (size_t)cap * sizeof *d);
+        if (!d)
+            return;
+        cp->memo_step = d;
+        cp->cap_memo = cap;
+    }
+    cp->memo_fp[cp->n_memo] = *fp;
+    cp->memo_step[cp->n_memo++] = st;
+}
+
+static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp *fp, char *why,
+                                size_t len);
+
 nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)
 {
     nnop_context *ctx = p->ctx;
     nnop__fp fp = nnop__dnn_fingerprint(ctx, st);
+    nnop__dnn_step *twin = find_twin(p->cuda, &fp);
+    nnop_status status;
+    if (twin) {
+        share_plan(st, twin);
+        return NNOP_OK;
+    }
+    status = select_fresh(p, st, &fp, why, len);
+    if (status == NNOP_OK)
+        remember(p->cuda, st, &fp);
+    return status;
+}
+
+static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp *fp_in,
+                                char *why, size_t len)
+{
+    nnop_context *ctx = p->ctx;
+    nnop__fp fp = *fp_in;
     search *s;
     if (cache_usable(ctx) && nnop__dnn_from_cache(ctx, st, &fp) == NNOP_OK) {
         nnop__clear_error(ctx);

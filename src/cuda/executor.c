@@ -35,7 +35,10 @@ static nnop_status upload(nnop_plan *p, const void *host, size_t bytes, void **d
 {
     nnop_status st = nnop__plan_alloc(p, bytes, dev);
     if (st == NNOP_OK && bytes && host)
-        st = NNOP_CU(p->ctx, cudaMemcpy(*dev, host, bytes, cudaMemcpyHostToDevice));
+        /* on the context's stream, so kernels queued there later (weight folding) see the
+         * data; a pageable source is staged before the call returns, so it may be freed */
+        st = NNOP_CU(p->ctx, cudaMemcpyAsync(*dev, host, bytes, cudaMemcpyHostToDevice,
+                                             p->ctx->cuda->stream));
     return st;
 }
 
@@ -334,6 +337,8 @@ void nnop__cuda_plan_destroy(nnop_plan *p)
     for (i = 0; i < cp->n_owned; i++)
         (void)cudaFree(cp->owned[i]);
     free(cp->owned);
+    free(cp->memo_fp);
+    free(cp->memo_step);
     nnop__free(cp->slot);
     nnop__free(cp->steps);
     nnop__free(cp->gkey);

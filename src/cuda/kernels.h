@@ -71,6 +71,9 @@ cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);
  * bytes): the zero-padded input of a C=3 first layer. */
 cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_size, int64_t pixels, int cin,
                                  int cout, cudaStream_t s);
+/* w[i] *= s[i / per_row] for i < n (float32 math, rounded to w's dtype); s is device memory. */
+cudaError_t nnop__k_scale_rows(void *w, int dtype, int64_t n, int64_t per_row, const float *s,
+                               cudaStream_t st);
 /* Keep the GPU busy for about ns nanoseconds (timing: lets the host queue work ahead). */
 cudaError_t nnop__k_spin(int64_t ns, cudaStream_t s);
 cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_t s);

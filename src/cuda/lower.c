@@ -167,7 +167,7 @@ void nnop__dnn_step_destroy(nnop__dnn_step *s)
         return;
     for (i = 0; i < s->n_vpack; i++)
         (void)cudnnBackendDestroyDescriptor(s->vpack[i]);
-    if (s->plan)
+    if (s->plan && !s->plan_shared)
         (void)cudnnBackendDestroyDescriptor(s->plan);
     if (s->cfg)
         (void)cudnnBackendDestroyDescriptor(s->cfg);
