@@ -262,8 +262,10 @@ NNOP_API void nnop_compile_options_init(nnop_compile_options *o);
 NNOP_API nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts,
                                         nnop_plan **out);
 /** Run the plan: inputs[i] for the i-th declared input, outputs[i] for the i-th output.
- * Nothing is allocated here. On the CUDA backend this is asynchronous on the context's
- * stream. */
+ * No device memory is allocated here. On the CUDA backend this is asynchronous on the
+ * context's stream. cuDNN binds data pointers through variant packs: the first execute with
+ * a new set of input/output pointers builds them (host descriptors only; up to 8 pointer sets
+ * are kept per step), later executes with a known set create nothing. Reuse your buffers. */
 NNOP_API nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs,
                                        void *const *outputs);
 NNOP_API int nnop_plan_num_inputs(const nnop_plan *p);
