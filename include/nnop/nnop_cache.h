@@ -57,6 +57,12 @@ NNOP_API nnop_status nnop_cache_save(nnop_context *ctx);
  * file's contents (see above); NNOP_ERR_IO when it exists but cannot be read. */
 NNOP_API nnop_status nnop_cache_load(nnop_context *ctx);
 
+/** Check a plan cache file without loading it (nnop-doctor --cache): a short report goes to
+ * buf (snprintf-like, may be NULL with len 0). Returns NNOP_OK for a clean or missing file,
+ * NNOP_ERR_FORMAT for a damaged one (its intact entries stay usable), NNOP_ERR_IO when it
+ * exists but cannot be read. Entries of every device and cuDNN version are counted. */
+NNOP_API nnop_status nnop_cache_file_check(const char *path, char *buf, size_t len);
+
 /** Ahead-of-time warm-up: compile g (building, autotuning and runtime-compiling whatever the
  * policy asks for) and write the plan cache file, so a deployment can ship a warm cache. The
  * context needs a cache file (options.cache_path or a shared cache with a path). */
