@@ -69,8 +69,7 @@ static int cmp_d(const void *a, const void *b)
 }
 
 /* median over REPS of the mean of RUNS back-to-back executes, in ms (host clock after sync) */
-static double steady_ms(nnop_context *ctx, nnop_plan *plan, const void *const *in,
-                        void *const *out)
+static double steady_ms(nnop_context *ctx, nnop_plan *plan, const void *const *in, void *const *out)
 {
     double t[REPS];
     int r, i;
@@ -125,8 +124,7 @@ static int run(const args *a, nnop_context *ctx, double create_ms)
            (unsigned long long)s.plans_built, (unsigned long long)s.plans_from_blob,
            (unsigned long long)s.entries_loaded,
            (unsigned long long)(s.ignored_corrupt + s.ignored_other_device + s.ignored_other_cudnn),
-           (double)s.heuristics_ns / 1e6, (double)s.finalize_ns / 1e6,
-           (double)s.autotune_ns / 1e6);
+           (double)s.heuristics_ns / 1e6, (double)s.finalize_ns / 1e6, (double)s.autotune_ns / 1e6);
     nnop_plan_destroy(plan);
     nnop_graph_destroy(g);
     nnop_free(ctx, x);

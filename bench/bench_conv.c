@@ -10,9 +10,9 @@
 #include "cuda/cuda_plan.h"
 #include "nnop/nnop.h"
 
-#define SETS 8
+#define SETS  8
 #define CALLS 100
-#define REPS 5
+#define REPS  5
 
 typedef struct layer {
     int64_t n, c, h, w, k, r, stride, pad;
@@ -22,35 +22,33 @@ typedef struct layer {
  * (2x2 blocks: C 12 or padded 16, 112x112, 4x4 stride 1; symmetric pad 2 gives one extra
  * output row/column, close enough for timing). */
 static const layer probes[] = {
-    {32, 4, 224, 224, 64, 7, 2, 3},
-    {32, 8, 224, 224, 64, 7, 2, 3},
-    {32, 12, 112, 112, 64, 4, 1, 2},
-    {32, 16, 112, 112, 64, 4, 1, 2},
-    {32, 16, 112, 112, 64, 4, 1, 1},
+        {32, 4, 224, 224, 64, 7, 2, 3},  {32, 8, 224, 224, 64, 7, 2, 3},
+        {32, 12, 112, 112, 64, 4, 1, 2}, {32, 16, 112, 112, 64, 4, 1, 2},
+        {32, 16, 112, 112, 64, 4, 1, 1},
 };
 
 static const layer layers[] = {
-    {32, 3, 224, 224, 64, 7, 2, 3},  {32, 64, 56, 56, 64, 1, 1, 0},
-    {32, 64, 56, 56, 64, 3, 1, 1},   {32, 64, 56, 56, 256, 1, 1, 0},
-    {32, 128, 28, 28, 128, 3, 1, 1}, {32, 256, 14, 14, 256, 3, 1, 1},
-    {32, 1024, 14, 14, 256, 1, 1, 0}, {32, 512, 7, 7, 512, 3, 1, 1},
-    {1, 64, 56, 56, 64, 3, 1, 1},    {1, 512, 7, 7, 512, 3, 1, 1},
+        {32, 3, 224, 224, 64, 7, 2, 3},   {32, 64, 56, 56, 64, 1, 1, 0},
+        {32, 64, 56, 56, 64, 3, 1, 1},    {32, 64, 56, 56, 256, 1, 1, 0},
+        {32, 128, 28, 28, 128, 3, 1, 1},  {32, 256, 14, 14, 256, 3, 1, 1},
+        {32, 1024, 14, 14, 256, 1, 1, 0}, {32, 512, 7, 7, 512, 3, 1, 1},
+        {1, 64, 56, 56, 64, 3, 1, 1},     {1, 512, 7, 7, 512, 3, 1, 1},
 };
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        if (!(x)) {                                                                        \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                \
-            exit(1);                                                                       \
-        }                                                                                  \
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        if (!(x)) {                                                                                \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
-#define NN(ctx, x)                                                                         \
-    do {                                                                                   \
-        nnop_status s_ = (x);                                                              \
-        if (s_ != NNOP_OK) {                                                               \
-            fprintf(stderr, "%s failed: %s\n", #x, nnop_context_last_error(ctx));          \
-            exit(1);                                                                       \
-        }                                                                                  \
+#define NN(ctx, x)                                                                                 \
+    do {                                                                                           \
+        nnop_status s_ = (x);                                                                      \
+        if (s_ != NNOP_OK) {                                                                       \
+            fprintf(stderr, "%s failed: %s\n", #x, nnop_context_last_error(ctx));                  \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static double now_us(void)
@@ -184,9 +182,9 @@ static void run_layer(nnop_context *ctx, const layer *l)
     printf("RESULT %lld,%lld,%lld,%lld -> %lld, %lldx%lld, s%lld | nnop %.1f | nnop_fixed %.1f | "
            "graph %.1f | raw %.1f | host_nnop %.2f | host_raw %.2f | host_graph %.2f | %s",
            (long long)l->n, (long long)l->c, (long long)l->h, (long long)l->w, (long long)l->k,
-           (long long)l->r, (long long)l->r, (long long)l->stride, (double)t_nnop,
-           (double)t_fixed, (double)t_graph, (double)t_raw, (double)h_fixed, (double)h_raw,
-           (double)h_graph, strchr(desc, '\n') ? strchr(desc, '\n') + 1 : desc);
+           (long long)l->r, (long long)l->r, (long long)l->stride, (double)t_nnop, (double)t_fixed,
+           (double)t_graph, (double)t_raw, (double)h_fixed, (double)h_raw, (double)h_graph,
+           strchr(desc, '\n') ? strchr(desc, '\n') + 1 : desc);
     fflush(stdout);
     for (s = 0; s < SETS; s++) {
         nnop_free(ctx, b.x[s]);

@@ -12,14 +12,14 @@
 #include "resnet50_graph.h"
 
 #define ITERS 20
-#define REPS 5
+#define REPS  5
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        if (!(x)) {                                                                        \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                \
-            exit(1);                                                                       \
-        }                                                                                  \
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        if (!(x)) {                                                                                \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static nnop_plan *build(nnop_context *ctx, int64_t n, int cuda_graph)

@@ -6,12 +6,12 @@
 
 #include "resnet50_graph.h"
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        if (!(x)) {                                                                        \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                \
-            exit(1);                                                                       \
-        }                                                                                  \
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        if (!(x)) {                                                                                \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static uint64_t rng = 88172645463325252ull;
@@ -85,4 +85,3 @@ nnop_graph *bench_resnet50_graph(nnop_context *ctx, int64_t n)
     CHECK(nnop_output(g, y, "logits") == NNOP_OK);
     return g;
 }
-

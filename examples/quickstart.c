@@ -6,14 +6,14 @@
 
 #include "nnop/nnop.h"
 
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        nnop_status st_ = (call);                                                            \
-        if (st_ != NNOP_OK) {                                                                \
-            fprintf(stderr, "%s failed: %s\n  %s\n", #call, nnop_status_string(st_),         \
-                    nnop_context_last_error(ctx));                                           \
-            exit(1);                                                                         \
-        }                                                                                    \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        nnop_status st_ = (call);                                                                  \
+        if (st_ != NNOP_OK) {                                                                      \
+            fprintf(stderr, "%s failed: %s\n  %s\n", #call, nnop_status_string(st_),               \
+                    nnop_context_last_error(ctx));                                                 \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static void fill(float *x, size_t n, unsigned seed)
@@ -58,8 +58,8 @@ static void conv_bias_relu_demo(nnop_context *ctx)
         sum += y[i];
         positive += y[i] > 0.0f;
     }
-    printf("conv+bias+relu  %dx%dx%dx%d -> %dx%dx%dx%d: mean %.5f, %zu of %d outputs > 0\n", N,
-           C, H, W, N, K, H, W, sum / (N * K * H * W), positive, N * K * H * W);
+    printf("conv+bias+relu  %dx%dx%dx%d -> %dx%dx%dx%d: mean %.5f, %zu of %d outputs > 0\n", N, C,
+           H, W, N, K, H, W, sum / (N * K * H * W), positive, N * K * H * W);
     nnop_free(ctx, dx);
     nnop_free(ctx, dw);
     nnop_free(ctx, db);

@@ -46,5 +46,4 @@ static void bn_reference(const nnop__node *node, const float *const *in,
     }
 }
 
-const nnop__op_def nnop__op_batchnorm = {"batchnorm", NNOP_ROLE_EPILOGUE, bn_infer,
-                                         bn_reference};
+const nnop__op_def nnop__op_batchnorm = {"batchnorm", NNOP_ROLE_EPILOGUE, bn_infer, bn_reference};

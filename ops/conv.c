@@ -19,9 +19,9 @@ static nnop_status check_params(const nnop_conv_params *p, char *msg, size_t msg
         }
         /* bounded so that the shape arithmetic below cannot overflow */
         if (p->stride[i] > INT32_MAX || p->dilation[i] > INT32_MAX || p->pad[i] > INT32_MAX) {
-            NNOP_MSG("stride[%d] = %lld, dilation[%d] = %lld and pad[%d] = %lld must be <= %ld",
-                     i, (long long)p->stride[i], i, (long long)p->dilation[i], i,
-                     (long long)p->pad[i], (long)INT32_MAX);
+            NNOP_MSG("stride[%d] = %lld, dilation[%d] = %lld and pad[%d] = %lld must be <= %ld", i,
+                     (long long)p->stride[i], i, (long long)p->dilation[i], i, (long long)p->pad[i],
+                     (long)INT32_MAX);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
     }
@@ -48,8 +48,8 @@ static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *co
     }
     c = x->dims[1], k = w->dims[0], g = p->groups;
     if (c % g != 0 || k % g != 0) {
-        NNOP_MSG("groups = %lld does not divide C = %lld and K = %lld", (long long)g,
-                 (long long)c, (long long)k);
+        NNOP_MSG("groups = %lld does not divide C = %lld and K = %lld", (long long)g, (long long)c,
+                 (long long)k);
         return NNOP_ERR_SHAPE;
     }
     if (w->dims[1] * g != c) {
@@ -62,8 +62,7 @@ static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *co
         if (!nnop__mul_i64(w->dims[2 + i] - 1, p->dilation[i], &extent[i]) ||
             extent[i] >= INT64_MAX / 2) {
             NNOP_MSG("the dilated %s filter extent overflows (%lld taps, dilation %lld)",
-                     i ? "width" : "height", (long long)w->dims[2 + i],
-                     (long long)p->dilation[i]);
+                     i ? "width" : "height", (long long)w->dims[2 + i], (long long)p->dilation[i]);
             return NNOP_ERR_SHAPE;
         }
         extent[i] += 1;

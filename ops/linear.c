@@ -7,8 +7,7 @@ static nnop_status linear_infer(const nnop__node *node, const nnop_tensor_desc *
     const nnop_tensor_desc *x = in[0], *w = in[1], *b = in[2];
     (void)node;
     if (x->ndim != 2 || w->ndim != 2) {
-        NNOP_MSG("x and w must be 2-D (x is %d-D, w is %d-D; use nnop_flatten)", x->ndim,
-                 w->ndim);
+        NNOP_MSG("x and w must be 2-D (x is %d-D, w is %d-D; use nnop_flatten)", x->ndim, w->ndim);
         return NNOP_ERR_SHAPE;
     }
     if (w->dims[1] != x->dims[1]) {
@@ -41,5 +40,4 @@ static void linear_reference(const nnop__node *node, const float *const *in,
         }
 }
 
-const nnop__op_def nnop__op_linear = {"linear", NNOP_ROLE_PRODUCER, linear_infer,
-                                      linear_reference};
+const nnop__op_def nnop__op_linear = {"linear", NNOP_ROLE_PRODUCER, linear_infer, linear_reference};

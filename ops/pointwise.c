@@ -119,8 +119,8 @@ static nnop_status add_infer(const nnop__node *node, const nnop_tensor_desc *con
     }
     for (i = 0; i < in[0]->ndim; i++)
         if (in[0]->dims[i] != in[1]->dims[i]) {
-            NNOP_MSG("operand shapes differ in dim %d: %lld vs %lld", i,
-                     (long long)in[0]->dims[i], (long long)in[1]->dims[i]);
+            NNOP_MSG("operand shapes differ in dim %d: %lld vs %lld", i, (long long)in[0]->dims[i],
+                     (long long)in[1]->dims[i]);
             return NNOP_ERR_SHAPE;
         }
     if (!nnop__desc_equal(in[0], in[1])) {

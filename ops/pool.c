@@ -20,8 +20,8 @@ static nnop_status pool_infer(const nnop__node *node, const nnop_tensor_desc *co
     }
     for (i = 0; i < 2; i++) {
         if (a->p.window[i] < 1 || a->p.stride[i] < 1 || a->p.pad[i] < 0) {
-            NNOP_MSG("window[%d] = %lld and stride[%d] = %lld must be >= 1, pad[%d] = %lld >= 0",
-                     i, (long long)a->p.window[i], i, (long long)a->p.stride[i], i,
+            NNOP_MSG("window[%d] = %lld and stride[%d] = %lld must be >= 1, pad[%d] = %lld >= 0", i,
+                     (long long)a->p.window[i], i, (long long)a->p.stride[i], i,
                      (long long)a->p.pad[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
@@ -49,8 +49,8 @@ static nnop_status pool_infer(const nnop__node *node, const nnop_tensor_desc *co
 
 /* One output element of max or average pooling; padding counts as -inf for max and as zeros
  * (in the divisor only when count_include_pad) for average. */
-static float pool_point(const nnop__pool_attr *a, const float *x, const nnop__view4 *xv,
-                        int64_t n, int64_t c, int64_t oh, int64_t ow)
+static float pool_point(const nnop__pool_attr *a, const float *x, const nnop__view4 *xv, int64_t n,
+                        int64_t c, int64_t oh, int64_t ow)
 {
     int64_t h0 = oh * a->p.stride[0] - a->p.pad[0], w0 = ow * a->p.stride[1] - a->p.pad[1];
     int64_t r, s, count = 0;
@@ -123,5 +123,5 @@ static void gap_reference(const nnop__node *node, const float *const *in,
 }
 
 const nnop__op_def nnop__op_pool = {"pool", NNOP_ROLE_STANDALONE, pool_infer, pool_reference};
-const nnop__op_def nnop__op_global_avg_pool = {"global_avg_pool", NNOP_ROLE_STANDALONE,
-                                               gap_infer, gap_reference};
+const nnop__op_def nnop__op_global_avg_pool = {"global_avg_pool", NNOP_ROLE_STANDALONE, gap_infer,
+                                               gap_reference};

@@ -15,8 +15,9 @@ static const unsigned char entry_marker[4] = {'N', 'N', 'C', 'E'};
 #define FORMAT_VERSION 1u
 #define HEADER_FIXED   32u /* magic 8, version 4, header_len 4, cudnn 8, key_len 4, crc 4 */
 #define RECORD_HEAD    12u /* marker 4, payload_len 4, crc 4 */
-#define PAYLOAD_FIXED  48u /* fp 16, engine 8, flags 4, time 4, workspace 8, n_knobs 4, blob_len 4 \
-                            */
+#define PAYLOAD_FIXED                                                                              \
+    48u /* fp 16, engine 8, flags 4, time 4, workspace 8, n_knobs 4, blob_len 4                    \
+         */
 #define KNOB_BYTES  16u
 #define PAYLOAD_MAX (PAYLOAD_FIXED + NNOP_CACHE_MAX_KNOBS * KNOB_BYTES + NNOP_CACHE_MAX_BLOB)
 /* Largest file read: a bound on what a corrupted or hostile file can make us allocate. */

@@ -5,10 +5,18 @@
 #include "internal.h"
 
 static const char *const status_names[] = {
-        "NNOP_OK",           "NNOP_ERR_INVALID_ARGUMENT", "NNOP_ERR_SHAPE",
-        "NNOP_ERR_UNSUPPORTED", "NNOP_ERR_OUT_OF_MEMORY", "NNOP_ERR_NO_DEVICE",
-        "NNOP_ERR_VERSION",  "NNOP_ERR_CUDA",             "NNOP_ERR_CUDNN",
-        "NNOP_ERR_IO",       "NNOP_ERR_FORMAT",           "NNOP_ERR_INTERNAL",
+        "NNOP_OK",
+        "NNOP_ERR_INVALID_ARGUMENT",
+        "NNOP_ERR_SHAPE",
+        "NNOP_ERR_UNSUPPORTED",
+        "NNOP_ERR_OUT_OF_MEMORY",
+        "NNOP_ERR_NO_DEVICE",
+        "NNOP_ERR_VERSION",
+        "NNOP_ERR_CUDA",
+        "NNOP_ERR_CUDNN",
+        "NNOP_ERR_IO",
+        "NNOP_ERR_FORMAT",
+        "NNOP_ERR_INTERNAL",
 };
 
 const char *nnop_status_string(nnop_status s)
@@ -22,8 +30,7 @@ const char *nnop_status_string(nnop_status s)
 nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap)
 {
     if (ctx) {
-        int n = snprintf(ctx->last_error, sizeof ctx->last_error, "%s: ",
-                         nnop_status_string(st));
+        int n = snprintf(ctx->last_error, sizeof ctx->last_error, "%s: ", nnop_status_string(st));
         if (n < 0 || (size_t)n >= sizeof ctx->last_error)
             n = 0;
         vsnprintf(ctx->last_error + n, sizeof ctx->last_error - (size_t)n, fmt, ap);

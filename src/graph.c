@@ -21,8 +21,7 @@ nnop_value nnop_none(void)
 
 /* Record the first error of the graph (later ones keep the first message) and return the
  * sticky error value. */
-static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...)
-        NNOP_PRINTF(3, 4);
+static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...) NNOP_PRINTF(3, 4);
 
 static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...)
 {
@@ -183,14 +182,14 @@ static int check_inputs(nnop_graph *g, const char *fn, const nnop_value *in, int
         if (id == NNOP_NONE_ID && (optional & (1u << i)))
             continue;
         if (id == NNOP_NONE_ID) {
-            graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
-                       "%s: input %d is required but is nnop_none()", fn, i);
+            graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "%s: input %d is required but is nnop_none()",
+                       fn, i);
             return 0;
         }
         if (id < 0 || id >= g->n_values) {
             graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
-                       "%s: input %d is a dangling value (id %d; the graph has %d values)", fn,
-                       i, (int)id, (int)g->n_values);
+                       "%s: input %d is a dangling value (id %d; the graph has %d values)", fn, i,
+                       (int)id, (int)g->n_values);
             return 0;
         }
         descs[i] = &g->values[id].desc;
@@ -244,8 +243,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
     if (vid < 0)
         return value_of(ERROR_VALUE);
     g->values[vid].producer = g->n_nodes;
-    snprintf(g->values[vid].name, sizeof g->values[vid].name, "%s#%d", def->name,
-             (int)g->n_nodes);
+    snprintf(g->values[vid].name, sizeof g->values[vid].name, "%s#%d", def->name, (int)g->n_nodes);
     node->out = vid;
     for (i = 0; i < n_in; i++)
         if (in[i].id != NNOP_NONE_ID)

@@ -9,10 +9,10 @@
 #include "nnop/nnop.h"
 #include "util/compiler.h"
 
-#define NNOP_ERROR_LEN 1024
-#define NNOP_NAME_LEN 48
+#define NNOP_ERROR_LEN       1024
+#define NNOP_NAME_LEN        48
 #define NNOP_MAX_NODE_INPUTS 5
-#define NNOP_NONE_ID INT32_MAX /* nnop_none(): an absent optional operand */
+#define NNOP_NONE_ID         INT32_MAX /* nnop_none(): an absent optional operand */
 
 /* ------------------------------------------------------------------ ops */
 typedef enum nnop_op_kind {
@@ -38,7 +38,7 @@ typedef enum nnop_fusion_role {
 
 typedef struct nnop__act_attr {
     nnop_act_kind kind;
-    float alpha; /* leaky slope, elu alpha */
+    float alpha;  /* leaky slope, elu alpha */
     float lo, hi; /* clamp bounds (relu6: 0, 6) */
 } nnop__act_attr;
 
@@ -110,13 +110,13 @@ struct nnop_graph {
     int32_t n_inputs, cap_inputs;
     int32_t *outputs;
     int32_t n_outputs, cap_outputs;
-    nnop_status status; /* first builder error, sticky */
+    nnop_status status;         /* first builder error, sticky */
     char error[NNOP_ERROR_LEN]; /* its message, reported again by compile */
 };
 
 /* ------------------------------------------------------------------ context */
-struct nnop__cuda_ctx;   /* src/cuda: handle, stream, device properties */
-struct nnop__oneshot;    /* src/oneshot.c: plan cache of the one-call entry points */
+struct nnop__cuda_ctx; /* src/cuda: handle, stream, device properties */
+struct nnop__oneshot;  /* src/oneshot.c: plan cache of the one-call entry points */
 
 struct nnop_context {
     nnop_backend backend;
@@ -152,8 +152,7 @@ struct nnop_plan {
 
 /* ------------------------------------------------------------------ errors (src/error.c) */
 /* Record a formatted message in ctx (if not NULL) and return st. */
-nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...)
-        NNOP_PRINTF(3, 4);
+nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...) NNOP_PRINTF(3, 4);
 nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap)
         NNOP_PRINTF(3, 0);
 void nnop__clear_error(nnop_context *ctx);

@@ -30,8 +30,8 @@ void nnop_free(nnop_context *ctx, void *p)
         free(p);
 }
 
-static nnop_status copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
-                        int to_device, const char *fn)
+static nnop_status copy(nnop_context *ctx, void *dst, const void *src, size_t bytes, int to_device,
+                        const char *fn)
 {
     if (!ctx)
         return NNOP_ERR_INVALID_ARGUMENT;

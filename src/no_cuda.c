@@ -11,7 +11,8 @@ int nnop__cuda_device_count(void)
 
 nnop_status nnop__cuda_context_init(nnop_context *ctx)
 {
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
+                      "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
 void nnop__cuda_context_fini(nnop_context *ctx)
@@ -22,24 +23,28 @@ void nnop__cuda_context_fini(nnop_context *ctx)
 nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream)
 {
     (void)stream;
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
+                      "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
 nnop_status nnop__cuda_synchronize(nnop_context *ctx)
 {
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
+                      "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
 nnop_status nnop__cuda_plan_build(nnop_plan *p)
 {
-    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
+                      "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
 nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *const *out)
 {
     (void)in;
     (void)out;
-    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
+                      "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
 void nnop__cuda_plan_destroy(nnop_plan *p)
@@ -60,7 +65,8 @@ nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
 {
     (void)bytes;
     *out = NULL;
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
+                      "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
 void nnop__cuda_free(nnop_context *ctx, void *p)
@@ -76,7 +82,8 @@ nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_
     (void)src;
     (void)bytes;
     (void)to_device;
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
+                      "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
 size_t nnop__cuda_diagnose(char *buf, size_t len)

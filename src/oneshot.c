@@ -96,11 +96,14 @@ static nnop_status check_args(nnop_context *ctx, const nnop_tensor_desc *x_desc,
                               const nnop_conv_params *p, const nnop_tensor_desc *y_desc,
                               const void *y)
 {
-    const char *missing = !x_desc ? "x_desc" : !x ? "x" : !w_desc ? "w_desc" : !w ? "w"
-                        : !p      ? "p"
-                        : !y_desc ? "y_desc"
-                        : !y      ? "y"
-                                  : NULL;
+    const char *missing = !x_desc   ? "x_desc"
+                          : !x      ? "x"
+                          : !w_desc ? "w_desc"
+                          : !w      ? "w"
+                          : !p      ? "p"
+                          : !y_desc ? "y_desc"
+                          : !y      ? "y"
+                                    : NULL;
     if (missing)
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_conv_bias_act: %s is NULL",
                           missing);
@@ -152,9 +155,7 @@ nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_desc *x_desc
 
 nnop_status nnop_conv_bias_relu(nnop_context *ctx, const nnop_tensor_desc *x_desc, const void *x,
                                 const nnop_tensor_desc *w_desc, const void *w, const void *bias,
-                                const nnop_conv_params *p, const nnop_tensor_desc *y_desc,
-                                void *y)
+                                const nnop_conv_params *p, const nnop_tensor_desc *y_desc, void *y)
 {
-    return nnop_conv_bias_act(ctx, x_desc, x, w_desc, w, bias, p, NNOP_ACT_RELU, 0.0f, y_desc,
-                              y);
+    return nnop_conv_bias_act(ctx, x_desc, x, w_desc, w, bias, p, NNOP_ACT_RELU, 0.0f, y_desc, y);
 }

@@ -24,8 +24,7 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
     nnop_plan *p;
     nnop_status st;
     if (!out)
-        return g ? nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
-                              "nnop_graph_compile: out is NULL")
+        return g ? nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_graph_compile: out is NULL")
                  : NNOP_ERR_INVALID_ARGUMENT;
     *out = NULL;
     if (!g)
@@ -77,8 +76,8 @@ nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs, void *con
         return NNOP_ERR_INVALID_ARGUMENT;
     nnop__clear_error(p->ctx);
     if ((p->g->n_inputs > 0 && !inputs) || !outputs)
-        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
-                          "nnop_plan_execute: %s array is NULL", outputs ? "inputs" : "outputs");
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_plan_execute: %s array is NULL",
+                          outputs ? "inputs" : "outputs");
     for (i = 0; i < p->g->n_inputs; i++)
         if (!inputs[i])
             return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
@@ -149,8 +148,8 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
         len = 0;
     if (!p)
         return 0;
-    append(buf, len, &used, "plan: %s backend, %d nodes, %d partitions\n",
-           p->cuda ? "cuda" : "cpu", (int)p->g->n_nodes, (int)p->n_parts);
+    append(buf, len, &used, "plan: %s backend, %d nodes, %d partitions\n", p->cuda ? "cuda" : "cpu",
+           (int)p->g->n_nodes, (int)p->n_parts);
     for (i = 0; i < p->n_parts; i++) {
         const nnop__partition *part = &p->parts[i];
         append(buf, len, &used, "  [%d] ", (int)i);

@@ -117,7 +117,7 @@ typedef struct nnop_context_options {
     /* A plan cache shared with other contexts (nnop_plan_cache_create), NULL = the context
      * makes its own (with the file cache_path, if set). When set, cache_path is ignored. */
     struct nnop_plan_cache *plan_cache;
-    uint64_t reserved[7];   /* zero; room for later options                  */
+    uint64_t reserved[7]; /* zero; room for later options                  */
 } nnop_context_options;
 
 /** Fill o with defaults: AUTO backend, device 0, own stream, no cache file. */
@@ -145,8 +145,7 @@ NNOP_API nnop_status nnop_context_synchronize(nnop_context *ctx);
 NNOP_API nnop_status nnop_malloc(nnop_context *ctx, size_t bytes, void **out);
 NNOP_API void nnop_free(nnop_context *ctx, void *p);
 /** Copy host memory into tensor memory of the context (synchronous). */
-NNOP_API nnop_status nnop_copy_in(nnop_context *ctx, void *dst, const void *host_src,
-                                  size_t bytes);
+NNOP_API nnop_status nnop_copy_in(nnop_context *ctx, void *dst, const void *host_src, size_t bytes);
 /** Copy tensor memory of the context into host memory (waits for queued work first). */
 NNOP_API nnop_status nnop_copy_out(nnop_context *ctx, void *host_dst, const void *src,
                                    size_t bytes);
@@ -162,17 +161,16 @@ typedef struct nnop_conv_params {
  * a shape builds and caches a plan; later calls only execute it. */
 NNOP_API nnop_status nnop_conv_bias_relu(nnop_context *ctx, const nnop_tensor_desc *x_desc,
                                          const void *x, const nnop_tensor_desc *w_desc,
-                                         const void *w, const void *bias,
-                                         const nnop_conv_params *p,
+                                         const void *w, const void *bias, const nnop_conv_params *p,
                                          const nnop_tensor_desc *y_desc, void *y);
 
 /** y = act(conv(x, w) + bias), the general form of nnop_conv_bias_relu: act is any
  * activation except NNOP_ACT_CLAMP; alpha as in nnop_act. */
 NNOP_API nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_desc *x_desc,
                                         const void *x, const nnop_tensor_desc *w_desc,
-                                        const void *w, const void *bias,
-                                        const nnop_conv_params *p, int act, float alpha,
-                                        const nnop_tensor_desc *y_desc, void *y);
+                                        const void *w, const void *bias, const nnop_conv_params *p,
+                                        int act, float alpha, const nnop_tensor_desc *y_desc,
+                                        void *y);
 
 /* ---------------------------------------------------------------- graph builder */
 typedef struct nnop_graph nnop_graph;
@@ -217,8 +215,7 @@ NNOP_API nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tenso
 NNOP_API nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc *d,
                                   const void *host_data);
 /** 2-D convolution; x is 4-D N,C,H,W, w is K,C/groups,R,S in x's layout. */
-NNOP_API nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w,
-                              const nnop_conv_params *p);
+NNOP_API nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_params *p);
 /** x + b with b 1-D of x's channel count (dim 1), broadcast over the other dims. */
 NNOP_API nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b);
 /** Activation. alpha is the slope of LEAKY_RELU and the alpha of ELU, ignored otherwise. */
@@ -227,8 +224,8 @@ NNOP_API nnop_value nnop_act(nnop_graph *g, nnop_value x, nnop_act_kind kind, fl
 NNOP_API nnop_value nnop_clamp(nnop_graph *g, nnop_value x, float lo, float hi);
 /** Inference batch-norm over dim 1: (x - mean) / sqrt(var + eps) * gamma + beta; all four
  * parameters 1-D of the channel count. */
-NNOP_API nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma,
-                                   nnop_value beta, nnop_value mean, nnop_value var, float eps);
+NNOP_API nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
+                                   nnop_value mean, nnop_value var, float eps);
 /** Elementwise a + b of the same shape (residual add). */
 NNOP_API nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b);
 /** Max or average pooling over H, W. */

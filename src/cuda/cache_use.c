@@ -26,8 +26,8 @@ static nnop_status plan_from_json(nnop_context *ctx, nnop__dnn_step *s, const nn
 {
     cudnnHandle_t h = ctx->cuda->handle;
     int64_t n = 0;
-    nnop_status st = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(
-                                           CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &s->plan));
+    nnop_status st = NNOP_DNN(
+            ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &s->plan));
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, s->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
     if (st == NNOP_OK)
@@ -36,8 +36,9 @@ static nnop_status plan_from_json(nnop_context *ctx, nnop__dnn_step *s, const nn
     if (st == NNOP_OK)
         st = nnop__dnn_finalize(ctx, s->plan, "execution plan from JSON");
     if (st == NNOP_OK)
-        st = NNOP_DNN(ctx, cudnnBackendGetAttribute(s->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                                    CUDNN_TYPE_INT64, 1, &n, &s->workspace));
+        st = NNOP_DNN(ctx,
+                      cudnnBackendGetAttribute(s->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                               CUDNN_TYPE_INT64, 1, &n, &s->workspace));
     return st;
 }
 
@@ -74,7 +75,8 @@ static nnop_status plan_from_choice(nnop_context *ctx, nnop__dnn_step *s,
     for (i = 0; i < e->n_knobs && st == NNOP_OK; i++)
         st = knob_choice(ctx, s, &e->knobs[i], &knobs[i]);
     if (st == NNOP_OK)
-        st = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &s->cfg));
+        st = NNOP_DNN(ctx,
+                      cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &s->cfg));
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, s->cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                           1, &eng);
@@ -105,8 +107,8 @@ nnop_status nnop__dnn_from_cache(nnop_context *ctx, nnop__dnn_step *s, const nno
         return st;
     if (e.blob_len > 0) {
         st = plan_from_json(ctx, s, &e);
-        nnop__cache_count(ctx->plan_cache,
-                          st == NNOP_OK ? NNOP_CACHE_EV_PLAN_FROM_BLOB : NNOP_CACHE_EV_BLOB_REJECTED);
+        nnop__cache_count(ctx->plan_cache, st == NNOP_OK ? NNOP_CACHE_EV_PLAN_FROM_BLOB
+                                                         : NNOP_CACHE_EV_BLOB_REJECTED);
         s->cached = st == NNOP_OK ? 2 : 0;
     }
     if (st != NNOP_OK) {
@@ -116,7 +118,8 @@ nnop_status nnop__dnn_from_cache(nnop_context *ctx, nnop__dnn_step *s, const nno
             nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT);
         s->cached = st == NNOP_OK;
     }
-    if (st == NNOP_OK && ctx->opts.workspace_limit && (size_t)s->workspace > ctx->opts.workspace_limit)
+    if (st == NNOP_OK && ctx->opts.workspace_limit &&
+        (size_t)s->workspace > ctx->opts.workspace_limit)
         st = NNOP_ERR_UNSUPPORTED;
     if (st != NNOP_OK) {
         drop_plan(s);
@@ -143,14 +146,14 @@ static int32_t read_knobs(nnop_context *ctx, cudnnBackendDescriptor_t cfg, nnop_
             break;
     ok = made == NNOP_CACHE_MAX_KNOBS &&
          cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, made, &n, kc) ==
-                 CUDNN_STATUS_SUCCESS;
+                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, made, &n,
+                                  kc) == CUDNN_STATUS_SUCCESS;
     for (i = 0; ok && i < n; i++) {
         cudnnBackendKnobType_t t;
-        ok = cudnnBackendGetAttribute(kc[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
-                                      CUDNN_TYPE_KNOB_TYPE, 1, &got, &t) == CUDNN_STATUS_SUCCESS &&
-             cudnnBackendGetAttribute(kc[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64,
-                                      1, &got, &out[i].value) == CUDNN_STATUS_SUCCESS;
+        ok = cudnnBackendGetAttribute(kc[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE,
+                                      1, &got, &t) == CUDNN_STATUS_SUCCESS &&
+             cudnnBackendGetAttribute(kc[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
+                                      &got, &out[i].value) == CUDNN_STATUS_SUCCESS;
         out[i].type = (int64_t)t;
     }
     for (i = 0; i < made; i++)

@@ -90,8 +90,8 @@ static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop_
     if (n->op == NNOP_OP_ACT && n->attr.act.kind == NNOP_ACT_IDENTITY)
         return NNOP_OK;
     if (c->n_ops >= NNOP_EPI_MAX_OPS)
-        return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
-                          "epilogue chain longer than %d operations", NNOP_EPI_MAX_OPS);
+        return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED, "epilogue chain longer than %d operations",
+                          NNOP_EPI_MAX_OPS);
     o = &c->ops[c->n_ops++];
     o->slot[0] = o->slot[1] = o->slot[2] = o->slot[3] = -1;
     switch (n->op) {
@@ -255,8 +255,7 @@ static nnop_status chain_ops(nnop_plan *p, int32_t first, int32_t count, nnop__c
     return st;
 }
 
-nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fold,
-                              nnop__chain *c)
+nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fold, nnop__chain *c)
 {
     const nnop_graph *g = p->g;
     const nnop__node *n0 = &g->nodes[first];

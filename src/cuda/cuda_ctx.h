@@ -28,8 +28,8 @@ cudaStream_t nnop__cuda_stream(const nnop_context *ctx);
 
 /* Record a failed CUDA runtime call (call text, error name and string, file:line) in ctx and
  * return NNOP_ERR_CUDA (NNOP_ERR_OUT_OF_MEMORY for allocation failures); NNOP_OK on success. */
-nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call,
-                             const char *file, int line);
+nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call, const char *file,
+                             int line);
 /* Same for cuDNN: status name and number plus cudnnGetLastErrorString(); NNOP_ERR_CUDNN, or
  * NNOP_ERR_UNSUPPORTED for the 3xxx "not supported" class. */
 nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *call,
@@ -38,7 +38,7 @@ nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *ca
 /* Copy src into dst of len bytes, truncating, always NUL-terminated. */
 void nnop__copy_text(char *dst, size_t len, const char *src);
 
-#define NNOP_CU(ctx, call) nnop__cuda_check((ctx), (call), #call, __FILE__, __LINE__)
+#define NNOP_CU(ctx, call)  nnop__cuda_check((ctx), (call), #call, __FILE__, __LINE__)
 #define NNOP_DNN(ctx, call) nnop__cudnn_check((ctx), (call), #call, __FILE__, __LINE__)
 
 #endif /* NNOP_CUDA_CTX_H */

@@ -9,10 +9,10 @@
 #include "cuda/kernels.h"
 
 #define NNOP_STEP_MAX_DESC 64 /* descriptors one cuDNN step owns */
-#define NNOP_STEP_MAX_OPS 16
-#define NNOP_STEP_MAX_IO 16   /* real (non-virtual) tensors of one cuDNN step */
-#define NNOP_VPACK_CACHE 8    /* prebuilt variant packs per step, one per binding set */
-#define NNOP_TENSOR_ALIGN 16  /* byte alignment promised to cuDNN for every real tensor */
+#define NNOP_STEP_MAX_OPS  16
+#define NNOP_STEP_MAX_IO   16 /* real (non-virtual) tensors of one cuDNN step */
+#define NNOP_VPACK_CACHE   8  /* prebuilt variant packs per step, one per binding set */
+#define NNOP_TENSOR_ALIGN  16 /* byte alignment promised to cuDNN for every real tensor */
 
 /* ------------------------------------------------------------------ the epilogue chain */
 /* One epilogue operation after a producer (or of a standalone pointwise partition). host[]
@@ -28,14 +28,14 @@ typedef struct nnop__chain_op {
 } nnop__chain_op;
 
 typedef struct nnop__chain {
-    int32_t producer;   /* node index of the conv/linear, -1 for a pointwise-only chain */
-    int32_t x_slot;     /* producer input, or the chain's input value */
-    int32_t w_slot;     /* producer weights (possibly folded), -1 without producer */
-    int32_t mid_value;  /* value the epilogue starts from: producer output or chain input */
-    int32_t out_value;  /* the partition's output value */
-    int64_t channels;   /* dim 1 of the producer output */
-    int folded;         /* batch-norm/bias folded into the weights */
-    int xw_override;    /* x and w are the descs below (stem.c), not the values' */
+    int32_t producer;  /* node index of the conv/linear, -1 for a pointwise-only chain */
+    int32_t x_slot;    /* producer input, or the chain's input value */
+    int32_t w_slot;    /* producer weights (possibly folded), -1 without producer */
+    int32_t mid_value; /* value the epilogue starts from: producer output or chain input */
+    int32_t out_value; /* the partition's output value */
+    int64_t channels;  /* dim 1 of the producer output */
+    int folded;        /* batch-norm/bias folded into the weights */
+    int xw_override;   /* x and w are the descs below (stem.c), not the values' */
     nnop_tensor_desc x_desc, w_desc;
     int n_ops;
     nnop__chain_op ops[NNOP_EPI_MAX_OPS];
@@ -134,8 +134,7 @@ nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out);
 /* Canonical epilogue chain of nodes [first, first + count): batch-norm with constant
  * parameters becomes scale+shift; with fold, leading constant bias/scale/shift ops go into
  * the (constant) producer weights and one bias; residual adds move before the bias. */
-nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fold,
-                              nnop__chain *c);
+nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fold, nnop__chain *c);
 void nnop__chain_free(nnop__chain *c);
 
 /* ------------------------------------------------------------------ lowering (lower_*.c) */
@@ -144,17 +143,17 @@ nnop_status nnop__dnn_create(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendD
                              cudnnBackendDescriptor_t *out);
 nnop_status nnop__dnn_set(nnop_context *ctx, cudnnBackendDescriptor_t d,
                           cudnnBackendAttributeName_t a, const char *aname,
-                          cudnnBackendAttributeType_t t, int64_t n, const void *v,
-                          const char *file, int line);
-#define NNOP_DNN_SET(ctx, d, a, t, n, v)                                                   \
+                          cudnnBackendAttributeType_t t, int64_t n, const void *v, const char *file,
+                          int line);
+#define NNOP_DNN_SET(ctx, d, a, t, n, v)                                                           \
     nnop__dnn_set((ctx), (d), (a), #a, (t), (n), (v), __FILE__, __LINE__)
 nnop_status nnop__dnn_finalize(nnop_context *ctx, cudnnBackendDescriptor_t d, const char *what);
 
 /* A tensor of ndim dims/strides; slot < 0 makes it virtual (FLOAT), else real and bound to
  * slot at execute. */
-nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim,
-                               const int64_t *dims, const int64_t *strides, nnop_dtype dt,
-                               int32_t slot, cudnnBackendDescriptor_t *out);
+nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, const int64_t *dims,
+                               const int64_t *strides, nnop_dtype dt, int32_t slot,
+                               cudnnBackendDescriptor_t *out);
 cudnnDataType_t nnop__dnn_dtype(nnop_dtype t);
 /* Producers: y (virtual when an epilogue follows) from the chain's x and w. */
 nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
@@ -163,10 +162,9 @@ nnop_status nnop__lower_matmul(nnop_plan *p, const nnop__chain *c, nnop__dnn_ste
                                cudnnBackendDescriptor_t y);
 /* Epilogue op k of the chain from tensor in to tensor out (lower_pointwise.c). view dims and
  * strides describe the producer output (4-D conv or 3-D matmul). */
-nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k,
-                                    nnop__dnn_step *s, int ndim, const int64_t *dims,
-                                    const int64_t *strides, cudnnBackendDescriptor_t in,
-                                    cudnnBackendDescriptor_t out);
+nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, nnop__dnn_step *s,
+                                    int ndim, const int64_t *dims, const int64_t *strides,
+                                    cudnnBackendDescriptor_t in, cudnnBackendDescriptor_t out);
 /* The whole chain as a cuDNN operation graph (operations only, not finalized as a graph). */
 nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s);
 /* The operation graph (needs the handle). */
@@ -179,8 +177,8 @@ void nnop__dnn_step_destroy(nnop__dnn_step *s);
 nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *s, char *why, size_t len);
 
 /* A variant pack binding ptrs (in s->uids order) and the workspace ws. */
-nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs,
-                                 void *ws, cudnnBackendDescriptor_t *out);
+nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
+                                 cudnnBackendDescriptor_t *out);
 
 /* ------------------------------------------------------------------ cache_use.c */
 /* The plan cache key of s: its lowered graph plus device, cuDNN version and policy. */

@@ -18,8 +18,8 @@ int nnop__cuda_device_count(void)
     return n;
 }
 
-nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call,
-                             const char *file, int line)
+nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call, const char *file,
+                             int line)
 {
     if (e == cudaSuccess)
         return NNOP_OK;
@@ -38,7 +38,7 @@ nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *ca
         return NNOP_OK;
     msg[0] = '\0';
     cudnnGetLastErrorString(msg, sizeof msg);
-    st = (s / 1000 == 3) ? NNOP_ERR_UNSUPPORTED
+    st = (s / 1000 == 3)                  ? NNOP_ERR_UNSUPPORTED
          : s == CUDNN_STATUS_ALLOC_FAILED ? NNOP_ERR_OUT_OF_MEMORY
                                           : NNOP_ERR_CUDNN;
     return nnop__fail(ctx, st, "%s failed: %s (%d): %s [%s:%d]", call, cudnnGetErrorString(s),
@@ -130,8 +130,7 @@ nnop_status nnop__cuda_context_init(nnop_context *ctx)
     if (st == NNOP_OK)
         st = NNOP_DNN(ctx, cudnnCreate(&ctx->cuda->handle));
     if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaStreamCreateWithFlags(&ctx->cuda->own_stream,
-                                                    cudaStreamNonBlocking));
+        st = NNOP_CU(ctx, cudaStreamCreateWithFlags(&ctx->cuda->own_stream, cudaStreamNonBlocking));
     if (st == NNOP_OK)
         st = nnop__cuda_set_stream(ctx, ctx->opts.stream);
     return st; /* on failure nnop_context_destroy calls fini on the half-built state */

@@ -49,8 +49,7 @@ static void cudnn_checks(report *r)
                                               "libcudnn_engines_runtime_compiled.so.9",
                                               "libcudnn_heuristic.so.9"};
     size_t i;
-    put(r, "%-28s %d.%d.%d\n", "cuDNN built against", CUDNN_MAJOR, CUDNN_MINOR,
-        CUDNN_PATCHLEVEL);
+    put(r, "%-28s %d.%d.%d\n", "cuDNN built against", CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
     put(r, "%-28s %zu.%zu.%zu (%s)\n", "cuDNN loaded", loaded / 10000, (loaded % 10000) / 100,
         loaded % 100, verdict);
     version_line(r, "cuDNN's CUDA runtime", (int)cudnnGetCudartVersion());
@@ -82,9 +81,8 @@ static void device_lines(report *r)
         struct cudaDeviceProp prop;
         if (cudaGetDeviceProperties(&prop, i) != cudaSuccess)
             continue;
-        put(r, "  device %d: %s, sm_%d%d, %d SMs, %.1f GiB\n", i, prop.name, prop.major,
-            prop.minor, prop.multiProcessorCount,
-            (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+        put(r, "  device %d: %s, sm_%d%d, %d SMs, %.1f GiB\n", i, prop.name, prop.major, prop.minor,
+            prop.multiProcessorCount, (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
     }
 }
 

@@ -9,11 +9,11 @@
 #include "cuda/cuda_plan.h"
 #include "platform/platform.h"
 
-#define MAX_CANDS 96
-#define MAX_NOTES 32
-#define AUTOTUNE_TOP_K 6
+#define MAX_CANDS       96
+#define MAX_NOTES       32
+#define AUTOTUNE_TOP_K  6
 #define AUTOTUNE_WARMUP 3
-#define AUTOTUNE_RUNS 20
+#define AUTOTUNE_RUNS   20
 /* The GPU is held this long before the timed runs, so that all of them are queued and the
  * events time the GPU, not the ~8 us host cost of each cudnnBackendExecute. */
 #define AUTOTUNE_SPIN_NS 1000000
@@ -38,7 +38,8 @@ static nnop_status read_notes(nnop_context *ctx, cudnnBackendDescriptor_t cfg, c
     cudnnBackendBehaviorNote_t bn[MAX_NOTES];
     cudnnBackendNumericalNote_t nn[MAX_NOTES];
     int64_t n = 0, i;
-    nnop_status st = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &e));
+    nnop_status st =
+            NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &e));
     if (st == NNOP_OK)
         st = NNOP_DNN(ctx, cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e));
@@ -95,7 +96,8 @@ static nnop_status heuristics(nnop_context *ctx, nnop__dnn_step *st, cudnnBacken
 {
     cudnnBackendDescriptor_t h = NULL, cfgs[MAX_CANDS];
     int64_t count = 0, got = 0, i;
-    nnop_status r = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &h));
+    nnop_status r =
+            NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &h));
     if (r == NNOP_OK)
         r = NNOP_DNN_SET(ctx, h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &st->graph);
@@ -109,11 +111,13 @@ static nnop_status heuristics(nnop_context *ctx, nnop__dnn_step *st, cudnnBacken
     if (count > MAX_CANDS)
         count = MAX_CANDS;
     for (i = 0; r == NNOP_OK && i < count; i++)
-        r = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
+        r = NNOP_DNN(ctx,
+                     cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
     count = i;
     if (r == NNOP_OK && count > 0)
-        r = NNOP_DNN(ctx, cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs));
+        r = NNOP_DNN(ctx,
+                     cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs));
     if (r != NNOP_OK)
         got = 0;
     take_results(ctx, s, cfgs, got, mode_index);
@@ -148,8 +152,8 @@ nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg
 {
     cudnnHandle_t h = ctx->cuda->handle;
     int64_t n = 0;
-    nnop_status st = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(
-                                           CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan));
+    nnop_status st = NNOP_DNN(
+            ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan));
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
     if (st == NNOP_OK)
@@ -171,11 +175,11 @@ nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg
 static nnop_status make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
                               cudnnBackendDescriptor_t *out)
 {
-    nnop_status st = NNOP_DNN(ctx, cudnnBackendCreateDescriptor(
-                                           CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, out));
+    nnop_status st =
+            NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, out));
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-                          s->n_io, s->uids);
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, s->n_io,
+                          s->uids);
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
                           s->n_io, ptrs);
@@ -187,8 +191,8 @@ static nnop_status make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void *
     return st;
 }
 
-nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs,
-                                 void *ws, cudnnBackendDescriptor_t *out)
+nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
+                                 cudnnBackendDescriptor_t *out)
 {
     return make_vpack(ctx, s, ptrs, ws, out);
 }
@@ -304,8 +308,8 @@ static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int b
         if (nnop__dnn_build_plan(ctx, s->c[i].cfg, &plan, &ws) != NNOP_OK ||
             (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
             (limit > 1 && time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
-            int n = snprintf(s->last_fail, sizeof s->last_fail, "eng%lld: ",
-                             (long long)s->c[i].engine);
+            int n = snprintf(s->last_fail, sizeof s->last_fail,
+                             "eng%lld: ", (long long)s->c[i].engine);
             nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n,
                             plan ? "over the workspace limit or failed to run" : ctx->last_error);
             if (plan)
@@ -417,8 +421,8 @@ nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, siz
     return status;
 }
 
-static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp *fp_in,
-                                char *why, size_t len)
+static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp *fp_in, char *why,
+                                size_t len)
 {
     nnop_context *ctx = p->ctx;
     nnop__fp fp = *fp_in;

@@ -73,8 +73,8 @@ nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot)
 }
 
 /* ------------------------------------------------------------------ partitions */
-static nnop_status try_dnn_once(nnop_plan *p, int32_t first, int32_t count,
-                                nnop__cuda_step *step, char *why, size_t len, int pad)
+static nnop_status try_dnn_once(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *step,
+                                char *why, size_t len, int pad)
 {
     nnop__dnn_step *dnn = (nnop__dnn_step *)nnop__calloc(1, sizeof *dnn);
     nnop__chain c;
@@ -124,8 +124,8 @@ static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cud
 /* Partition i keeps its first `cut` nodes; the rest becomes partition i + 1. */
 static nnop_status split(nnop_plan *p, int32_t i, int32_t cut, const char *why)
 {
-    nnop__partition *ps = (nnop__partition *)realloc(p->parts,
-                                                     (size_t)(p->n_parts + 1) * sizeof *ps);
+    nnop__partition *ps =
+            (nnop__partition *)realloc(p->parts, (size_t)(p->n_parts + 1) * sizeof *ps);
     nnop__partition *head, *tail;
     if (!ps)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
@@ -165,8 +165,7 @@ static nnop_status build_fused(nnop_plan *p, int32_t i)
             snprintf(first_why, sizeof first_why, "%s", why);
     }
     if (st != NNOP_OK && splittable(st) && p->g->nodes[first].op == NNOP_OP_LINEAR) {
-        snprintf(p->parts[i].reason, sizeof p->parts[i].reason, "own linear kernel: %s",
-                 first_why);
+        snprintf(p->parts[i].reason, sizeof p->parts[i].reason, "own linear kernel: %s", first_why);
         nnop__clear_error(p->ctx);
         return nnop__step_build_linear(p, first, count, &p->cuda->steps[i]);
     }
@@ -191,10 +190,10 @@ static nnop_status build_part(nnop_plan *p, int32_t i)
 
 /* ------------------------------------------------------------------ buffers */
 typedef struct liveness {
-    int32_t *last_use;     /* per value: last partition reading it */
-    int32_t *buf_of;       /* per value: buffer index or -1 */
-    int64_t *buf_size;     /* per buffer */
-    int32_t *buf_busy;     /* per buffer: partition after which it is free */
+    int32_t *last_use; /* per value: last partition reading it */
+    int32_t *buf_of;   /* per value: buffer index or -1 */
+    int64_t *buf_size; /* per buffer */
+    int32_t *buf_busy; /* per buffer: partition after which it is free */
 } liveness;
 
 static void mark_uses(const nnop_plan *p, liveness *l)
@@ -306,8 +305,8 @@ nnop_status nnop__cuda_plan_build(nnop_plan *p)
     cp->n_slots = p->g->n_values;
     cp->slot = (void **)nnop__calloc((size_t)cp->cap_slots, sizeof *cp->slot);
     cp->steps = (nnop__cuda_step *)nnop__calloc((size_t)p->g->n_nodes + 1, sizeof *cp->steps);
-    cp->gkey = (void **)nnop__calloc((size_t)(p->g->n_inputs + p->g->n_outputs) + 1,
-                                     sizeof *cp->gkey);
+    cp->gkey =
+            (void **)nnop__calloc((size_t)(p->g->n_inputs + p->g->n_outputs) + 1, sizeof *cp->gkey);
     if (!cp->slot || !cp->steps || !cp->gkey)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     st = check_outputs(p);
@@ -433,7 +432,8 @@ static nnop_status run_graph(nnop_plan *p)
     struct nnop__cuda_plan *cp = p->cuda;
     int32_t i, n = p->g->n_inputs + p->g->n_outputs, same = cp->gexec != NULL;
     for (i = 0; i < n; i++) {
-        void *v = cp->slot[i < p->g->n_inputs ? p->g->inputs[i] : p->g->outputs[i - p->g->n_inputs]];
+        void *v =
+                cp->slot[i < p->g->n_inputs ? p->g->inputs[i] : p->g->outputs[i - p->g->n_inputs]];
         same &= cp->gkey[i] == v;
         cp->gkey[i] = v;
     }
@@ -475,8 +475,8 @@ nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *c
 /* ------------------------------------------------------------------ describe */
 static const char *kernel_name(nnop__step_kind k)
 {
-    static const char *const names[] = {"cudnn", "epilogue", "pool", "global_avg_pool",
-                                        "softmax", "flatten", "linear"};
+    static const char *const names[] = {"cudnn",   "epilogue", "pool",  "global_avg_pool",
+                                        "softmax", "flatten",  "linear"};
     return names[k];
 }
 
@@ -504,7 +504,8 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
                                            : "",
                      s->folded ? ", bn/bias folded" : "");
     if (n > 0 && s->padded && (size_t)n < len)
-        n += snprintf(buf + n - 1, len - (size_t)n + 1, ", input C %d->%d zero-padded]",
-                      s->pad_cin, s->pad_cout) - 1;
+        n += snprintf(buf + n - 1, len - (size_t)n + 1, ", input C %d->%d zero-padded]", s->pad_cin,
+                      s->pad_cout) -
+             1;
     return n > 0 ? (size_t)n : 0;
 }

@@ -5,7 +5,8 @@
 
 #include "kernels.h"
 
-namespace {
+namespace
+{
 
 const int kThreads = 256;
 const int64_t kMaxBlocks = 132 * 64;
@@ -33,31 +34,46 @@ __device__ __forceinline__ void st(void *p, int dt, int64_t i, float v)
 __device__ float act(const nnop__epi_op &o, float x)
 {
     switch (o.act) {
-    case 1: return x > 0.f ? x : 0.f;
-    case 2: return fminf(fmaxf(x, 0.f), 6.f);
-    case 3: return x < o.lo ? o.lo : (x > o.hi ? o.hi : x);
-    case 4: return x > 0.f ? x : o.alpha * x;
-    case 5: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
-    case 6: return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-    case 7: return 1.f / (1.f + expf(-x));
-    case 8: return tanhf(x);
-    case 9: return x / (1.f + expf(-x));
-    case 10: return x > 0.f ? x : o.alpha * expm1f(x);
-    default: return x;
+    case 1:
+        return x > 0.f ? x : 0.f;
+    case 2:
+        return fminf(fmaxf(x, 0.f), 6.f);
+    case 3:
+        return x < o.lo ? o.lo : (x > o.hi ? o.hi : x);
+    case 4:
+        return x > 0.f ? x : o.alpha * x;
+    case 5:
+        return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+    case 6:
+        return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    case 7:
+        return 1.f / (1.f + expf(-x));
+    case 8:
+        return tanhf(x);
+    case 9:
+        return x / (1.f + expf(-x));
+    case 10:
+        return x > 0.f ? x : o.alpha * expm1f(x);
+    default:
+        return x;
     }
 }
 
 __device__ float epi_op(const nnop__epi_op &o, float v, int64_t i, int64_t c)
 {
     switch (o.kind) {
-    case NNOP_EPI_BIAS: return v + ld(o.p[0], o.dtype, c);
-    case NNOP_EPI_SCALE_SHIFT: return v * ld(o.p[0], o.dtype, c) + ld(o.p[1], o.dtype, c);
+    case NNOP_EPI_BIAS:
+        return v + ld(o.p[0], o.dtype, c);
+    case NNOP_EPI_SCALE_SHIFT:
+        return v * ld(o.p[0], o.dtype, c) + ld(o.p[1], o.dtype, c);
     case NNOP_EPI_BN: {
         float s = ld(o.p[0], o.dtype, c) / sqrtf(ld(o.p[3], o.dtype, c) + o.eps);
         return v * s + (ld(o.p[1], o.dtype, c) - ld(o.p[2], o.dtype, c) * s);
     }
-    case NNOP_EPI_ADD: return v + ld(o.p[0], o.dtype, i);
-    default: return act(o, v);
+    case NNOP_EPI_ADD:
+        return v + ld(o.p[0], o.dtype, i);
+    default:
+        return act(o, v);
     }
 }
 
@@ -229,8 +245,8 @@ extern "C" cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t 
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_size,
-                                            int64_t pixels, int cin, int cout, cudaStream_t s)
+extern "C" cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_size, int64_t pixels,
+                                            int cin, int cout, cudaStream_t s)
 {
     unsigned b = blocks_for(pixels * cout);
     if (elem_size == 2 && cin == 3 && cout == 4) {
@@ -239,13 +255,12 @@ extern "C" cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_siz
         return cudaGetLastError();
     }
     if (elem_size == 2)
-        pad_channels_kernel<unsigned short><<<b, kThreads, 0, s>>>(
-                static_cast<const unsigned short *>(x), static_cast<unsigned short *>(y), pixels,
-                cin, cout);
+        pad_channels_kernel<unsigned short>
+                <<<b, kThreads, 0, s>>>(static_cast<const unsigned short *>(x),
+                                        static_cast<unsigned short *>(y), pixels, cin, cout);
     else
-        pad_channels_kernel<float><<<b, kThreads, 0, s>>>(static_cast<const float *>(x),
-                                                          static_cast<float *>(y), pixels, cin,
-                                                          cout);
+        pad_channels_kernel<float><<<b, kThreads, 0, s>>>(
+                static_cast<const float *>(x), static_cast<float *>(y), pixels, cin, cout);
     return cudaGetLastError();
 }
 
@@ -300,7 +315,6 @@ extern "C" cudaError_t nnop__k_softmax(const void *x, void *y, int dtype, const 
 extern "C" cudaError_t nnop__k_flatten(const void *x, void *y, int dtype, const nnop__kview *xv,
                                        cudaStream_t s)
 {
-    flatten_kernel<<<blocks_for(xv->n * xv->c * xv->h * xv->w), kThreads, 0, s>>>(x, y, dtype,
-                                                                                   *xv);
+    flatten_kernel<<<blocks_for(xv->n * xv->c * xv->h * xv->w), kThreads, 0, s>>>(x, y, dtype, *xv);
     return cudaGetLastError();
 }

@@ -8,7 +8,9 @@
 
 cudnnDataType_t nnop__dnn_dtype(nnop_dtype t)
 {
-    return t == NNOP_F16 ? CUDNN_DATA_HALF : t == NNOP_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    return t == NNOP_F16    ? CUDNN_DATA_HALF
+           : t == NNOP_BF16 ? CUDNN_DATA_BFLOAT16
+                            : CUDNN_DATA_FLOAT;
 }
 
 nnop_status nnop__dnn_create(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendDescriptorType_t t,
@@ -27,8 +29,8 @@ nnop_status nnop__dnn_create(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendD
 
 nnop_status nnop__dnn_set(nnop_context *ctx, cudnnBackendDescriptor_t d,
                           cudnnBackendAttributeName_t a, const char *aname,
-                          cudnnBackendAttributeType_t t, int64_t n, const void *v,
-                          const char *file, int line)
+                          cudnnBackendAttributeType_t t, int64_t n, const void *v, const char *file,
+                          int line)
 {
     char call[160];
     snprintf(call, sizeof call, "cudnnBackendSetAttribute(%s)", aname);
@@ -64,9 +66,9 @@ static int64_t extent_bytes(int ndim, const int64_t *dims, const int64_t *stride
     return e * (int64_t)nnop_dtype_size(dt);
 }
 
-nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim,
-                               const int64_t *dims, const int64_t *strides, nnop_dtype dt,
-                               int32_t slot, cudnnBackendDescriptor_t *out)
+nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, const int64_t *dims,
+                               const int64_t *strides, nnop_dtype dt, int32_t slot,
+                               cudnnBackendDescriptor_t *out)
 {
     int64_t uid = ++s->next_uid, align = NNOP_TENSOR_ALIGN;
     bool virt = slot < 0;
@@ -81,8 +83,7 @@ nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim,
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, ndim, strides);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1,
-                          &align);
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
     if (st == NNOP_OK)

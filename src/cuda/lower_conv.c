@@ -22,11 +22,10 @@ static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_co
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
                           &comp);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
-                          CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE,
+                          1, &mode);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
-                          &sd);
+        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &sd);
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
     if (st == NNOP_OK)
@@ -60,11 +59,10 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
     float alpha = 1.0f, beta = 0.0f;
     const nnop_tensor_desc *xd = c->xw_override ? &c->x_desc : &p->g->values[n->in[0]].desc;
     const nnop_tensor_desc *wd = c->xw_override ? &c->w_desc : &p->g->values[n->in[1]].desc;
-    nnop_status st = nnop__lower_tensor(ctx, s, xd->ndim, xd->dims, xd->strides, xd->dtype,
-                                        c->x_slot, &x);
+    nnop_status st =
+            nnop__lower_tensor(ctx, s, xd->ndim, xd->dims, xd->strides, xd->dtype, c->x_slot, &x);
     if (st == NNOP_OK)
-        st = nnop__lower_tensor(ctx, s, wd->ndim, wd->dims, wd->strides, wd->dtype, c->w_slot,
-                                &w);
+        st = nnop__lower_tensor(ctx, s, wd->ndim, wd->dims, wd->strides, wd->dtype, c->w_slot, &w);
     if (st == NNOP_OK)
         st = conv_desc(ctx, s, &n->attr.conv, &cd);
     if (st == NNOP_OK)
@@ -82,11 +80,11 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
         st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-                          CUDNN_TYPE_FLOAT, 1, &alpha);
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT,
+                          1, &alpha);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
-                          CUDNN_TYPE_FLOAT, 1, &beta);
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT,
+                          1, &beta);
     if (st == NNOP_OK)
         st = nnop__dnn_finalize(ctx, op, "convolution forward operation");
     return st == NNOP_OK ? add_op(ctx, s, op) : st;
@@ -129,17 +127,17 @@ nnop_status nnop__lower_matmul(nnop_plan *p, const nnop__chain *c, nnop__dnn_ste
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a);
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                          1, &a);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                          1, &b);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                          1, &y);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_DESC,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &md);
+        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                          1, &md);
     if (st == NNOP_OK)
         st = nnop__dnn_finalize(ctx, op, "matmul operation");
     return st == NNOP_OK ? add_op(ctx, s, op) : st;

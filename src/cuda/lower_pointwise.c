@@ -110,9 +110,9 @@ static nnop_status pw_op(nnop_context *ctx, nnop__dnn_step *s, cudnnPointwiseMod
 
 /* A per-channel operand: [1, K, 1, 1] with strides [K, 1, K, K] (NHWC) or [K, 1, 1, 1]
  * (NCHW) for 4-D views, [1, 1, K] with strides [K, K, 1] for the 3-D matmul view. */
-static nnop_status channel_tensor(nnop_plan *p, nnop__dnn_step *s, int ndim,
-                                  const int64_t *vdims, const int64_t *vstrides, nnop_dtype dt,
-                                  int32_t slot, cudnnBackendDescriptor_t *out)
+static nnop_status channel_tensor(nnop_plan *p, nnop__dnn_step *s, int ndim, const int64_t *vdims,
+                                  const int64_t *vstrides, nnop_dtype dt, int32_t slot,
+                                  cudnnBackendDescriptor_t *out)
 {
     int64_t d[4] = {1, 1, 1, 1}, st[4] = {1, 1, 1, 1};
     if (ndim == 4) {
@@ -131,8 +131,8 @@ static nnop_status channel_tensor(nnop_plan *p, nnop__dnn_step *s, int ndim,
 
 /* Device slot of a chain op's per-channel operand i: the uploaded constant or the runtime
  * value. */
-static nnop_status operand_slot(nnop_plan *p, const nnop__chain *c, const nnop__chain_op *o,
-                                int i, int32_t *slot)
+static nnop_status operand_slot(nnop_plan *p, const nnop__chain *c, const nnop__chain_op *o, int i,
+                                int32_t *slot)
 {
     size_t bytes = (size_t)c->channels * nnop_dtype_size(o->dtype);
     void *buf;
@@ -174,10 +174,9 @@ static cudnnPointwiseMode_t act_mode(int act)
     return CUDNN_POINTWISE_IDENTITY;
 }
 
-nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k,
-                                    nnop__dnn_step *s, int ndim, const int64_t *dims,
-                                    const int64_t *strides, cudnnBackendDescriptor_t in,
-                                    cudnnBackendDescriptor_t out)
+nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, nnop__dnn_step *s,
+                                    int ndim, const int64_t *dims, const int64_t *strides,
+                                    cudnnBackendDescriptor_t in, cudnnBackendDescriptor_t out)
 {
     const nnop__chain_op *o = &c->ops[k];
     cudnnBackendDescriptor_t mid = NULL, z = NULL;

@@ -5,7 +5,7 @@
  * before each execute. */
 #include "cuda/cuda_plan.h"
 
-#define STEM_C 3
+#define STEM_C        3
 #define STEM_PADDED_C 4
 
 int nnop__stem_applies(const nnop_plan *p, int32_t first)
@@ -28,19 +28,18 @@ nnop_status nnop__stem_pad(nnop_plan *p, nnop__chain *c, nnop__cuda_step *st)
     int es = (int)nnop_dtype_size(x->dtype);
     int32_t xpad = -1, wpad = -1;
     nnop_status r;
-    c->x_desc = nnop_tensor_4d(x->dtype, NNOP_NHWC, x->dims[0], STEM_PADDED_C, x->dims[2],
-                               x->dims[3]);
-    c->w_desc = nnop_tensor_4d(w->dtype, NNOP_NHWC, w->dims[0], STEM_PADDED_C, w->dims[2],
-                               w->dims[3]);
+    c->x_desc =
+            nnop_tensor_4d(x->dtype, NNOP_NHWC, x->dims[0], STEM_PADDED_C, x->dims[2], x->dims[3]);
+    c->w_desc =
+            nnop_tensor_4d(w->dtype, NNOP_NHWC, w->dims[0], STEM_PADDED_C, w->dims[2], w->dims[3]);
     r = nnop__slot_alloc(p, nnop_tensor_bytes(&c->x_desc), &xpad);
     if (r == NNOP_OK)
         r = nnop__slot_alloc(p, nnop_tensor_bytes(&c->w_desc), &wpad);
     if (r == NNOP_OK) /* weights [K, R, S, 3] -> [K, R, S, 4], on the device */
         r = nnop__cuda_check(p->ctx,
-                             nnop__k_pad_channels(p->cuda->slot[c->w_slot], p->cuda->slot[wpad],
-                                                  es, w->dims[0] * w->dims[2] * w->dims[3],
-                                                  STEM_C, STEM_PADDED_C,
-                                                  p->ctx->cuda->stream),
+                             nnop__k_pad_channels(p->cuda->slot[c->w_slot], p->cuda->slot[wpad], es,
+                                                  w->dims[0] * w->dims[2] * w->dims[3], STEM_C,
+                                                  STEM_PADDED_C, p->ctx->cuda->stream),
                              "nnop__k_pad_channels(weights)", __FILE__, __LINE__);
     if (r != NNOP_OK)
         return r;

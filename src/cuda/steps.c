@@ -73,8 +73,7 @@ nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count
     return r;
 }
 
-nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count,
-                                    nnop__cuda_step *st)
+nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *st)
 {
     nnop__chain c;
     const nnop_tensor_desc *x = &p->g->values[p->g->nodes[first].in[0]].desc;
@@ -114,8 +113,10 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
     const nnop__node *n = &p->g->nodes[p->parts[part].first];
     const nnop_tensor_desc *x = &p->g->values[n->in[0]].desc;
     static const nnop__step_kind kinds[NNOP_OP_KIND_COUNT] = {
-            [NNOP_OP_POOL] = NNOP_STEP_POOL, [NNOP_OP_GLOBAL_AVG_POOL] = NNOP_STEP_GAP,
-            [NNOP_OP_SOFTMAX] = NNOP_STEP_SOFTMAX, [NNOP_OP_FLATTEN] = NNOP_STEP_FLATTEN};
+            [NNOP_OP_POOL] = NNOP_STEP_POOL,
+            [NNOP_OP_GLOBAL_AVG_POOL] = NNOP_STEP_GAP,
+            [NNOP_OP_SOFTMAX] = NNOP_STEP_SOFTMAX,
+            [NNOP_OP_FLATTEN] = NNOP_STEP_FLATTEN};
     if (p->parts[part].count != 1 || kinds[n->op] == NNOP_STEP_DNN)
         return nnop__fail(p->ctx, NNOP_ERR_INTERNAL,
                           "CUDA backend: partition %d (op %s) has no kernel", (int)part,
@@ -135,8 +136,8 @@ static void fill_ops(nnop_plan *p, nnop__cuda_step *st)
     int k, i;
     for (k = 0; k < st->epi.n_ops; k++)
         for (i = 0; i < 4; i++)
-            st->epi.ops[k].p[i] = st->op_slots[k][i] >= 0 ? p->cuda->slot[st->op_slots[k][i]]
-                                                          : NULL;
+            st->epi.ops[k].p[i] =
+                    st->op_slots[k][i] >= 0 ? p->cuda->slot[st->op_slots[k][i]] : NULL;
 }
 
 static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
@@ -174,8 +175,13 @@ static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
 
 nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st)
 {
-    static const char *const names[] = {"", "nnop__k_epilogue", "nnop__k_pool", "nnop__k_gap",
-                                        "nnop__k_softmax", "nnop__k_flatten", "nnop__k_linear"};
-    return nnop__cuda_check(p->ctx, launch(p, st, p->ctx->cuda->stream), names[st->kind],
-                            __FILE__, __LINE__);
+    static const char *const names[] = {"",
+                                        "nnop__k_epilogue",
+                                        "nnop__k_pool",
+                                        "nnop__k_gap",
+                                        "nnop__k_softmax",
+                                        "nnop__k_flatten",
+                                        "nnop__k_linear"};
+    return nnop__cuda_check(p->ctx, launch(p, st, p->ctx->cuda->stream), names[st->kind], __FILE__,
+                            __LINE__);
 }

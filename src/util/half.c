@@ -103,10 +103,9 @@ nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_ty
         return NNOP_ERR_INVALID_ARGUMENT;
     while (done < n) {
         int64_t m = n - done < 256 ? n - done : 256;
-        nnop__to_f32(src_type, (const char *)src + done * (int64_t)nnop_dtype_size(src_type),
-                     chunk, m);
-        nnop__from_f32(dst_type, chunk,
-                       (char *)dst + done * (int64_t)nnop_dtype_size(dst_type), m);
+        nnop__to_f32(src_type, (const char *)src + done * (int64_t)nnop_dtype_size(src_type), chunk,
+                     m);
+        nnop__from_f32(dst_type, chunk, (char *)dst + done * (int64_t)nnop_dtype_size(dst_type), m);
         done += m;
     }
     return NNOP_OK;

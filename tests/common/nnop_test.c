@@ -33,8 +33,7 @@ void nnop_test_fill_f32(float *x, int64_t n, uint64_t seed, float lo, float hi)
         x[i] = nnop_test_uniform(&r, lo, hi);
 }
 
-void nnop_test_fill(nnop_dtype t, void *x, float *ref, int64_t n, uint64_t seed, float lo,
-                    float hi)
+void nnop_test_fill(nnop_dtype t, void *x, float *ref, int64_t n, uint64_t seed, float lo, float hi)
 {
     float *tmp = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
     assert_non_null(tmp);

@@ -37,13 +37,13 @@ double nnop_test_rtol(nnop_dtype t);
 /* 1 when a CUDA device is usable. */
 int nnop_test_have_gpu(void);
 /* In a GPU test: skip without a GPU, but fail when NNOP_REQUIRE_GPU=1 is set. */
-#define NNOP_TEST_REQUIRE_GPU()                                                            \
-    do {                                                                                   \
-        if (!nnop_test_have_gpu()) {                                                       \
-            if (nnop_test_gpu_required())                                                  \
-                fail_msg("%s", "NNOP_REQUIRE_GPU=1 but no usable CUDA device was found"); \
-            skip();                                                                        \
-        }                                                                                  \
+#define NNOP_TEST_REQUIRE_GPU()                                                                    \
+    do {                                                                                           \
+        if (!nnop_test_have_gpu()) {                                                               \
+            if (nnop_test_gpu_required())                                                          \
+                fail_msg("%s", "NNOP_REQUIRE_GPU=1 but no usable CUDA device was found");          \
+            skip();                                                                                \
+        }                                                                                          \
     } while (0)
 int nnop_test_gpu_required(void);
 
@@ -65,11 +65,11 @@ void nnop_test_unpack(const nnop_tensor_desc *d, const void *src, float *logical
 nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
                                 const void *const *in, void *const *out);
 /* Assert that the context's last error contains substr (prints the message otherwise). */
-#define NNOP_TEST_ASSERT_ERROR(ctx, substr)                                                \
-    do {                                                                                   \
-        const char *msg_ = nnop_context_last_error(ctx);                                   \
-        if (!strstr(msg_, (substr)))                                                       \
-            fail_msg("last error \"%s\" does not contain \"%s\"", msg_, (substr));        \
+#define NNOP_TEST_ASSERT_ERROR(ctx, substr)                                                        \
+    do {                                                                                           \
+        const char *msg_ = nnop_context_last_error(ctx);                                           \
+        if (!strstr(msg_, (substr)))                                                               \
+            fail_msg("last error \"%s\" does not contain \"%s\"", msg_, (substr));                 \
     } while (0)
 
 #endif /* NNOP_TEST_H */

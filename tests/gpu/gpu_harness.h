@@ -59,8 +59,8 @@ static void *h_const_data(const nnop_tensor_desc *d, uint64_t seed, float lo, fl
     return p;
 }
 
-static nnop_value h_const(nnop_graph *g, const char *name, const nnop_tensor_desc *d,
-                          uint64_t seed, float lo, float hi)
+static nnop_value h_const(nnop_graph *g, const char *name, const nnop_tensor_desc *d, uint64_t seed,
+                          float lo, float hi)
 {
     void *data = h_const_data(d, seed, lo, hi);
     nnop_value v = nnop_constant(g, name, d, data);

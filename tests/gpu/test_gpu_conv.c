@@ -8,24 +8,26 @@ typedef struct conv_case {
     nnop_dtype dt;
     nnop_layout lay;
     int64_t n, c, h, w, k, r, s, stride, pad, dil, groups;
-    int bias;          /* 0 none, 1 constant, 2 graph input */
-    int act;           /* nnop_act_kind, -1 none */
+    int bias; /* 0 none, 1 constant, 2 graph input */
+    int act;  /* nnop_act_kind, -1 none */
     float alpha;
-    int bn;            /* 0 none, 1 constant parameters (folded), 2 runtime parameters */
-    int residual;      /* add a second input of the output's shape before the activation */
-    int w_input;       /* weights as a graph input instead of a constant */
+    int bn;       /* 0 none, 1 constant parameters (folded), 2 runtime parameters */
+    int residual; /* add a second input of the output's shape before the activation */
+    int w_input;  /* weights as a graph input instead of a constant */
     nnop_engine_policy policy;
     int autotune;
     const char *expect; /* substring the plan description must contain, or NULL */
 } conv_case;
 
-#define F16 NNOP_F16
+#define F16  NNOP_F16
 #define BF16 NNOP_BF16
-#define F32 NNOP_F32
+#define F32  NNOP_F32
 #define NHWC NNOP_NHWC
 #define NCHW NNOP_NCHW
-#define PP NNOP_POLICY_PREFER_PRECOMPILED
+#define PP   NNOP_POLICY_PREFER_PRECOMPILED
 
+/* one case per line reads as a table */
+/* clang-format off */
 static const conv_case cases[] = {
     {"fp16_nhwc_3x3_bias_relu", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "precompiled"},
     {"bf16_nhwc_3x3_bias_relu", BF16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, NULL},
@@ -70,6 +72,7 @@ static const conv_case cases[] = {
     {"fp16_nhwc_precompiled_only_sigmoid_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SIGMOID, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
     {"fp16_nhwc_autotune", F16, NHWC, 8, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
 };
+/* clang-format on */
 
 static void build_case(nnop_graph *g, const void *arg)
 {
@@ -87,7 +90,9 @@ static void build_case(nnop_graph *g, const void *arg)
     w = cc->w_input ? nnop_input(g, "w", &wd) : h_const(g, "w", &wd, 11, -ws, ws);
     y = nnop_conv(g, x, w, &p);
     if (cc->bias)
-        y = nnop_bias(g, y, cc->bias == 2 ? nnop_input(g, "b", &kd) : h_const(g, "b", &kd, 12, -0.5f, 0.5f));
+        y = nnop_bias(g, y,
+                      cc->bias == 2 ? nnop_input(g, "b", &kd)
+                                    : h_const(g, "b", &kd, 12, -0.5f, 0.5f));
     if (cc->bn == 1)
         y = nnop_batchnorm(g, y, h_const(g, "gamma", &kd, 13, 0.5f, 1.5f),
                            h_const(g, "beta", &kd, 14, -0.5f, 0.5f),

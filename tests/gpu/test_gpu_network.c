@@ -27,9 +27,9 @@ static void build_net(nnop_graph *g, const void *arg)
     float s3 = 1.0f / sqrtf((float)nc->k);
     nnop_value x = nnop_input(g, "x", &xd), y, skip;
     y = nnop_conv(g, x, h_const(g, "w1", &w1d, 21, -s1, s1), &p);
-    y = nnop_batchnorm(g, y, h_const(g, "g", &kd, 22, 0.5f, 1.5f), h_const(g, "b", &kd, 23, -0.5f, 0.5f),
-                       h_const(g, "m", &kd, 24, -0.5f, 0.5f), h_const(g, "v", &kd, 25, 0.5f, 1.5f),
-                       1e-5f);
+    y = nnop_batchnorm(g, y, h_const(g, "g", &kd, 22, 0.5f, 1.5f),
+                       h_const(g, "b", &kd, 23, -0.5f, 0.5f), h_const(g, "m", &kd, 24, -0.5f, 0.5f),
+                       h_const(g, "v", &kd, 25, 0.5f, 1.5f), 1e-5f);
     y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
     skip = nnop_pool(g, y, NNOP_POOL_MAX, &pp);
     y = nnop_conv(g, skip, h_const(g, "w2", &w2d, 26, -s2, s2), &p);
@@ -198,9 +198,11 @@ static void test_gpu_conv_bias_relu_oneshot_matches_ref(void **state)
     nnop_test_fill(NNOP_F16, hb, NULL, 32, 53, -0.5f, 0.5f);
     assert_int_equal(nnop_conv_bias_relu(cpu, &xd, hx, &wd, hw, hb, &p, &yd, hy), NNOP_OK);
     assert_int_equal(nnop_convert(NNOP_F16, hy, NNOP_F32, ref, nnop_tensor_elements(&yd)), NNOP_OK);
-    assert_int_equal(nnop_conv_bias_act(cpu, &xd, hx, &wd, hw, hb, &p, NNOP_ACT_SILU, 0.0f, &yd, hy),
+    assert_int_equal(
+            nnop_conv_bias_act(cpu, &xd, hx, &wd, hw, hb, &p, NNOP_ACT_SILU, 0.0f, &yd, hy),
+            NNOP_OK);
+    assert_int_equal(nnop_convert(NNOP_F16, hy, NNOP_F32, ref2, nnop_tensor_elements(&yd)),
                      NNOP_OK);
-    assert_int_equal(nnop_convert(NNOP_F16, hy, NNOP_F32, ref2, nnop_tensor_elements(&yd)), NNOP_OK);
     assert_int_equal(nnop_malloc(gpu, xb, &dx), NNOP_OK);
     assert_int_equal(nnop_malloc(gpu, wb, &dw), NNOP_OK);
     assert_int_equal(nnop_malloc(gpu, bb, &db), NNOP_OK);
@@ -213,8 +215,8 @@ static void test_gpu_conv_bias_relu_oneshot_matches_ref(void **state)
         nnop_test_poison(got, yb);
         assert_int_equal(nnop_copy_in(gpu, dy, got, yb), NNOP_OK);
         st = iter < 2 ? nnop_conv_bias_relu(gpu, &xd, dx, &wd, dw, db, &p, &yd, dy)
-                      : nnop_conv_bias_act(gpu, &xd, dx, &wd, dw, db, &p, NNOP_ACT_SILU, 0.0f,
-                                           &yd, dy);
+                      : nnop_conv_bias_act(gpu, &xd, dx, &wd, dw, db, &p, NNOP_ACT_SILU, 0.0f, &yd,
+                                           dy);
         if (st != NNOP_OK)
             fail_msg("one-call %d: %s", iter, nnop_context_last_error(gpu));
         assert_int_equal(nnop_copy_out(gpu, got, dy, yb), NNOP_OK);
@@ -336,19 +338,19 @@ static void test_gpu_execute_rejects_misaligned_pointer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_fusion_fp16_nhwc_conv_bias_relu_is_one_partition),
-        cmocka_unit_test(test_gpu_network_fp16_nhwc_matches_ref),
-        cmocka_unit_test(test_gpu_network_fp32_nchw_matches_ref),
-        cmocka_unit_test(test_gpu_network_bf16_nhwc_matches_ref),
-        cmocka_unit_test(test_gpu_network_cuda_graph_matches_ref),
-        cmocka_unit_test(test_gpu_network_precompiled_only_matches_ref),
-        cmocka_unit_test(test_gpu_pointwise_pool_softmax_nhwc_matches_ref),
-        cmocka_unit_test(test_gpu_pointwise_pool_softmax_nchw_matches_ref),
-        cmocka_unit_test(test_gpu_conv_bias_relu_oneshot_matches_ref),
-        cmocka_unit_test(test_gpu_execute_rejects_misaligned_pointer),
-        cmocka_unit_test(test_gpu_plan_cache_file_reuses_plan),
-        cmocka_unit_test(test_gpu_deterministic_policy_matches_ref),
-        cmocka_unit_test(test_gpu_fp32_tf32_allowed_matches_ref),
+            cmocka_unit_test(test_gpu_fusion_fp16_nhwc_conv_bias_relu_is_one_partition),
+            cmocka_unit_test(test_gpu_network_fp16_nhwc_matches_ref),
+            cmocka_unit_test(test_gpu_network_fp32_nchw_matches_ref),
+            cmocka_unit_test(test_gpu_network_bf16_nhwc_matches_ref),
+            cmocka_unit_test(test_gpu_network_cuda_graph_matches_ref),
+            cmocka_unit_test(test_gpu_network_precompiled_only_matches_ref),
+            cmocka_unit_test(test_gpu_pointwise_pool_softmax_nhwc_matches_ref),
+            cmocka_unit_test(test_gpu_pointwise_pool_softmax_nchw_matches_ref),
+            cmocka_unit_test(test_gpu_conv_bias_relu_oneshot_matches_ref),
+            cmocka_unit_test(test_gpu_execute_rejects_misaligned_pointer),
+            cmocka_unit_test(test_gpu_plan_cache_file_reuses_plan),
+            cmocka_unit_test(test_gpu_deterministic_policy_matches_ref),
+            cmocka_unit_test(test_gpu_fp32_tf32_allowed_matches_ref),
     };
     return cmocka_run_group_tests_name("gpu_network", tests, NULL, NULL);
 }

@@ -97,8 +97,8 @@ static void test_cuda_device_out_of_range_is_no_device(void **state)
     o.device = 1000;
     assert_int_equal(nnop_context_create(&o, &ctx), NNOP_ERR_NO_DEVICE);
     assert_null(ctx);
-    assert_non_null(strstr(nnop_context_create_error(), nnop_test_have_gpu() ? "device 1000"
-                                                                             : "CUDA"));
+    assert_non_null(
+            strstr(nnop_context_create_error(), nnop_test_have_gpu() ? "device 1000" : "CUDA"));
 }
 
 static void test_last_error_is_never_null(void **state)
@@ -127,8 +127,8 @@ static void test_cpu_context_has_no_streams(void **state)
 static void test_version_matches_the_header(void **state)
 {
     (void)state;
-    assert_int_equal(nnop_version(), NNOP_VERSION_MAJOR * 10000 + NNOP_VERSION_MINOR * 100 +
-                                             NNOP_VERSION_PATCH);
+    assert_int_equal(nnop_version(),
+                     NNOP_VERSION_MAJOR * 10000 + NNOP_VERSION_MINOR * 100 + NNOP_VERSION_PATCH);
 }
 
 /* ------------------------------------------------------------------ status strings */
@@ -241,8 +241,8 @@ static void test_convert_bf16_known_bit_patterns(void **state)
 static void test_convert_f16_rounds_to_nearest_even(void **state)
 {
     (void)state;
-    assert_int_equal(to_f16(1.0f + 0x1p-11f), 0x3C00);           /* tie, even is down */
-    assert_int_equal(to_f16(1.0f + 3 * 0x1p-11f), 0x3C02);       /* tie, even is up */
+    assert_int_equal(to_f16(1.0f + 0x1p-11f), 0x3C00);            /* tie, even is down */
+    assert_int_equal(to_f16(1.0f + 3 * 0x1p-11f), 0x3C02);        /* tie, even is up */
     assert_int_equal(to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3C01); /* above half */
     assert_int_equal(to_f16(1.0f + 0x1p-11f - 0x1p-20f), 0x3C00); /* below half */
     assert_int_equal(to_f16(2049.0f), 0x6800);                    /* 2048|2050: tie -> 2048 */
@@ -305,13 +305,13 @@ static void test_convert_nan_stays_nan(void **state)
 static void test_convert_f16_subnormals(void **state)
 {
     (void)state;
-    assert_int_equal(to_f16(0x1p-24f), 0x0001);        /* smallest subnormal */
+    assert_int_equal(to_f16(0x1p-24f), 0x0001); /* smallest subnormal */
     assert_int_equal(to_f16(-0x1p-24f), 0x8001);
-    assert_int_equal(to_f16(1023 * 0x1p-24f), 0x03FF); /* largest subnormal */
-    assert_int_equal(to_f16(0x1p-14f), 0x0400);        /* smallest normal */
-    assert_int_equal(to_f16(0x1p-25f), 0x0000);        /* tie with 0: even 0 */
-    assert_int_equal(to_f16(0x1p-25f * 1.5f), 0x0001); /* above half */
-    assert_int_equal(to_f16(3 * 0x1p-25f), 0x0002);    /* 1|2 tie: even 2 */
+    assert_int_equal(to_f16(1023 * 0x1p-24f), 0x03FF);    /* largest subnormal */
+    assert_int_equal(to_f16(0x1p-14f), 0x0400);           /* smallest normal */
+    assert_int_equal(to_f16(0x1p-25f), 0x0000);           /* tie with 0: even 0 */
+    assert_int_equal(to_f16(0x1p-25f * 1.5f), 0x0001);    /* above half */
+    assert_int_equal(to_f16(3 * 0x1p-25f), 0x0002);       /* 1|2 tie: even 2 */
     assert_int_equal(to_f16(1023.5f * 0x1p-24f), 0x0400); /* 0x3FF|0x400 tie: even 0x400 */
     assert_int_equal(to_f16(0x1p-26f), 0x0000);
     assert_int_equal(to_f16(FLT_MIN), 0x0000);
@@ -352,8 +352,7 @@ static void test_convert_every_f16_pattern_round_trips(void **state)
             assert_true(isnan(f[i]));
             assert_true((back[i] & 0x7FFF) > 0x7C00);
         } else if (back[i] != h[i]) {
-            fail_msg("f16 0x%04x -> %.9g -> 0x%04x", (unsigned)i, (double)f[i],
-                     (unsigned)back[i]);
+            fail_msg("f16 0x%04x -> %.9g -> 0x%04x", (unsigned)i, (double)f[i], (unsigned)back[i]);
         }
         if (i > 0 && i <= 0x7C00)
             assert_true(f[i] > f[i - 1]);

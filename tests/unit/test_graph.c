@@ -25,8 +25,7 @@ static void assert_desc(const nnop_tensor_desc *d, nnop_dtype t, int ndim, const
     assert_int_equal(d->ndim, ndim);
     for (i = 0; i < ndim; i++) {
         if (d->dims[i] != dims[i])
-            fail_msg("dims[%d] = %lld, want %lld", i, (long long)d->dims[i],
-                     (long long)dims[i]);
+            fail_msg("dims[%d] = %lld, want %lld", i, (long long)d->dims[i], (long long)dims[i]);
         if (strides && d->strides[i] != strides[i])
             fail_msg("strides[%d] = %lld, want %lld", i, (long long)d->strides[i],
                      (long long)strides[i]);
@@ -68,14 +67,14 @@ static void test_conv_output_dims_table(void **state)
     static const struct {
         int64_t h, w, r, s, pad, stride, dil, groups, c, k;
     } cases[] = {
-            {8, 8, 3, 3, 1, 1, 1, 1, 3, 4},    /* same */
-            {8, 8, 3, 3, 0, 1, 1, 1, 3, 4},    /* valid */
-            {7, 9, 3, 3, 1, 2, 1, 1, 2, 2},    /* odd, stride 2 */
+            {8, 8, 3, 3, 1, 1, 1, 1, 3, 4},      /* same */
+            {8, 8, 3, 3, 0, 1, 1, 1, 3, 4},      /* valid */
+            {7, 9, 3, 3, 1, 2, 1, 1, 2, 2},      /* odd, stride 2 */
             {224, 224, 7, 7, 3, 2, 1, 1, 3, 64}, /* resnet stem */
-            {5, 5, 3, 3, 2, 1, 2, 1, 1, 1},    /* dilation 2 */
-            {6, 4, 1, 1, 0, 3, 1, 4, 8, 4},    /* 1x1 stride 3 grouped */
-            {10, 3, 4, 2, 3, 4, 3, 2, 4, 6},   /* everything odd */
-            {1, 1, 3, 3, 1, 1, 1, 1, 1, 1},    /* 1x1 input */
+            {5, 5, 3, 3, 2, 1, 2, 1, 1, 1},      /* dilation 2 */
+            {6, 4, 1, 1, 0, 3, 1, 4, 8, 4},      /* 1x1 stride 3 grouped */
+            {10, 3, 4, 2, 3, 4, 3, 2, 4, 6},     /* everything odd */
+            {1, 1, 3, 3, 1, 1, 1, 1, 1, 1},      /* 1x1 input */
     };
     size_t i;
     (void)state;
@@ -84,8 +83,7 @@ static void test_conv_output_dims_table(void **state)
         nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, (nnop_layout)(i % 2), 2, cases[i].c,
                                              cases[i].h, cases[i].w);
         nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F32, (nnop_layout)(i % 2), cases[i].k,
-                                             cases[i].c / cases[i].groups, cases[i].r,
-                                             cases[i].s);
+                                             cases[i].c / cases[i].groups, cases[i].r, cases[i].s);
         nnop_conv_params p;
         nnop_tensor_desc d, want;
         p.pad[0] = p.pad[1] = cases[i].pad;
@@ -93,14 +91,13 @@ static void test_conv_output_dims_table(void **state)
         p.dilation[0] = p.dilation[1] = cases[i].dil;
         p.groups = cases[i].groups;
         d = desc_of(g, nnop_conv(g, nnop_input(g, "x", &xd), nnop_input(g, "w", &wd), &p));
-        want = nnop_tensor_4d(
-                NNOP_F32, (nnop_layout)(i % 2), 2, cases[i].k,
-                (cases[i].h + 2 * cases[i].pad - cases[i].dil * (cases[i].r - 1) - 1) /
-                                cases[i].stride +
-                        1,
-                (cases[i].w + 2 * cases[i].pad - cases[i].dil * (cases[i].s - 1) - 1) /
-                                cases[i].stride +
-                        1);
+        want = nnop_tensor_4d(NNOP_F32, (nnop_layout)(i % 2), 2, cases[i].k,
+                              (cases[i].h + 2 * cases[i].pad - cases[i].dil * (cases[i].r - 1) -
+                               1) / cases[i].stride +
+                                      1,
+                              (cases[i].w + 2 * cases[i].pad - cases[i].dil * (cases[i].s - 1) -
+                               1) / cases[i].stride +
+                                      1);
         assert_desc(&d, NNOP_F32, 4, want.dims, want.strides);
         nnop_graph_destroy(g);
     }
@@ -128,16 +125,15 @@ static void test_pool_output_dims(void **state)
     } cases[] = {
             {7, 7, 3, 3, 2, 2, 1, 1, 4, 4}, /* (7 + 2 - 3) / 2 + 1 */
             {7, 7, 2, 2, 2, 2, 0, 0, 3, 3}, /* floor: the last row/column is dropped */
-            {5, 6, 3, 2, 1, 2, 1, 0, 5, 3},
-            {4, 4, 4, 4, 1, 1, 0, 0, 1, 1},
+            {5, 6, 3, 2, 1, 2, 1, 0, 5, 3}, {4, 4, 4, 4, 1, 1, 0, 0, 1, 1},
             {1, 1, 2, 2, 1, 1, 1, 1, 2, 2}, /* padded 1x1 */
     };
     size_t i;
     (void)state;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         nnop_graph *g = new_graph();
-        nnop_tensor_desc xd = nnop_tensor_4d(NNOP_BF16, (nnop_layout)(i % 2), 3, 4, cases[i].h,
-                                             cases[i].w);
+        nnop_tensor_desc xd =
+                nnop_tensor_4d(NNOP_BF16, (nnop_layout)(i % 2), 3, 4, cases[i].h, cases[i].w);
         nnop_pool_params p;
         nnop_tensor_desc d, want;
         memset(&p, 0, sizeof p);
@@ -441,8 +437,7 @@ static nnop_graph *build_network(const net_weights *nw, nnop_layout l)
     return g;
 }
 
-static void run_network(nnop_plan *plan, nnop_layout l, const float *x, float *logits,
-                        float *probs)
+static void run_network(nnop_plan *plan, nnop_layout l, const float *x, float *logits, float *probs)
 {
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, l, N, C0, H0, W0);
     float xb[N * C0 * H0 * W0];
@@ -474,8 +469,7 @@ static void check_network(nnop_layout l, int fuse, float *logits, float *probs)
     assert_int_equal(nnop_graph_compile(g, &o, &plan), NNOP_OK);
     nnop_graph_destroy(g); /* the plan owns a copy */
     run_network(plan, l, x, logits, probs);
-    assert_true(nnop_test_compare(NNOP_F32, logits, want_l, N * CLS, 1e-5, 1e-5, "logits",
-                                  2010));
+    assert_true(nnop_test_compare(NNOP_F32, logits, want_l, N * CLS, 1e-5, 1e-5, "logits", 2010));
     assert_true(nnop_test_compare(NNOP_F32, probs, want_p, N * CLS, 1e-5, 1e-6, "probs", 2010));
     for (n = 0; n < N; n++) {
         double s = 0.0;

@@ -165,8 +165,7 @@ static void test_batchnorm_rejects_wrong_gamma_count(void **state)
     nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 4, 2, 2);
     nnop_value ok = const1(g, NNOP_F32, 4), bad = const1(g, NNOP_F32, 8);
     (void)state;
-    expect_builder_error(g, nnop_batchnorm(g, x, bad, ok, ok, ok, 1e-5f), NNOP_ERR_SHAPE,
-                         "gamma");
+    expect_builder_error(g, nnop_batchnorm(g, x, bad, ok, ok, ok, 1e-5f), NNOP_ERR_SHAPE, "gamma");
 }
 
 static void test_linear_rejects_wrong_input_features(void **state)
@@ -264,10 +263,8 @@ static void conv_with(const nnop_conv_params *p, nnop_status st, const char *sub
 {
     nnop_graph *g = new_graph();
     nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 4, 8, 8);
-    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 4, 4 / (p->groups > 0 && 4 % p->groups == 0
-                                                                  ? p->groups
-                                                                  : 1),
-                          3, 3);
+    nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 4,
+                          4 / (p->groups > 0 && 4 % p->groups == 0 ? p->groups : 1), 3, 3);
     expect_builder_error(g, nnop_conv(g, x, w, p), st, substr);
 }
 
@@ -482,8 +479,8 @@ static void test_batchnorm_rejects_negative_or_nan_eps(void **state)
         nnop_graph *g = new_graph();
         nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
         nnop_value p = const1(g, NNOP_F32, 2);
-        expect_builder_error(g, nnop_batchnorm(g, x, p, p, p, p, bad[i]),
-                             NNOP_ERR_INVALID_ARGUMENT, "eps");
+        expect_builder_error(g, nnop_batchnorm(g, x, p, p, p, p, bad[i]), NNOP_ERR_INVALID_ARGUMENT,
+                             "eps");
     }
 }
 
@@ -635,8 +632,7 @@ static void test_convert_rejects_unknown_dtype_and_writes_nothing(void **state)
     unsigned char dst[16];
     (void)state;
     nnop_test_poison(dst, sizeof dst);
-    assert_int_equal(nnop_convert((nnop_dtype)3, src, NNOP_F32, dst, 4),
-                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_convert((nnop_dtype)3, src, NNOP_F32, dst, 4), NNOP_ERR_INVALID_ARGUMENT);
     assert_int_equal(nnop_convert(NNOP_F32, src, (nnop_dtype)-2, dst, 4),
                      NNOP_ERR_INVALID_ARGUMENT);
     assert_int_equal(nnop_convert(NNOP_F32, src, NNOP_F16, dst, -1), NNOP_ERR_INVALID_ARGUMENT);
@@ -887,8 +883,8 @@ static void oneshot_init(oneshot_args *a)
 static void expect_oneshot_error(oneshot_args *a, const nnop_tensor_desc *yd, nnop_status st,
                                  const char *substr)
 {
-    assert_int_equal(
-            nnop_conv_bias_relu(ctx_, &a->xd, a->x, &a->wd, a->w, a->b, &a->p, yd, a->y), st);
+    assert_int_equal(nnop_conv_bias_relu(ctx_, &a->xd, a->x, &a->wd, a->w, a->b, &a->p, yd, a->y),
+                     st);
     NNOP_TEST_ASSERT_ERROR(ctx_, substr);
     assert_true(nnop_test_is_poisoned(a->y, sizeof a->y));
 }
@@ -957,8 +953,7 @@ static void test_conv_bias_relu_rejects_each_null_argument(void **state)
         oneshot_init(&a);
         st = nnop_conv_bias_relu(ctx_, i == 0 ? NULL : &a.xd, i == 1 ? NULL : a.x,
                                  i == 2 ? NULL : &a.wd, i == 3 ? NULL : a.w, a.b,
-                                 i == 4 ? NULL : &a.p, i == 5 ? NULL : &a.yd,
-                                 i == 6 ? NULL : a.y);
+                                 i == 4 ? NULL : &a.p, i == 5 ? NULL : &a.yd, i == 6 ? NULL : a.y);
         assert_int_equal(st, NNOP_ERR_INVALID_ARGUMENT);
         snprintf(want, sizeof want, ": %s is NULL", names[i]);
         NNOP_TEST_ASSERT_ERROR(ctx_, want);
@@ -975,12 +970,12 @@ static void test_conv_bias_act_rejects_unknown_and_clamp_activation(void **state
     oneshot_args a;
     (void)state;
     oneshot_init(&a);
-    assert_int_equal(nnop_conv_bias_act(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p, 77, 0.0f,
-                                        &a.yd, a.y),
-                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(
+            nnop_conv_bias_act(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p, 77, 0.0f, &a.yd, a.y),
+            NNOP_ERR_INVALID_ARGUMENT);
     NNOP_TEST_ASSERT_ERROR(ctx_, "unknown activation kind 77");
-    assert_int_equal(nnop_conv_bias_act(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p,
-                                        NNOP_ACT_CLAMP, 0.0f, &a.yd, a.y),
+    assert_int_equal(nnop_conv_bias_act(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p, NNOP_ACT_CLAMP,
+                                        0.0f, &a.yd, a.y),
                      NNOP_ERR_INVALID_ARGUMENT);
     NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_clamp");
     assert_true(nnop_test_is_poisoned(a.y, sizeof a.y));
@@ -1039,16 +1034,15 @@ static void test_builder_rejects_none_for_a_required_operand(void **state)
                          "input 1 is required");
     g = new_graph();
     x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
-    expect_builder_error(g, nnop_bias(g, x, nnop_none()), NNOP_ERR_INVALID_ARGUMENT,
-                         "required");
+    expect_builder_error(g, nnop_bias(g, x, nnop_none()), NNOP_ERR_INVALID_ARGUMENT, "required");
     g = new_graph();
     expect_builder_error(g, nnop_act(g, nnop_none(), NNOP_ACT_RELU, 0.0f),
                          NNOP_ERR_INVALID_ARGUMENT, "input 0 is required");
     g = new_graph();
     x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
-    expect_builder_error(g, nnop_batchnorm(g, x, nnop_none(), nnop_none(), nnop_none(),
-                                           nnop_none(), 0.0f),
-                         NNOP_ERR_INVALID_ARGUMENT, "required");
+    expect_builder_error(
+            g, nnop_batchnorm(g, x, nnop_none(), nnop_none(), nnop_none(), nnop_none(), 0.0f),
+            NNOP_ERR_INVALID_ARGUMENT, "required");
 }
 
 static void test_output_rejects_dangling_value(void **state)

@@ -71,8 +71,8 @@ static void test_lowering_residual_moves_before_bias(void **state)
     assert_int_equal(c.ops[1].kind, NNOP_EPI_BIAS);
     assert_int_equal(c.ops[2].kind, NNOP_EPI_ACT);
     assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_OK);
-    assert_int_equal(s->n_ops, 4);  /* conv, add, add, relu */
-    assert_int_equal(s->n_io, 5);   /* x, w, z, bias, y real; 3 virtual intermediates */
+    assert_int_equal(s->n_ops, 4); /* conv, add, add, relu */
+    assert_int_equal(s->n_io, 5);  /* x, w, z, bias, y real; 3 virtual intermediates */
     assert_true(s->is_conv);
     nnop__chain_free(&c);
     nnop__dnn_step_destroy(s);
@@ -162,10 +162,10 @@ static void test_lowering_refuses_runtime_batchnorm(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lowering_residual_moves_before_bias),
-        cmocka_unit_test(test_lowering_every_activation_finalizes),
-        cmocka_unit_test(test_lowering_linear_with_bias_is_matmul_add),
-        cmocka_unit_test(test_lowering_refuses_runtime_batchnorm),
+            cmocka_unit_test(test_lowering_residual_moves_before_bias),
+            cmocka_unit_test(test_lowering_every_activation_finalizes),
+            cmocka_unit_test(test_lowering_linear_with_bias_is_matmul_add),
+            cmocka_unit_test(test_lowering_refuses_runtime_batchnorm),
     };
     return cmocka_run_group_tests_name("lowering", tests, NULL, NULL);
 }

@@ -39,8 +39,8 @@ static double act_ref(int act, double a, double x)
     case NNOP_ACT_GELU:
         return 0.5 * x * erfc(-x / sqrt(2.0));
     case NNOP_ACT_GELU_TANH:
-        return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) *
-                                     (x + 0.044715 * x * x * x)));
+        return 0.5 * x *
+               (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     case NNOP_ACT_SIGMOID:
         return 1.0 / (1.0 + exp(-x));
     case NNOP_ACT_TANH:
@@ -68,10 +68,10 @@ static void naive(const conv_shape *s, const float *x, const float *w, const flo
                     for (c = 0; c < cg; c++)
                         for (r = 0; r < s->r; r++)
                             for (q = 0; q < s->s; q++) {
-                                int64_t ih = i * s->p.stride[0] - s->p.pad[0] +
-                                             r * s->p.dilation[0];
-                                int64_t iw = j * s->p.stride[1] - s->p.pad[1] +
-                                             q * s->p.dilation[1];
+                                int64_t ih =
+                                        i * s->p.stride[0] - s->p.pad[0] + r * s->p.dilation[0];
+                                int64_t iw =
+                                        j * s->p.stride[1] - s->p.pad[1] + q * s->p.dilation[1];
                                 if (ih < 0 || ih >= s->h || iw < 0 || iw >= s->w)
                                     continue;
                                 acc += (double)x[((n * s->c + (k / kg) * cg + c) * s->h + ih) *
@@ -85,8 +85,8 @@ static void naive(const conv_shape *s, const float *x, const float *w, const flo
 
 /* The op-by-op graph: conv, bias, activation as three nodes, compiled with fusion off. */
 static void op_by_op(const conv_shape *s, const nnop_tensor_desc *xd, const void *x,
-                     const nnop_tensor_desc *wd, const void *w, const void *b, int act,
-                     float alpha, void *y)
+                     const nnop_tensor_desc *wd, const void *w, const void *b, int act, float alpha,
+                     void *y)
 {
     nnop_tensor_desc bd = nnop_tensor_1d(xd->dtype, s->k);
     nnop_compile_options o;
@@ -192,11 +192,11 @@ static void check_call(conv_case *cc, int has_bias, int act, float alpha, uint64
     nnop_status st;
     nnop_test_poison(cc->yb, nnop_tensor_bytes(&cc->yd));
     if (act == NNOP_ACT_RELU && alpha == 0.0f)
-        st = nnop_conv_bias_relu(ctx_, &cc->xd, cc->xb, &cc->wd, cc->wb, bias, &cc->s.p,
-                                 &cc->yd, cc->yb);
+        st = nnop_conv_bias_relu(ctx_, &cc->xd, cc->xb, &cc->wd, cc->wb, bias, &cc->s.p, &cc->yd,
+                                 cc->yb);
     else
-        st = nnop_conv_bias_act(ctx_, &cc->xd, cc->xb, &cc->wd, cc->wb, bias, &cc->s.p, act,
-                                alpha, &cc->yd, cc->yb);
+        st = nnop_conv_bias_act(ctx_, &cc->xd, cc->xb, &cc->wd, cc->wb, bias, &cc->s.p, act, alpha,
+                                &cc->yd, cc->yb);
     if (st != NNOP_OK)
         fail_msg("%s: %s", nnop_status_string(st), nnop_context_last_error(ctx_));
     nnop_test_unpack(&cc->yd, cc->yb, cc->y);
@@ -283,9 +283,9 @@ static void test_conv_bias_act_every_activation(void **state)
         int act;
         float alpha;
     } acts[] = {
-            {NNOP_ACT_IDENTITY, 0.0f},  {NNOP_ACT_RELU6, 0.0f},      {NNOP_ACT_LEAKY_RELU, 0.2f},
-            {NNOP_ACT_GELU, 0.0f},      {NNOP_ACT_GELU_TANH, 0.0f},  {NNOP_ACT_SIGMOID, 0.0f},
-            {NNOP_ACT_TANH, 0.0f},      {NNOP_ACT_SILU, 0.0f},       {NNOP_ACT_ELU, 0.7f},
+            {NNOP_ACT_IDENTITY, 0.0f}, {NNOP_ACT_RELU6, 0.0f},     {NNOP_ACT_LEAKY_RELU, 0.2f},
+            {NNOP_ACT_GELU, 0.0f},     {NNOP_ACT_GELU_TANH, 0.0f}, {NNOP_ACT_SIGMOID, 0.0f},
+            {NNOP_ACT_TANH, 0.0f},     {NNOP_ACT_SILU, 0.0f},      {NNOP_ACT_ELU, 0.7f},
             {NNOP_ACT_RELU, 0.0f},
     };
     size_t i;

@@ -15,8 +15,8 @@ typedef struct bn_params {
 } bn_params;
 
 /* p[0..3] = gamma, beta, mean, var (C values each), given as constants or graph inputs. */
-static void run_bn(nnop_context *ctx, const nnop_tensor_desc *d, const float *x,
-                   const bn_params *p, float eps, float *y, int constants)
+static void run_bn(nnop_context *ctx, const nnop_tensor_desc *d, const float *x, const bn_params *p,
+                   float eps, float *y, int constants)
 {
     static const char *const names[4] = {"gamma", "beta", "mean", "var"};
     int64_t c = d->dims[1];
@@ -109,8 +109,8 @@ static void test_batchnorm_unit_parameters_are_identity(void **state)
     }
 }
 
-static void bn_formula(const float *x, const bn_params *bp, float eps, int64_t n,
-                       int64_t c, int64_t hw, float *want)
+static void bn_formula(const float *x, const bn_params *bp, float eps, int64_t n, int64_t c,
+                       int64_t hw, float *want)
 {
     const float(*p)[MAXC] = bp->v;
     int64_t i, k, j;

@@ -44,14 +44,13 @@ static void naive_conv(const conv_case *cc, const float *x, const float *w, floa
                     for (c = 0; c < cg; c++)
                         for (r = 0; r < cc->r; r++)
                             for (s = 0; s < cc->s; s++) {
-                                int64_t ih = i * cc->p.stride[0] - cc->p.pad[0] +
-                                             r * cc->p.dilation[0];
-                                int64_t iw = j * cc->p.stride[1] - cc->p.pad[1] +
-                                             s * cc->p.dilation[1];
+                                int64_t ih =
+                                        i * cc->p.stride[0] - cc->p.pad[0] + r * cc->p.dilation[0];
+                                int64_t iw =
+                                        j * cc->p.stride[1] - cc->p.pad[1] + s * cc->p.dilation[1];
                                 if (ih < 0 || ih >= cc->h || iw < 0 || iw >= cc->w)
                                     continue;
-                                acc += (double)x[((n * cc->c + grp * cg + c) * cc->h + ih) *
-                                                         cc->w +
+                                acc += (double)x[((n * cc->c + grp * cg + c) * cc->h + ih) * cc->w +
                                                  iw] *
                                        (double)w[((k * cg + c) * cc->r + r) * cc->s + s];
                             }
@@ -334,8 +333,7 @@ static void test_conv_depthwise_multiplier_2_reads_own_channel(void **state)
 
 /* ------------------------------------------------------------------ layouts and odd sizes */
 
-static void check_random_case(nnop_context *ctx, const conv_case *cc, nnop_layout l,
-                              uint64_t seed)
+static void check_random_case(nnop_context *ctx, const conv_case *cc, nnop_layout l, uint64_t seed)
 {
     int64_t nx = cc->n * cc->c * cc->h * cc->w;
     int64_t nw = cc->k * (cc->c / cc->p.groups) * cc->r * cc->s;
@@ -387,8 +385,7 @@ static void test_conv_mixed_stride_pad_dilation_groups_match_naive(void **state)
     size_t i;
     for (i = 0; i < sizeof ps / sizeof ps[0]; i++) {
         conv_case cc = {2, 4, 8, 7, 8, 3, 3, ps[i]};
-        check_random_case((nnop_context *)*state, &cc, (i % 2) ? NNOP_NHWC : NNOP_NCHW,
-                          50 + i);
+        check_random_case((nnop_context *)*state, &cc, (i % 2) ? NNOP_NHWC : NNOP_NCHW, 50 + i);
     }
 }
 
@@ -396,7 +393,7 @@ static void test_conv_mixed_stride_pad_dilation_groups_match_naive(void **state)
  * padding and dilation, in both layouts. */
 static void test_conv_wide_rows_match_naive(void **state)
 {
-    conv_case wide = {1, 2, 3, 700, 3, 3, 3, {{1, 2}, {1, 1}, {1, 2}, 1}}; /* 700 columns out */
+    conv_case wide = {1, 2, 3, 700, 3, 3, 3, {{1, 2}, {1, 1}, {1, 2}, 1}};     /* 700 columns out */
     conv_case strided = {2, 3, 2, 1201, 2, 1, 5, {{0, 2}, {1, 2}, {1, 1}, 1}}; /* 601 */
     assert_int_equal(case_ow(&wide), 700);
     assert_int_equal(case_ow(&strided), 601);

@@ -9,9 +9,8 @@
 
 /* y = x w^T (+ b) with x rows x in, w out x in; w and b constants when w_constant, else graph
  * inputs. b NULL = no bias (nnop_none()). */
-static void run_linear(nnop_context *ctx, nnop_dtype t, int64_t rows, int64_t in_f,
-                       int64_t out_f, const float *x, const float *w, const float *b, float *y,
-                       int w_constant)
+static void run_linear(nnop_context *ctx, nnop_dtype t, int64_t rows, int64_t in_f, int64_t out_f,
+                       const float *x, const float *w, const float *b, float *y, int w_constant)
 {
     nnop_tensor_desc xd = nnop_tensor_2d(t, rows, in_f), wd = nnop_tensor_2d(t, out_f, in_f);
     nnop_tensor_desc bd = nnop_tensor_1d(t, out_f), yd = nnop_tensor_2d(t, rows, out_f), got;
@@ -63,8 +62,8 @@ static void run_linear(nnop_context *ctx, nnop_dtype t, int64_t rows, int64_t in
     free(yb);
 }
 
-static void naive_linear(int64_t rows, int64_t in_f, int64_t out_f, const float *x,
-                         const float *w, const float *b, float *y)
+static void naive_linear(int64_t rows, int64_t in_f, int64_t out_f, const float *x, const float *w,
+                         const float *b, float *y)
 {
     int64_t i, j, k;
     for (i = 0; i < rows; i++)

@@ -95,8 +95,7 @@ static void test_act_clamp_with_equal_bounds_is_constant(void **state)
 static void test_act_leaky_relu_scales_negatives_by_alpha(void **state)
 {
     static const float want[8] = {-0.3f, -0.1f, -0.05f, 0, 0.5f, 1, 3, 7};
-    check_table((nnop_context *)*state, NNOP_ACT_LEAKY_RELU, 0.1f, 0.0f, want, 1e-7,
-                "leaky_relu");
+    check_table((nnop_context *)*state, NNOP_ACT_LEAKY_RELU, 0.1f, 0.0f, want, 1e-7, "leaky_relu");
 }
 
 /* Known values (erf form): gelu(1) = Phi(1) = 0.841344746, gelu(-3) = -3 Phi(-3). */
@@ -112,8 +111,7 @@ static void test_act_gelu_tanh_known_values(void **state)
 {
     static const float want[8] = {-0.00363739208f, -0.158808009f, -0.15428599f, 0.0f,
                                   0.34571401f,     0.841191991f,  2.99636261f,  7.0f};
-    check_table((nnop_context *)*state, NNOP_ACT_GELU_TANH, 0.0f, 0.0f, want, 1e-6,
-                "gelu_tanh");
+    check_table((nnop_context *)*state, NNOP_ACT_GELU_TANH, 0.0f, 0.0f, want, 1e-6, "gelu_tanh");
 }
 
 static void test_act_sigmoid_known_values(void **state)
@@ -139,15 +137,13 @@ static void test_act_silu_known_values(void **state)
 
 static void test_act_elu_alpha_1_known_values(void **state)
 {
-    static const float want[8] = {-0.950212932f, -0.632120559f, -0.39346934f, 0, 0.5f, 1, 3,
-                                  7};
+    static const float want[8] = {-0.950212932f, -0.632120559f, -0.39346934f, 0, 0.5f, 1, 3, 7};
     check_table((nnop_context *)*state, NNOP_ACT_ELU, 1.0f, 0.0f, want, 1e-7, "elu");
 }
 
 static void test_act_elu_alpha_half_known_values(void **state)
 {
-    static const float want[8] = {-0.475106466f, -0.316060279f, -0.19673467f, 0, 0.5f, 1, 3,
-                                  7};
+    static const float want[8] = {-0.475106466f, -0.316060279f, -0.19673467f, 0, 0.5f, 1, 3, 7};
     check_table((nnop_context *)*state, NNOP_ACT_ELU, 0.5f, 0.0f, want, 1e-7, "elu");
 }
 
@@ -203,9 +199,9 @@ static void check_random(nnop_context *ctx, nnop_dtype t, nnop_layout l, int kin
                                   t == NNOP_F32 ? 1e-6 : nnop_test_rtol(t), "act", seed));
 }
 
-static const int all_kinds[] = {NNOP_ACT_RELU,      NNOP_ACT_RELU6,     NNOP_ACT_LEAKY_RELU,
-                                NNOP_ACT_GELU,      NNOP_ACT_GELU_TANH, NNOP_ACT_SIGMOID,
-                                NNOP_ACT_TANH,      NNOP_ACT_SILU,      NNOP_ACT_ELU};
+static const int all_kinds[] = {NNOP_ACT_RELU, NNOP_ACT_RELU6,     NNOP_ACT_LEAKY_RELU,
+                                NNOP_ACT_GELU, NNOP_ACT_GELU_TANH, NNOP_ACT_SIGMOID,
+                                NNOP_ACT_TANH, NNOP_ACT_SILU,      NNOP_ACT_ELU};
 
 static void test_act_every_kind_matches_formula_f32_nchw(void **state)
 {
@@ -247,8 +243,8 @@ static void test_act_relu6_f16_is_exact(void **state)
 /* ------------------------------------------------------------------ bias add */
 
 /* y = x + b[c] through nnop_bias; b as a graph input or a constant. */
-static void run_bias(nnop_context *ctx, const nnop_tensor_desc *d, const float *x,
-                     const float *b, float *y, int b_constant)
+static void run_bias(nnop_context *ctx, const nnop_tensor_desc *d, const float *x, const float *b,
+                     float *y, int b_constant)
 {
     nnop_tensor_desc bd = nnop_tensor_1d(d->dtype, d->dims[1]);
     nnop_graph *g = NULL;
@@ -337,8 +333,8 @@ static void test_bias_f16_and_bf16_match_formula(void **state)
 
 /* ------------------------------------------------------------------ residual add */
 
-static void run_add(nnop_context *ctx, const nnop_tensor_desc *d, const float *a,
-                    const float *b, float *y)
+static void run_add(nnop_context *ctx, const nnop_tensor_desc *d, const float *a, const float *b,
+                    float *y)
 {
     nnop_graph *g = NULL;
     nnop_value va, vb;

@@ -76,8 +76,8 @@ static void assert_floats(const float *got, const float *want, int64_t n, double
 }
 
 /* The test's own pooling: loops over the window, skipping positions outside the input. */
-static void naive_pool(const int64_t dims[4], int kind, const nnop_pool_params *p,
-                       const float *x, float *y)
+static void naive_pool(const int64_t dims[4], int kind, const nnop_pool_params *p, const float *x,
+                       float *y)
 {
     int64_t oh = out_size(dims[2], p->window[0], p->stride[0], p->pad[0]);
     int64_t ow = out_size(dims[3], p->window[1], p->stride[1], p->pad[1]);
@@ -154,8 +154,7 @@ static void test_max_pool_random_nchw_and_nhwc_match_naive(void **state)
     naive_pool(dims, NNOP_POOL_MAX, &p, x, want);
     for (l = 0; l < 2; l++) {
         memset(y, 0, sizeof y);
-        run_pool((nnop_context *)*state, NNOP_F32, (nnop_layout)l, dims, NNOP_POOL_MAX, &p, x,
-                 y);
+        run_pool((nnop_context *)*state, NNOP_F32, (nnop_layout)l, dims, NNOP_POOL_MAX, &p, x, y);
         assert_floats(y, want, 2 * 3 * 4 * 4, 0.0);
     }
 }
@@ -247,10 +246,9 @@ static void test_avg_pool_random_odd_sizes_match_naive(void **state)
         p.pad[1] = 2; /* 9x7 -> 5x4 (w: (7 + 4 - 4) / 2 + 1) */
         naive_pool(dims, NNOP_POOL_AVG, &p, x, want);
         for (l = 0; l < 2; l++) {
-            run_pool((nnop_context *)*state, NNOP_F32, (nnop_layout)l, dims, NNOP_POOL_AVG, &p,
-                     x, y);
-            assert_true(nnop_test_compare(NNOP_F32, y, want, 120, 1e-6, 1e-6, "avg pool",
-                                          811));
+            run_pool((nnop_context *)*state, NNOP_F32, (nnop_layout)l, dims, NNOP_POOL_AVG, &p, x,
+                     y);
+            assert_true(nnop_test_compare(NNOP_F32, y, want, 120, 1e-6, 1e-6, "avg pool", 811));
         }
     }
 }

@@ -191,8 +191,8 @@ static void test_softmax_f16_and_bf16_match_formula(void **state)
                 want[r * C + c] = (float)(exp((double)x[r * C + c]) / s);
         }
         run_softmax((nnop_context *)*state, &d, x, y);
-        assert_true(nnop_test_compare(NNOP_F32, y, want, R * C, nnop_test_rtol(types[t]),
-                                      1e-4, "softmax", 1010 + t));
+        assert_true(nnop_test_compare(NNOP_F32, y, want, R * C, nnop_test_rtol(types[t]), 1e-4,
+                                      "softmax", 1010 + t));
     }
 }
 

@@ -188,12 +188,12 @@ static void test_partition_chain_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_partition_conv_bias_relu_is_one_partition),
-        cmocka_unit_test(test_partition_stops_at_graph_output_and_shared_value),
-        cmocka_unit_test(test_partition_residual_network_shape),
-        cmocka_unit_test(test_partition_fuse_off_gives_one_per_node),
-        cmocka_unit_test(test_partition_standalone_pointwise_chain_fuses),
-        cmocka_unit_test(test_partition_chain_limit),
+            cmocka_unit_test(test_partition_conv_bias_relu_is_one_partition),
+            cmocka_unit_test(test_partition_stops_at_graph_output_and_shared_value),
+            cmocka_unit_test(test_partition_residual_network_shape),
+            cmocka_unit_test(test_partition_fuse_off_gives_one_per_node),
+            cmocka_unit_test(test_partition_standalone_pointwise_chain_fuses),
+            cmocka_unit_test(test_partition_chain_limit),
     };
     return cmocka_run_group_tests_name("partition", tests, NULL, NULL);
 }
