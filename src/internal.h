@@ -112,6 +112,7 @@ struct nnop_graph {
     int32_t n_outputs, cap_outputs;
     nnop_status status;         /* first builder error, sticky */
     char error[NNOP_ERROR_LEN]; /* its message, reported again by compile */
+    int borrows_data;           /* a plan's copy: constants' data belong to the user's graph */
 };
 
 /* ------------------------------------------------------------------ context */
@@ -142,7 +143,8 @@ struct nnop__cuda_plan;
 
 struct nnop_plan {
     nnop_context *ctx;
-    nnop_graph *g; /* private deep copy of the compiled graph */
+    nnop_graph *g; /* private copy of the compiled graph's structure; constants' host data
+                    * are borrowed from the user's graph while compiling, then dropped */
     nnop_compile_options opts;
     nnop__partition *parts;
     int32_t n_parts;
@@ -178,7 +180,10 @@ void nnop__from_f32(nnop_dtype t, const float *src, void *dst, int64_t n);
 
 /* ------------------------------------------------------------------ graph helpers (src/graph.c) */
 const char *nnop__node_label(const nnop_graph *g, int32_t node, char *buf, size_t len);
+/* Copy the structure of g; the copy borrows the constants' data (valid while g lives):
+ * backends read it while building and keep what they need (CPU buffers, device uploads). */
 nnop_status nnop__graph_clone(const nnop_graph *g, nnop_graph **out);
+void nnop__graph_drop_borrowed(nnop_graph *g);
 /* Check the graph is compilable: no builder error, at least one output, every id valid. */
 nnop_status nnop__graph_validate(nnop_graph *g);
 

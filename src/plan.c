@@ -46,6 +46,8 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
         st = nnop__partition_graph(p->g, p->opts.fuse, &p->parts, &p->n_parts);
     if (st == NNOP_OK)
         st = build_backend(p);
+    if (p->g)
+        nnop__graph_drop_borrowed(p->g);
     if (st != NNOP_OK) {
         if (st == NNOP_ERR_OUT_OF_MEMORY && p->ctx->last_error[0] == '\0')
             nnop__fail(p->ctx, st, "nnop_graph_compile: out of memory");
