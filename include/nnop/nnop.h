@@ -37,17 +37,17 @@ NNOP_API size_t nnop_diagnose(char *buf, size_t len);
 /* ---------------------------------------------------------------- status codes (fixed) */
 typedef enum nnop_status {
     NNOP_OK = 0,
-    NNOP_ERR_INVALID_ARGUMENT = 1, /* null pointer, bad enum, non-positive dim ...   */
-    NNOP_ERR_SHAPE = 2,            /* shapes or dtypes that do not fit together       */
-    NNOP_ERR_UNSUPPORTED = 3,      /* valid request that no engine can run            */
-    NNOP_ERR_OUT_OF_MEMORY = 4,    /* host or device allocation failed                */
-    NNOP_ERR_NO_DEVICE = 5,        /* CUDA backend asked for, no usable GPU           */
-    NNOP_ERR_VERSION = 6,          /* loaded cuDNN/CUDA incompatible with the build   */
-    NNOP_ERR_CUDA = 7,
-    NNOP_ERR_CUDNN = 8, /* a library call failed; message says which       */
-    NNOP_ERR_IO = 9,
-    NNOP_ERR_FORMAT = 10, /* file unreadable / malformed (weights, cache)    */
-    NNOP_ERR_INTERNAL = 11
+    NNOP_ERR_INVALID_ARGUMENT = 1, /* null pointer, bad enum, non-positive dim ...     */
+    NNOP_ERR_SHAPE = 2,            /* shapes or dtypes that do not fit together         */
+    NNOP_ERR_UNSUPPORTED = 3,      /* valid request that no engine can run              */
+    NNOP_ERR_OUT_OF_MEMORY = 4,    /* host or device allocation failed                  */
+    NNOP_ERR_NO_DEVICE = 5,        /* CUDA backend asked for, no usable GPU             */
+    NNOP_ERR_VERSION = 6,          /* loaded cuDNN/CUDA incompatible with the build     */
+    NNOP_ERR_CUDA = 7,             /* a CUDA call failed; the message says which        */
+    NNOP_ERR_CUDNN = 8,            /* a cuDNN call failed; message and cuDNN's text     */
+    NNOP_ERR_IO = 9,               /* a file could not be read or written               */
+    NNOP_ERR_FORMAT = 10,          /* a file is malformed (weights, cache)              */
+    NNOP_ERR_INTERNAL = 11         /* a bug in nnop: please report it with the message  */
 } nnop_status;
 
 /** Static, never-NULL name of a status ("NNOP_ERR_SHAPE"); unknown values give a fixed text. */
