@@ -5,13 +5,12 @@
  *   classify_mnist [lenet|resnet] [--dtype f32|f16] [--batch N] [--data-dir DIR]
  *                  [--backend auto|cpu|cuda] [--show N] [--min-accuracy A]
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mnist.h"
+#include "cli.h"
 #include "nnop/nnop.h"
 #include "safetensors.h"
 
@@ -45,18 +44,6 @@ static void usage(FILE *out)
             NNOP_EXAMPLES_DIR);
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return 0;
-    *out = (int)v;
-    return 1;
-}
-
 static int parse_args(int argc, char **argv, options *o)
 {
     int i;
@@ -84,34 +71,24 @@ static int parse_args(int argc, char **argv, options *o)
             fprintf(stderr, "classify_mnist: %s needs a value\n", a);
             return 0;
         } else if (strcmp(a, "--dtype") == 0) {
-            if (strcmp(v, "f32") == 0)
-                o->dtype = NNOP_F32;
-            else if (strcmp(v, "f16") == 0)
-                o->dtype = NNOP_F16;
-            else {
+            if (!cli_parse_dtype(v, &o->dtype)) {
                 fprintf(stderr, "classify_mnist: --dtype must be f32 or f16, not '%s'\n", v);
                 return 0;
             }
         } else if (strcmp(a, "--batch") == 0) {
-            if (!parse_int(v, 1, 100000, &o->batch)) {
+            if (!cli_parse_int(v, 1, 100000, &o->batch)) {
                 fprintf(stderr, "classify_mnist: --batch must be 1..100000, not '%s'\n", v);
                 return 0;
             }
         } else if (strcmp(a, "--data-dir") == 0) {
             o->data_dir = v;
         } else if (strcmp(a, "--backend") == 0) {
-            if (strcmp(v, "auto") == 0)
-                o->backend = NNOP_BACKEND_AUTO;
-            else if (strcmp(v, "cpu") == 0)
-                o->backend = NNOP_BACKEND_CPU;
-            else if (strcmp(v, "cuda") == 0)
-                o->backend = NNOP_BACKEND_CUDA;
-            else {
+            if (!cli_parse_backend(v, &o->backend)) {
                 fprintf(stderr, "classify_mnist: --backend must be auto, cpu or cuda\n");
                 return 0;
             }
         } else if (strcmp(a, "--show") == 0) {
-            if (!parse_int(v, 0, 100, &o->show)) {
+            if (!cli_parse_int(v, 0, 100, &o->show)) {
                 fprintf(stderr, "classify_mnist: --show must be 0..100, not '%s'\n", v);
                 return 0;
             }
@@ -130,13 +107,6 @@ static int parse_args(int argc, char **argv, options *o)
         i++;
     }
     return 1;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Digits side by side, two pixel rows per text line. */
@@ -268,7 +238,7 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    t0 = now_seconds();
+    t0 = cli_now_seconds();
     for (i = 0; i < n_batches; i++) {
         int first = i * o.batch;
         int n = test.count - first < o.batch ? test.count - first : o.batch;
@@ -292,7 +262,7 @@ int main(int argc, char **argv)
         for (j = 0; j < n; j++)
             pred[first + j] = mnist_argmax(o.dtype, yt + (size_t)j * MNIST_CLASSES * esize);
     }
-    seconds = now_seconds() - t0;
+    seconds = cli_now_seconds() - t0;
 
     memset(confusion, 0, sizeof confusion);
     for (i = 0; i < test.count; i++) {

@@ -7,13 +7,12 @@
  *   resnet50 --weights resnet50.safetensors --reference ref.safetensors --max-rel-err 1e-4
  *   resnet50 --random-weights --size 64          (no file at all: a quick smoke run)
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "cli.h"
 #include "nnop/nnop.h"
 #include "safetensors.h"
 
@@ -55,18 +54,6 @@ static void usage(FILE *out)
             "  --backend B         auto (default), cpu or cuda\n"
             "  --labels FILE       class names, one per line (1000 lines)\n"
             "  --top K             classes to print per image (default 5)\n");
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return 0;
-    *out = (int)v;
-    return 1;
 }
 
 static int parse_args(int argc, char **argv, options *o)
@@ -111,37 +98,27 @@ static int parse_args(int argc, char **argv, options *o)
                 return 0;
             }
         } else if (strcmp(a, "--dtype") == 0) {
-            if (strcmp(v, "f32") == 0)
-                o->dtype = NNOP_F32;
-            else if (strcmp(v, "f16") == 0)
-                o->dtype = NNOP_F16;
-            else {
+            if (!cli_parse_dtype(v, &o->dtype)) {
                 fprintf(stderr, "resnet50: --dtype must be f32 or f16\n");
                 return 0;
             }
         } else if (strcmp(a, "--batch") == 0) {
-            if (!parse_int(v, 1, 1024, &o->batch)) {
+            if (!cli_parse_int(v, 1, 1024, &o->batch)) {
                 fprintf(stderr, "resnet50: --batch must be 1..1024\n");
                 return 0;
             }
         } else if (strcmp(a, "--size") == 0) {
-            if (!parse_int(v, 32, 1024, &o->size)) {
+            if (!cli_parse_int(v, 32, 1024, &o->size)) {
                 fprintf(stderr, "resnet50: --size must be 32..1024\n");
                 return 0;
             }
         } else if (strcmp(a, "--top") == 0) {
-            if (!parse_int(v, 1, CLASSES, &o->top)) {
+            if (!cli_parse_int(v, 1, CLASSES, &o->top)) {
                 fprintf(stderr, "resnet50: --top must be 1..1000\n");
                 return 0;
             }
         } else if (strcmp(a, "--backend") == 0) {
-            if (strcmp(v, "auto") == 0)
-                o->backend = NNOP_BACKEND_AUTO;
-            else if (strcmp(v, "cpu") == 0)
-                o->backend = NNOP_BACKEND_CPU;
-            else if (strcmp(v, "cuda") == 0)
-                o->backend = NNOP_BACKEND_CUDA;
-            else {
+            if (!cli_parse_backend(v, &o->backend)) {
                 fprintf(stderr, "resnet50: --backend must be auto, cpu or cuda\n");
                 return 0;
             }
@@ -397,13 +374,6 @@ static char **load_labels(const char *path)
     return names;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------------------ main */
 int main(int argc, char **argv)
 {
@@ -502,7 +472,7 @@ int main(int argc, char **argv)
            o.weights ? "file" : "random", o.weights ? " " : "", o.weights ? o.weights : "",
            o.dtype == NNOP_F16 ? "f16" : "f32", n, o.size, o.size);
 
-    t0 = now_seconds();
+    t0 = cli_now_seconds();
     st = nnop_graph_create(ctx, &g);
     if (st != NNOP_OK) {
         fprintf(stderr, "resnet50: nnop_graph_create: %s\n", nnop_context_last_error(ctx));
@@ -526,7 +496,7 @@ int main(int argc, char **argv)
     }
     nnop_graph_destroy(g);
     g = NULL;
-    t_compile = now_seconds() - t0;
+    t_compile = cli_now_seconds() - t0;
     printf("graph compiled in %.2f s: %d partitions\n", t_compile, nnop_plan_num_partitions(plan));
 
     st = nnop_convert(NNOP_F32, x, o.dtype, xt, (int64_t)xcount);
@@ -537,12 +507,12 @@ int main(int argc, char **argv)
     if (st == NNOP_OK)
         st = nnop_copy_in(ctx, dx, xt, xcount * es);
     ins[0] = dx, outs[0] = dy;
-    t0 = now_seconds();
+    t0 = cli_now_seconds();
     if (st == NNOP_OK)
         st = nnop_plan_execute(plan, ins, outs);
     if (st == NNOP_OK)
         st = nnop_copy_out(ctx, yt, dy, ycount * es);
-    t_run = now_seconds() - t0;
+    t_run = cli_now_seconds() - t0;
     if (st == NNOP_OK)
         st = nnop_convert(o.dtype, yt, NNOP_F32, y, (int64_t)ycount);
     if (st != NNOP_OK) {
