@@ -174,6 +174,16 @@ void nnop__set_packed_strides(nnop_tensor_desc *d, nnop_layout l);
 /* "f16[3,7,17,17] NHWC" */
 void nnop__desc_string(const nnop_tensor_desc *d, char *buf, size_t len);
 
+/* ------------------------------------------------------------------ text (src/util/text.c) */
+/* A text written into a caller's buffer like snprintf: always NUL-terminated when len > 0,
+ * truncated when it does not fit, and used counts what the whole text needs. */
+typedef struct nnop__text {
+    char *buf;
+    size_t len, used;
+} nnop__text;
+void nnop__text_init(nnop__text *t, char *buf, size_t len); /* buf may be NULL (len ignored) */
+void nnop__textf(nnop__text *t, const char *fmt, ...) NNOP_PRINTF(2, 3);
+
 /* ------------------------------------------------------------------ dtype conversion */
 void nnop__to_f32(nnop_dtype t, const void *src, float *dst, int64_t n);
 void nnop__from_f32(nnop_dtype t, const float *src, void *dst, int64_t n);
@@ -216,8 +226,8 @@ void nnop__cuda_free(nnop_context *ctx, void *p);
 nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
                             int to_device);
 
-/* Append the CUDA/cuDNN installation report of nnop_diagnose; returns chars needed. */
-size_t nnop__cuda_diagnose(char *buf, size_t len);
+/* Append the CUDA/cuDNN installation report of nnop_diagnose to t. */
+void nnop__cuda_diagnose(nnop__text *t);
 /* 1 when the shared library `name` can be loaded (src/platform/dl.c). */
 int nnop__platform_can_load(const char *name);
 

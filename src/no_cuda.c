@@ -1,7 +1,5 @@
 /* no_cuda.c: the CUDA backend entry points of a build without CUDA (NNOP_WITH_CUDA=OFF). */
 
-#include <stdio.h>
-
 #include "internal.h"
 
 int nnop__cuda_device_count(void)
@@ -86,8 +84,7 @@ nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_
                       "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
-size_t nnop__cuda_diagnose(char *buf, size_t len)
+void nnop__cuda_diagnose(nnop__text *t)
 {
-    int n = snprintf(buf, len, "CUDA backend: not built (NNOP_WITH_CUDA=OFF or no toolkit)\n");
-    return n > 0 ? (size_t)n : 0;
+    nnop__textf(t, "CUDA backend: not built (NNOP_WITH_CUDA=OFF or no toolkit)\n");
 }

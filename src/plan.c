@@ -126,48 +126,29 @@ nnop_status nnop_plan_output_desc(const nnop_plan *p, int i, nnop_tensor_desc *o
     return NNOP_OK;
 }
 
-/* snprintf into buf at *used, always counting what the whole text needs. */
-static void append(char *buf, size_t len, size_t *used, const char *fmt, ...) NNOP_PRINTF(4, 5);
-
-static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(*used < len ? buf + *used : NULL, *used < len ? len - *used : 0, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *used += (size_t)n;
-}
-
 size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
 {
-    size_t used = 0;
+    nnop__text t;
     int32_t i, k;
-    if (buf && len)
-        buf[0] = '\0';
-    if (!buf)
-        len = 0;
+    nnop__text_init(&t, buf, len);
     if (!p)
         return 0;
-    append(buf, len, &used, "plan: %s backend, %d nodes, %d partitions\n", p->cuda ? "cuda" : "cpu",
-           (int)p->g->n_nodes, (int)p->n_parts);
+    nnop__textf(&t, "plan: %s backend, %d nodes, %d partitions\n", p->cuda ? "cuda" : "cpu",
+                (int)p->g->n_nodes, (int)p->n_parts);
     for (i = 0; i < p->n_parts; i++) {
         const nnop__partition *part = &p->parts[i];
-        append(buf, len, &used, "  [%d] ", (int)i);
-        for (k = 0; k < part->count; k++) {
-            const nnop__op_def *def = nnop__op(p->g->nodes[part->first + k].op);
-            append(buf, len, &used, "%s%s", k ? "+" : "", def->name);
-        }
+        nnop__textf(&t, "  [%d] ", (int)i);
+        for (k = 0; k < part->count; k++)
+            nnop__textf(&t, "%s%s", k ? "+" : "", nnop__op(p->g->nodes[part->first + k].op)->name);
         if (p->cuda) {
             char tmp[512];
             nnop__cuda_partition_describe(p, i, tmp, sizeof tmp);
-            append(buf, len, &used, " %s", tmp);
+            nnop__textf(&t, " %s", tmp);
         }
-        append(buf, len, &used, "%s%s%s\n", part->count > 1 ? " (fused)" : "",
-               part->reason[0] ? ": " : "", part->reason);
+        nnop__textf(&t, "%s%s%s\n", part->count > 1 ? " (fused)" : "", part->reason[0] ? ": " : "",
+                    part->reason);
     }
-    return used;
+    return t.used;
 }
 
 nnop_status nnop_graph_warmup(nnop_graph *g, const nnop_compile_options *opts)
