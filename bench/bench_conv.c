@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cuda/cuda_plan.h"
+#include "bench_check.h"
 #include "nnop/nnop.h"
 
 #define SETS  8
@@ -35,13 +36,6 @@ static const layer layers[] = {
         {1, 64, 56, 56, 64, 3, 1, 1},     {1, 512, 7, 7, 512, 3, 1, 1},
 };
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if (!(x)) {                                                                                \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 #define NN(ctx, x)                                                                                 \
     do {                                                                                           \
         nnop_status s_ = (x);                                                                      \

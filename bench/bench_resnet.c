@@ -7,20 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_check.h"
 #include "nnop/nnop.h"
 #include "cuda/cuda_plan.h"
 #include "resnet50_graph.h"
 
 #define ITERS 20
 #define REPS  5
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if (!(x)) {                                                                                \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static nnop_plan *build(nnop_context *ctx, int64_t n, int cuda_graph)
 {

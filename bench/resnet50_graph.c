@@ -4,16 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench_check.h"
 #include "resnet50_graph.h"
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if (!(x)) {                                                                                \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 static uint64_t rng = 88172645463325252ull;
 
 static float uniform(float a)
