@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "nnop_test.h"
 
 void nnop_test_rng_seed(nnop_test_rng *r, uint64_t seed)
@@ -92,23 +93,11 @@ int nnop_test_gpu_required(void)
     return e && strcmp(e, "1") == 0;
 }
 
-#ifdef NNOP_HAVE_CUDA
-#include <cuda_runtime.h>
+/* the library's own probe (0 in a build without CUDA) */
 int nnop_test_have_gpu(void)
 {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return n > 0;
+    return nnop__cuda_device_count() > 0;
 }
-#else
-int nnop_test_have_gpu(void)
-{
-    return 0;
-}
-#endif
 
 nnop_context *nnop_test_cpu_context(void)
 {
