@@ -402,8 +402,37 @@ static void remember(struct nnop__cuda_plan *cp, nnop__dnn_step *st, const nnop_
     cp->memo_step[cp->n_memo++] = st;
 }
 
+/* Heuristics (or the plan cache) for a step with no twin earlier in the plan. */
 static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp *fp, char *why,
-                                size_t len);
+                                size_t len)
+{
+    nnop_context *ctx = p->ctx;
+    search *s;
+    if (cache_usable(ctx) && nnop__dnn_from_cache(ctx, st, fp) == NNOP_OK) {
+        nnop__clear_error(ctx);
+        return NNOP_OK;
+    }
+    s = (search *)nnop__calloc(1, sizeof *s);
+    if (!s)
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "engine selection: out of memory");
+    search_engines(p, st, s);
+    if (st->plan) {
+        nnop__free(s);
+        if (ctx->plan_cache)
+            nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT);
+        if (cache_usable(ctx))
+            nnop__dnn_to_cache(ctx, st, fp);
+        nnop__clear_error(ctx);
+        return NNOP_OK;
+    }
+    snprintf(why, len,
+             "no engine: heuristics A/B/FALLBACK offered %d/%d/%d engines, %d refused by policy, "
+             "%d engine-0 fallbacks refused for a fused graph, %d failed%s%s",
+             s->per_mode[0], s->per_mode[1], s->per_mode[2], s->skipped_policy, s->skipped_eng0,
+             s->failed, s->failed ? "; last: " : "", s->last_fail);
+    nnop__free(s);
+    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "%s", why);
+}
 
 nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)
 {
@@ -419,36 +448,4 @@ nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, siz
     if (status == NNOP_OK)
         remember(p->cuda, st, &fp);
     return status;
-}
-
-static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp *fp_in, char *why,
-                                size_t len)
-{
-    nnop_context *ctx = p->ctx;
-    nnop__fp fp = *fp_in;
-    search *s;
-    if (cache_usable(ctx) && nnop__dnn_from_cache(ctx, st, &fp) == NNOP_OK) {
-        nnop__clear_error(ctx);
-        return NNOP_OK;
-    }
-    s = (search *)nnop__calloc(1, sizeof *s);
-    if (!s)
-        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "engine selection: out of memory");
-    search_engines(p, st, s);
-    if (st->plan) {
-        nnop__free(s);
-        if (ctx->plan_cache)
-            nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT);
-        if (cache_usable(ctx))
-            nnop__dnn_to_cache(ctx, st, &fp);
-        nnop__clear_error(ctx);
-        return NNOP_OK;
-    }
-    snprintf(why, len,
-             "no engine: heuristics A/B/FALLBACK offered %d/%d/%d engines, %d refused by policy, "
-             "%d engine-0 fallbacks refused for a fused graph, %d failed%s%s",
-             s->per_mode[0], s->per_mode[1], s->per_mode[2], s->skipped_policy, s->skipped_eng0,
-             s->failed, s->failed ? "; last: " : "", s->last_fail);
-    nnop__free(s);
-    return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "%s", why);
 }
