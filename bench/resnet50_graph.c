@@ -6,6 +6,7 @@
 
 #include "bench_check.h"
 #include "resnet50_graph.h"
+
 static uint64_t rng = 88172645463325252ull;
 
 static float uniform(float a)
