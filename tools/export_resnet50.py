@@ -20,12 +20,12 @@ nnop's fp32 and fp16 results can be compared against it:
         --max-rel-err 1e-4               # and --dtype f16 --max-rel-err 1e-2
 """
 import argparse
-import json
-import struct
 import sys
 
 import torch
 import torch.nn as nn
+
+from safetensors_write import write_safetensors
 
 SEED = 20261129
 
@@ -133,27 +133,6 @@ def build(pretrained):
         m.fc.weight.mul_(4.0)
     return m, (f"random ({where} init, seed {SEED}, bn3 weights 0.1, BN statistics calibrated "
                "on random images)")
-
-
-def write_safetensors(path, tensors, metadata):
-    header, blobs, offset = {}, [], 0
-    if metadata:
-        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    for name, t in tensors:
-        t = t.detach().to(torch.float32).contiguous().cpu()
-        data = t.numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    js = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    js += b" " * ((8 - len(js) % 8) % 8)
-    assert sys.byteorder == "little"
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(js)))
-        f.write(js)
-        for b in blobs:
-            f.write(b)
 
 
 def main():

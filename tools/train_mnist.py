@@ -22,7 +22,6 @@ Needs torch only (no numpy, no torchvision); the safetensors files are written b
 """
 import argparse
 import gzip
-import json
 import os
 import random
 import struct
@@ -32,6 +31,8 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from safetensors_write import write_safetensors
 
 SEED = 20261129
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -177,37 +178,6 @@ def train(name, xtr, ytr, device, epochs, batch=64, log=print):
 
 
 # ------------------------------------------------------------------------------ export
-def write_safetensors(path, tensors, metadata):
-    """tensors: list of (name, float32 tensor). Writes the safetensors format by hand."""
-    header, blobs, offset = {}, [], 0
-    if metadata:
-        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    for name, t in tensors:
-        t = t.detach().to(torch.float32).contiguous().cpu()
-        data = t.numpy().tobytes() if hasattr(t, "numpy") and _have_numpy() else \
-            bytes(torch.flatten(t).view(torch.uint8).tolist())
-        header[name] = {"dtype": "F32", "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    js = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    js += b" " * ((8 - len(js) % 8) % 8)
-    assert sys.byteorder == "little"
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(js)))
-        f.write(js)
-        for b in blobs:
-            f.write(b)
-
-
-def _have_numpy():
-    try:
-        import numpy  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
 def write_idx1(path, values):
     with open(path, "wb") as f:
         f.write(struct.pack(">II", 0x801, len(values)))
