@@ -1,7 +1,8 @@
 /* bench_coldstart.c: time from nnop_graph_compile start to the first result for ResNet-50
  * (fp16 NHWC), with a persistent plan cache file, under one engine policy. Run it twice in
  * two processes: the first (cache file absent) is the cold start, the second the warm one.
- * Also reports the steady per-batch time, so a warm plan can be compared with a cold one.
+ * Also reports the steady per-batch time, so a warm plan can be compared with a cold one,
+ * and where the time to the first result went (the plan's compile profile, cuda_plan.h).
  *   usage: bench_coldstart --cache FILE [--policy prefer|precompiled|fastest] [--batch N]
  *          [--warmup-only]   (compile and write the cache, run nothing: ahead-of-time) */
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda/cuda_plan.h"
 #include "nnop/nnop.h"
 #include "resnet50_graph.h"
 
@@ -86,6 +88,31 @@ static double steady_ms(nnop_context *ctx, nnop_plan *plan, const void *const *i
     return t[REPS / 2];
 }
 
+static double ms_of(uint64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+/* Where compile -> first result went. "lowering" is what building the partitions took
+ * besides engine selection and constant uploads (chains, host-side folding, descriptors,
+ * fingerprints, own-kernel steps); "other" is compile time outside the CUDA plan build
+ * (graph copy, partitioning). JSON deserialization is inside engine selection, or is the
+ * deferred phase when plans are deserialized on worker threads. */
+static void breakdown(const nnop_plan *plan, const nnop_cache_stats *s, double compile_ms,
+                      double exec_ms)
+{
+    const nnop__compile_prof *f = &plan->cuda->prof;
+    uint64_t lower = f->parts_ns - f->select_ns - f->upload_ns;
+    double known = ms_of(f->parts_ns + f->resolve_ns + f->buffers_ns + f->sync_ns);
+    printf("  breakdown: compile %.1f ms = lowering %.1f + engine selection %.1f + constants "
+           "%.1f + deferred JSON %.1f + buffers %.1f + final sync %.1f + other %.1f | JSON "
+           "deserialization %.1f ms | constants: %d copies, %.1f MB, %d device allocations | "
+           "first execute %.1f ms\n",
+           compile_ms, ms_of(lower), ms_of(f->select_ns), ms_of(f->upload_ns), ms_of(f->resolve_ns),
+           ms_of(f->buffers_ns), ms_of(f->sync_ns), compile_ms - known, ms_of(s->deserialize_ns),
+           (int)f->n_uploads, (double)f->upload_bytes / 1e6, (int)plan->cuda->n_owned, exec_ms);
+}
+
 static int run(const args *a, nnop_context *ctx, double create_ms)
 {
     nnop_graph *g = bench_resnet50_graph(ctx, a->batch);
@@ -94,7 +121,7 @@ static int run(const args *a, nnop_context *ctx, double create_ms)
     void *x = NULL, *y = NULL;
     const void *in[1];
     void *out[1];
-    double t0, first_ms = 0.0, per_batch = 0.0;
+    double t0, compile_ms = 0.0, first_ms = 0.0, per_batch = 0.0;
     size_t xb = (size_t)a->batch * 3 * 224 * 224 * 2;
     if (nnop_malloc(ctx, xb, &x) != NNOP_OK || nnop_malloc(ctx, (size_t)a->batch * 2000, &y))
         return fprintf(stderr, "alloc: %s\n", nnop_context_last_error(ctx)), 1;
@@ -108,6 +135,7 @@ static int run(const args *a, nnop_context *ctx, double create_ms)
         return fprintf(stderr, "compile: %s\n", nnop_context_last_error(ctx)), 1;
     }
     if (!a->warmup_only) {
+        compile_ms = now_ms() - t0;
         if (nnop_plan_execute(plan, in, out) != NNOP_OK || nnop_context_synchronize(ctx))
             return fprintf(stderr, "execute: %s\n", nnop_context_last_error(ctx)), 1;
         first_ms = now_ms() - t0;
@@ -125,6 +153,8 @@ static int run(const args *a, nnop_context *ctx, double create_ms)
            (unsigned long long)s.entries_loaded,
            (unsigned long long)(s.ignored_corrupt + s.ignored_other_device + s.ignored_other_cudnn),
            (double)s.heuristics_ns / 1e6, (double)s.finalize_ns / 1e6, (double)s.autotune_ns / 1e6);
+    if (plan)
+        breakdown(plan, &s, compile_ms, first_ms - compile_ms);
     nnop_plan_destroy(plan);
     nnop_graph_destroy(g);
     nnop_free(ctx, x);

@@ -390,6 +390,8 @@ void nnop__cache_add_time(nnop_plan_cache *c, nnop__cache_timer which, uint64_t 
         c->st.finalize_ns += ns;
     else if (which == NNOP_CACHE_T_AUTOTUNE)
         c->st.autotune_ns += ns;
+    else if (which == NNOP_CACHE_T_DESERIALIZE)
+        c->st.deserialize_ns += ns;
     nnop__mutex_unlock(c->mu);
 }
 

@@ -187,7 +187,8 @@ nnop_status nnop__cache_insert(nnop_plan_cache *c, const nnop__fp *fp, const nno
 typedef enum nnop__cache_timer {
     NNOP_CACHE_T_HEURISTICS = 0, /* engine heuristics queries */
     NNOP_CACHE_T_FINALIZE = 1,   /* engine config + execution plan finalization (RTC compiles) */
-    NNOP_CACHE_T_AUTOTUNE = 2    /* timing candidates */
+    NNOP_CACHE_T_AUTOTUNE = 2,   /* timing candidates */
+    NNOP_CACHE_T_DESERIALIZE = 3 /* execution plans from cached JSON (wall time) */
 } nnop__cache_timer;
 void nnop__cache_add_time(nnop_plan_cache *c, nnop__cache_timer which, uint64_t ns);
 

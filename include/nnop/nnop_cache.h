@@ -43,7 +43,8 @@ typedef struct nnop_cache_stats {
     uint64_t finalize_ns;          /* time finalizing engine configs and plans (compiling)  */
     uint64_t autotune_ns;          /* time timing candidate engines                         */
     uint64_t file_ns;              /* time loading and saving the file                      */
-    uint64_t reserved[8];          /* zero                                                  */
+    uint64_t deserialize_ns;       /* wall time rebuilding plans from cached plans (JSON)   */
+    uint64_t reserved[7];          /* zero                                                  */
 } nnop_cache_stats;
 
 /** Counters of the cache ctx uses (its own or a shared one). NNOP_ERR_INVALID_ARGUMENT for

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cuda/cuda_plan.h"
+#include "platform/platform.h"
 
 nnop__fp nnop__dnn_fingerprint(const nnop_context *ctx, const nnop__dnn_step *s)
 {
@@ -106,7 +107,9 @@ nnop_status nnop__dnn_from_cache(nnop_context *ctx, nnop__dnn_step *s, const nno
     if (!nnop__cache_lookup(ctx->plan_cache, fp, &e))
         return st;
     if (e.blob_len > 0) {
+        uint64_t t0 = nnop__monotonic_ns();
         st = plan_from_json(ctx, s, &e);
+        nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_DESERIALIZE, nnop__monotonic_ns() - t0);
         nnop__cache_count(ctx->plan_cache, st == NNOP_OK ? NNOP_CACHE_EV_PLAN_FROM_BLOB
                                                          : NNOP_CACHE_EV_BLOB_REJECTED);
         s->cached = st == NNOP_OK ? 2 : 0;

@@ -100,6 +100,18 @@ typedef struct nnop__cuda_step {
     int pad_cin, pad_cout, pad_elem;
 } nnop__cuda_step;
 
+/* Where the compile time went, for bench_coldstart: a few clock reads per partition. */
+typedef struct nnop__compile_prof {
+    uint64_t parts_ns;   /* building every partition (lowering, engine selection, uploads) */
+    uint64_t select_ns;  /* of which engine selection: plan cache, JSON, graph finalize, search */
+    uint64_t upload_ns;  /* of which constants: device memory and the copy calls */
+    uint64_t resolve_ns; /* plans deserialized on worker threads after the partitions */
+    uint64_t buffers_ns; /* intermediate buffers and the workspace */
+    uint64_t sync_ns;    /* the final wait for queued copies and kernels */
+    int64_t upload_bytes;
+    int32_t n_uploads;
+} nnop__compile_prof;
+
 struct nnop__cuda_plan {
     nnop__cuda_step *steps; /* one per partition, capacity n_nodes */
     void **slot;            /* device pointer of each slot: values first, then extras */
@@ -118,6 +130,7 @@ struct nnop__cuda_plan {
     nnop__fp *memo_fp;
     nnop__dnn_step **memo_step;
     int32_t n_memo, cap_memo;
+    nnop__compile_prof prof;
 };
 
 /* ------------------------------------------------------------------ slots (executor.c) */

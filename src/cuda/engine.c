@@ -434,7 +434,7 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
     return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "%s", why);
 }
 
-nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)
+static nnop_status select_engine(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)
 {
     nnop_context *ctx = p->ctx;
     nnop__fp fp = nnop__dnn_fingerprint(ctx, st);
@@ -447,5 +447,13 @@ nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, siz
     status = select_fresh(p, st, &fp, why, len);
     if (status == NNOP_OK)
         remember(p->cuda, st, &fp);
+    return status;
+}
+
+nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)
+{
+    uint64_t t0 = nnop__monotonic_ns();
+    nnop_status status = select_engine(p, st, why, len);
+    p->cuda->prof.select_ns += nnop__monotonic_ns() - t0;
     return status;
 }

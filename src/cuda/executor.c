@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda/cuda_plan.h"
+#include "platform/platform.h"
 
 #define ARENA_ALIGN 256
 
@@ -33,12 +34,18 @@ nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out)
 
 static nnop_status upload(nnop_plan *p, const void *host, size_t bytes, void **dev)
 {
+    nnop__compile_prof *prof = &p->cuda->prof;
+    uint64_t t0 = nnop__monotonic_ns();
     nnop_status st = nnop__plan_alloc(p, bytes, dev);
-    if (st == NNOP_OK && bytes && host)
+    if (st == NNOP_OK && bytes && host) {
         /* on the context's stream, so kernels queued there later (weight folding) see the
          * data; a pageable source is staged before the call returns, so it may be freed */
         st = NNOP_CU(p->ctx, cudaMemcpyAsync(*dev, host, bytes, cudaMemcpyHostToDevice,
                                              p->ctx->cuda->stream));
+        prof->n_uploads++;
+        prof->upload_bytes += (int64_t)bytes;
+    }
+    prof->upload_ns += nnop__monotonic_ns() - t0;
     return st;
 }
 
@@ -293,11 +300,9 @@ static nnop_status check_outputs(nnop_plan *p)
     return NNOP_OK;
 }
 
-nnop_status nnop__cuda_plan_build(nnop_plan *p)
+static nnop_status plan_init(nnop_plan *p)
 {
     struct nnop__cuda_plan *cp = (struct nnop__cuda_plan *)nnop__calloc(1, sizeof *cp);
-    int32_t i;
-    nnop_status st;
     if (!cp)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     p->cuda = cp;
@@ -309,15 +314,43 @@ nnop_status nnop__cuda_plan_build(nnop_plan *p)
             (void **)nnop__calloc((size_t)(p->g->n_inputs + p->g->n_outputs) + 1, sizeof *cp->gkey);
     if (!cp->slot || !cp->steps || !cp->gkey)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
-    st = check_outputs(p);
+    return NNOP_OK;
+}
+
+static nnop_status build_parts(nnop_plan *p)
+{
+    uint64_t t0 = nnop__monotonic_ns();
+    int32_t i;
+    nnop_status st = check_outputs(p);
     for (i = 0; st == NNOP_OK && i < p->n_parts; i++)
         st = build_part(p, i);
-    if (st == NNOP_OK)
-        st = assign_buffers(p);
+    p->cuda->prof.parts_ns = nnop__monotonic_ns() - t0;
+    return st;
+}
+
+/* Buffers and workspace, then wait for the copies and kernels queued while building. */
+static nnop_status finish(nnop_plan *p)
+{
+    nnop__compile_prof *prof = &p->cuda->prof;
+    uint64_t t0 = nnop__monotonic_ns(), t1;
+    nnop_status st = assign_buffers(p);
     if (st == NNOP_OK)
         st = alloc_workspace(p);
+    t1 = nnop__monotonic_ns();
+    prof->buffers_ns = t1 - t0;
     if (st == NNOP_OK)
         st = NNOP_CU(p->ctx, cudaDeviceSynchronize());
+    prof->sync_ns = nnop__monotonic_ns() - t1;
+    return st;
+}
+
+nnop_status nnop__cuda_plan_build(nnop_plan *p)
+{
+    nnop_status st = plan_init(p);
+    if (st == NNOP_OK)
+        st = build_parts(p);
+    if (st == NNOP_OK)
+        st = finish(p);
     return st;
 }
 

@@ -152,6 +152,7 @@ static void test_cache_lru_counters(void **state)
     nnop__cache_add_time(c, NNOP_CACHE_T_FINALIZE, 20);
     nnop__cache_add_time(c, NNOP_CACHE_T_AUTOTUNE, 30);
     nnop__cache_add_time(c, NNOP_CACHE_T_AUTOTUNE, 1);
+    nnop__cache_add_time(c, NNOP_CACHE_T_DESERIALIZE, 7);
     nnop__cache_count(c, NNOP_CACHE_EV_PLAN_BUILT);
     nnop__cache_count(c, NNOP_CACHE_EV_PLAN_FROM_BLOB);
     nnop__cache_count(c, NNOP_CACHE_EV_PLAN_FROM_BLOB);
@@ -162,6 +163,7 @@ static void test_cache_lru_counters(void **state)
     assert_int_equal(st.heuristics_ns, 10);
     assert_int_equal(st.finalize_ns, 20);
     assert_int_equal(st.autotune_ns, 31);
+    assert_int_equal(st.deserialize_ns, 7);
     assert_int_equal(st.plans_built, 1);
     assert_int_equal(st.plans_from_blob, 2);
     assert_int_equal(st.blobs_rejected, 1);
