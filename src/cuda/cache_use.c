@@ -63,8 +63,10 @@ static nnop_status plan_from_choice(nnop_context *ctx, nnop__dnn_step *s,
                                     const nnop__cache_entry *e)
 {
     cudnnBackendDescriptor_t eng = NULL, knobs[NNOP_CACHE_MAX_KNOBS];
-    nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng);
+    nnop_status st = nnop__dnn_graph(ctx, s);
     int i;
+    if (st == NNOP_OK)
+        st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng);
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &s->graph);

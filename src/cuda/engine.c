@@ -408,9 +408,15 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
 {
     nnop_context *ctx = p->ctx;
     search *s;
+    nnop_status r;
     if (cache_usable(ctx) && nnop__dnn_from_cache(ctx, st, fp) == NNOP_OK) {
         nnop__clear_error(ctx);
         return NNOP_OK;
+    }
+    r = nnop__dnn_graph(ctx, st); /* a graph cuDNN refuses: the caller splits the chain */
+    if (r != NNOP_OK) {
+        nnop__copy_text(why, len, ctx->last_error);
+        return r;
     }
     s = (search *)nnop__calloc(1, sizeof *s);
     if (!s)

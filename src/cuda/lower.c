@@ -148,16 +148,31 @@ nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step
 
 nnop_status nnop__lower_graph(nnop_context *ctx, nnop__dnn_step *s)
 {
+    /* Deserializing a cached plan needs only the handle and its JSON, and executing it only
+     * the tensors' uids: finalizing the graph here would cost a warm start for nothing. */
+    (void)ctx;
+    (void)s;
+    return NNOP_OK;
+}
+
+nnop_status nnop__dnn_graph(nnop_context *ctx, nnop__dnn_step *s)
+{
     cudnnHandle_t h = ctx->cuda->handle;
-    nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &s->graph);
+    cudnnBackendDescriptor_t g = NULL;
+    nnop_status st;
+    if (s->graph)
+        return NNOP_OK;
+    /* owned by s, so destroyed before the ops it names even if finalizing fails */
+    st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &g);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, s->graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
-                          &h);
+        st = NNOP_DNN_SET(ctx, g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, s->graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, s->n_ops, s->ops);
+        st = NNOP_DNN_SET(ctx, g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                          s->n_ops, s->ops);
     if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, s->graph, "operation graph");
+        st = nnop__dnn_finalize(ctx, g, "operation graph");
+    if (st == NNOP_OK)
+        s->graph = g;
     return st;
 }
 
