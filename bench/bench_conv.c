@@ -63,7 +63,8 @@ typedef struct bench {
     nnop_plan *plan;
     void *x[SETS], *y[SETS];
     int rotate;
-    int raw; /* 1: cudnnBackendExecute of step 0 with its first variant pack */
+    int raw; /* 1: cudnnBackendExecute of step 0 with its first variant pack, or the bare
+              * launch of its own kernel */
 } bench;
 
 static void one_call(bench *b, int i)
@@ -71,6 +72,11 @@ static void one_call(bench *b, int i)
     int s = b->rotate ? i % SETS : 0;
     const void *in[1];
     void *out[1];
+    if (b->raw && !b->plan->cuda->steps[0].dnn) { /* own kernel (the stem): its bare launch */
+        CHECK(nnop__k_stem_conv(&b->plan->cuda->steps[0].stem, b->ctx->cuda->stream) ==
+              cudaSuccess);
+        return;
+    }
     if (b->raw) {
         nnop__dnn_step *d = b->plan->cuda->steps[0].dnn;
         CHECK(cudnnBackendExecute(b->ctx->cuda->handle, d->plan, d->vpack[0]) ==

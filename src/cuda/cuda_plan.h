@@ -49,7 +49,8 @@ typedef enum nnop__step_kind {
     NNOP_STEP_GAP,
     NNOP_STEP_SOFTMAX,
     NNOP_STEP_FLATTEN,
-    NNOP_STEP_LINEAR
+    NNOP_STEP_LINEAR,
+    NNOP_STEP_STEM
 } nnop__step_kind;
 
 /* A cuDNN operation graph with its chosen execution plan. */
@@ -98,6 +99,9 @@ typedef struct nnop__cuda_step {
     int32_t pad_src, pad_dst;
     int64_t pad_pixels;
     int pad_cin, pad_cout, pad_elem;
+    /* stem.c: the own stem kernel (w_slot: its prepared weights) */
+    nnop__stem_kparams stem;
+    int32_t stem_bias_slot;
 } nnop__cuda_step;
 
 /* Where the compile time went, for bench_coldstart: a few clock reads per partition. */
@@ -118,6 +122,9 @@ struct nnop__cuda_plan {
     int32_t n_slots, cap_slots;
     void **owned; /* cudaMalloc'd blocks */
     int32_t n_owned, cap_owned;
+    /* the block compile-time slots (constants, folded weights) are carved from */
+    char *const_block;
+    size_t const_used, const_cap;
     void *workspace;
     int64_t workspace_bytes;
     int64_t arena_bytes;
@@ -214,6 +221,11 @@ int nnop__stem_applies(const nnop_plan *p, int32_t first);
 /* Pad the chain's weights to C=4 now and make the step pad its input at execute. */
 nnop_status nnop__stem_pad(nnop_plan *p, nnop__chain *c, nnop__cuda_step *st);
 nnop_status nnop__stem_run(nnop_plan *p, const nnop__cuda_step *st);
+/* The partition [first, first + count) as the own stem kernel; NNOP_ERR_UNSUPPORTED (no
+ * message) when the kernel does not take it. */
+nnop_status nnop__stem_build_kernel(nnop_plan *p, int32_t first, int32_t count,
+                                    nnop__cuda_step *st);
+nnop_status nnop__stem_run_kernel(nnop_plan *p, nnop__cuda_step *st);
 
 /* ------------------------------------------------------------------ steps.c */
 nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st);

@@ -3,6 +3,7 @@
 #ifndef NNOP_CUDA_KERNELS_H
 #define NNOP_CUDA_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda_runtime.h>
@@ -64,6 +65,29 @@ typedef struct nnop__linear_kparams {
     int64_t n, in, out;
     nnop__epi_params epi; /* only n_ops and ops are used */
 } nnop__linear_kparams;
+
+/* The stem convolution (stem_conv.cu): x [n, h, w, c] packed channels-last fp16/bf16 (dtype
+ * 1 or 2), c <= 4; weights prepared by nnop__k_stem_weights; y [n, oh, ow, 64] of x's dtype;
+ * stride 2, dilation 1, symmetric padding; y = relu?(conv + bias?) with float32 bias. */
+typedef struct nnop__stem_kparams {
+    const void *x, *wp;
+    const float *bias; /* NULL = none */
+    void *y;
+    int dtype, relu;
+    int n, h, w, c, oh, ow, r, pad_h, pad_w;
+    int grid; /* set by nnop__stem_conv_prepare */
+} nnop__stem_kparams;
+
+/* Nonzero when the stem kernel takes an r x s filter from c to k channels. */
+int nnop__stem_conv_fits(int r, int s, int c, int k);
+/* Bytes of the prepared weights of an r-row filter. */
+size_t nnop__stem_weights_bytes(int r);
+/* wp = w [64, c, r, s] (element strides of k, c, r, s) in the kernel's layout. */
+cudaError_t nnop__k_stem_weights(const void *w, void *wp, int r, int s, int c,
+                                 const int64_t strides[4], cudaStream_t st);
+/* Launch geometry for p on a GPU of sm_count SMs (p->grid). */
+cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_count);
+cudaError_t nnop__k_stem_conv(const nnop__stem_kparams *p, cudaStream_t s);
 
 /* Each launcher queues one kernel on s and returns cudaGetLastError(). */
 cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);

@@ -1,8 +1,13 @@
 /* stem.c: first-layer convolutions on 3-channel channels-last fp16/bf16 input (the ResNet
- * stem): sm_90's engines run the same conv with the channels zero-padded to 4 about 1.4x
- * faster (H200, cuDNN 9.14, 32x3x224x224 -> 64, 7x7/2: 89 us at C=3, 62 us at C=4; bench
- * --probe), so the weights are padded once at compile time and the input by an own kernel
- * before each execute. */
+ * stem). cuDNN's sm_90 engines handle C=3 poorly (H200, cuDNN 9.14, 32x3x224x224 -> 64,
+ * 7x7/2: 89 us). Two remedies, tried in this order:
+ * - the own tensor-core kernel of stem_conv.cu for stride 2, <= 7x7, <= 4 channels, 64
+ *   outputs, epilogue bias and/or ReLU (batch-norm folded into them);
+ * - otherwise the channels zero-padded to 4, which sm_90's engines run about 1.4x faster
+ *   (62 us): the weights are padded once at compile time, the input by an own kernel before
+ *   each execute. */
+#include <string.h>
+
 #include "cuda/cuda_plan.h"
 
 #define STEM_C        3
@@ -64,4 +69,128 @@ nnop_status nnop__stem_run(nnop_plan *p, const nnop__cuda_step *st)
                                                  st->pad_pixels, st->pad_cin, st->pad_cout,
                                                  p->ctx->cuda->stream),
                             "nnop__k_pad_channels", __FILE__, __LINE__);
+}
+
+/* ------------------------------------------------------------------ own stem kernel */
+static int conv_fits_kernel(const nnop_plan *p, const nnop__node *n)
+{
+    const nnop_tensor_desc *x = &p->g->values[n->in[0]].desc;
+    const nnop_tensor_desc *w = &p->g->values[n->in[1]].desc;
+    const nnop_tensor_desc *y = &p->g->values[n->out].desc;
+    const nnop_conv_params *cp = &n->attr.conv;
+    return p->ctx->cuda->cc_major >= 8 && cp->groups == 1 && cp->stride[0] == 2 &&
+           cp->stride[1] == 2 && cp->dilation[0] == 1 && cp->dilation[1] == 1 &&
+           p->g->values[n->in[1]].kind == NNOP_VALUE_CONSTANT && x->ndim == 4 &&
+           x->dtype != NNOP_F32 && nnop__layout_of(x) == NNOP_NHWC && y->dtype == x->dtype &&
+           nnop__layout_of(y) == NNOP_NHWC &&
+           nnop__stem_conv_fits((int)w->dims[2], (int)w->dims[3], (int)x->dims[1], (int)w->dims[0]);
+}
+
+static int is_const_value(const nnop_plan *p, int32_t v)
+{
+    return v != NNOP_NONE_ID && p->g->values[v].kind == NNOP_VALUE_CONSTANT;
+}
+
+/* Epilogue nodes the kernel takes once folded: constant bias and batch-norm, then ReLU. */
+static int epilogue_fits_kernel(const nnop_plan *p, int32_t first, int32_t count)
+{
+    int32_t i, relu_seen = 0;
+    for (i = first + 1; i < first + count; i++) {
+        const nnop__node *n = &p->g->nodes[i];
+        int affine = (n->op == NNOP_OP_BIAS && is_const_value(p, n->in[1])) ||
+                     (n->op == NNOP_OP_BATCHNORM && is_const_value(p, n->in[1]) &&
+                      is_const_value(p, n->in[2]) && is_const_value(p, n->in[3]) &&
+                      is_const_value(p, n->in[4]));
+        if (affine && !relu_seen)
+            continue;
+        if (n->op == NNOP_OP_ACT && n->attr.act.kind == NNOP_ACT_IDENTITY)
+            continue;
+        if (n->op == NNOP_OP_ACT && n->attr.act.kind == NNOP_ACT_RELU && !relu_seen) {
+            relu_seen = 1;
+            continue;
+        }
+        return 0;
+    }
+    return 1;
+}
+
+static void kernel_params(const nnop_plan *p, const nnop__node *n, nnop__stem_kparams *k)
+{
+    const nnop_tensor_desc *x = &p->g->values[n->in[0]].desc;
+    const nnop_tensor_desc *w = &p->g->values[n->in[1]].desc;
+    const nnop_tensor_desc *y = &p->g->values[n->out].desc;
+    memset(k, 0, sizeof *k);
+    k->dtype = (int)x->dtype;
+    k->n = (int)x->dims[0], k->c = (int)x->dims[1], k->h = (int)x->dims[2];
+    k->w = (int)x->dims[3];
+    k->oh = (int)y->dims[2], k->ow = (int)y->dims[3];
+    k->r = (int)w->dims[2];
+    k->pad_h = (int)n->attr.conv.pad[0], k->pad_w = (int)n->attr.conv.pad[1];
+}
+
+/* The folded chain in the kernel's terms: an optional bias (uploaded), an optional ReLU. */
+static nnop_status kernel_epilogue(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st)
+{
+    int k = 0;
+    st->stem_bias_slot = -1;
+    if (k < c->n_ops && c->ops[k].kind == NNOP_EPI_BIAS && c->ops[k].host[0]) {
+        nnop_status r = nnop__slot_upload(p, c->ops[k].host[0], (size_t)c->channels * sizeof(float),
+                                          &st->stem_bias_slot);
+        if (r != NNOP_OK)
+            return r;
+        k++;
+    }
+    if (k < c->n_ops && c->ops[k].kind == NNOP_EPI_ACT && c->ops[k].act.kind == NNOP_ACT_RELU) {
+        st->stem.relu = 1;
+        k++;
+    }
+    return k == c->n_ops ? NNOP_OK : NNOP_ERR_UNSUPPORTED;
+}
+
+static nnop_status kernel_weights(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st)
+{
+    const nnop_tensor_desc *w = &p->g->values[p->g->nodes[c->producer].in[1]].desc;
+    nnop_status r = nnop__slot_alloc(p, nnop__stem_weights_bytes(st->stem.r), &st->w_slot);
+    if (r == NNOP_OK) /* weights folded or not, as the chain left them in c->w_slot */
+        r = NNOP_CU(p->ctx,
+                    nnop__k_stem_weights(p->cuda->slot[c->w_slot], p->cuda->slot[st->w_slot],
+                                         (int)w->dims[2], (int)w->dims[3], (int)w->dims[1],
+                                         w->strides, p->ctx->cuda->stream));
+    return r;
+}
+
+nnop_status nnop__stem_build_kernel(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *st)
+{
+    const nnop__node *n = &p->g->nodes[first];
+    nnop__chain c;
+    nnop_status r;
+    if (n->op != NNOP_OP_CONV || !conv_fits_kernel(p, n) || !epilogue_fits_kernel(p, first, count))
+        return NNOP_ERR_UNSUPPORTED;
+    kernel_params(p, n, &st->stem);
+    r = nnop__chain_build(p, first, count, 1, &c);
+    if (r == NNOP_OK)
+        r = kernel_epilogue(p, &c, st);
+    if (r == NNOP_OK)
+        r = kernel_weights(p, &c, st);
+    if (r == NNOP_OK)
+        r = NNOP_CU(p->ctx, nnop__stem_conv_prepare(&st->stem, p->ctx->cuda->sm_count));
+    if (r == NNOP_OK) {
+        st->kind = NNOP_STEP_STEM;
+        st->x_slot = c.x_slot;
+        st->y_slot = c.out_value;
+        st->folded = c.folded;
+    }
+    nnop__chain_free(&c);
+    return r;
+}
+
+nnop_status nnop__stem_run_kernel(nnop_plan *p, nnop__cuda_step *st)
+{
+    st->stem.x = p->cuda->slot[st->x_slot];
+    st->stem.y = p->cuda->slot[st->y_slot];
+    st->stem.wp = p->cuda->slot[st->w_slot];
+    st->stem.bias =
+            st->stem_bias_slot >= 0 ? (const float *)p->cuda->slot[st->stem_bias_slot] : NULL;
+    return nnop__cuda_check(p->ctx, nnop__k_stem_conv(&st->stem, p->ctx->cuda->stream),
+                            "nnop__k_stem_conv", __FILE__, __LINE__);
 }
