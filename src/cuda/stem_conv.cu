@@ -38,7 +38,7 @@ __host__ __device__ inline int patch_rows(int r)
 size_t smem_bytes(int r)
 {
     return (size_t)(kOutC * w_stride(r) + patch_rows(r) * kPatchStride) * 2 +
-           (size_t)kThreads / 32 * kStageWords * 4;
+           ((size_t)kThreads / 32 * kStageWords + kOutC) * 4;
 }
 
 __device__ __forceinline__ void ldsm_x4(unsigned (&d)[4], const unsigned short *p)
@@ -72,6 +72,19 @@ template <bool BF16> __device__ __forceinline__ unsigned pack2(float a, float b)
     }
     __half2 v = __floats2half2_rn(a, b);
     return *reinterpret_cast<unsigned *>(&v);
+}
+
+// max(v, 0) on two packed halves (the same as before rounding: rounding is monotonic).
+template <bool BF16> __device__ __forceinline__ unsigned relu2(unsigned v)
+{
+    if (BF16) {
+        __nv_bfloat162 h = *reinterpret_cast<__nv_bfloat162 *>(&v);
+        h = __hmax2(h, __float2bfloat162_rn(0.f));
+        return *reinterpret_cast<unsigned *>(&h);
+    }
+    __half2 h = *reinterpret_cast<__half2 *>(&v);
+    h = __hmax2(h, __float2half2_rn(0.f));
+    return *reinterpret_cast<unsigned *>(&h);
 }
 
 // Each thread stages up to kPerThread pixels of a tile's input (the most rows: r = 7).
@@ -129,20 +142,12 @@ __device__ __forceinline__ void store_fragment(const nnop__stem_kparams &p,
 {
     const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
 #pragma unroll
-    for (int j = 0; j < 8; j++) {
-        const int col = j * 8 + t4 * 2; // bias from L1: registers are all taken
-        const float b0 = p.bias ? __ldg(p.bias + col) : 0.f;
-        const float b1 = p.bias ? __ldg(p.bias + col + 1) : 0.f;
+    for (int j = 0; j < 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
-            float v0 = acc[j][half * 2] + b0, v1 = acc[j][half * 2 + 1] + b1;
-            if (p.relu) {
-                v0 = fmaxf(v0, 0.f);
-                v1 = fmaxf(v1, 0.f);
-            }
-            stage[(g + half * 8) * kStageStride + col / 2] = pack2<BF16>(v0, v1);
+            unsigned v = pack2<BF16>(acc[j][half * 2], acc[j][half * 2 + 1]);
+            stage[(g + half * 8) * kStageStride + j * 4 + t4] = p.relu ? relu2<BF16>(v) : v;
         }
-    }
     __syncwarp();
     if (oh < p.oh) {
         uint4 *y = static_cast<uint4 *>(p.y);
@@ -157,7 +162,8 @@ __device__ __forceinline__ void store_fragment(const nnop__stem_kparams &p,
     __syncwarp();
 }
 
-template <bool BF16>
+// R > 0: the filter height fixed at compile time (the k loop fully unrolled), 0: p.r.
+template <bool BF16, int R>
 __global__ void __launch_bounds__(kThreads, 2) stem_conv_kernel(nnop__stem_kparams p)
 {
     extern __shared__ uint4 smem_raw[];
@@ -166,6 +172,8 @@ __global__ void __launch_bounds__(kThreads, 2) stem_conv_kernel(nnop__stem_kpara
     unsigned short *patch = wsm + kOutC * ws; // [patch_rows][kPatchStride]
     unsigned *stage = reinterpret_cast<unsigned *>(patch + patch_rows(p.r) * kPatchStride) +
                       (threadIdx.x >> 5) * kStageWords;
+    float *sbias = reinterpret_cast<float *>(patch + patch_rows(p.r) * kPatchStride) +
+                   kThreads / 32 * kStageWords; // [64], zero without bias
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int tiles_w = (p.ow + kTileW - 1) / kTileW, tiles_h = (p.oh + kTileH - 1) / kTileH;
     const int tiles = p.n * tiles_h * tiles_w;
@@ -175,19 +183,27 @@ __global__ void __launch_bounds__(kThreads, 2) stem_conv_kernel(nnop__stem_kpara
     const int b_off = ((lane >> 4) * 8 + (lane & 7)) * ws + ((lane >> 3) & 1) * 8;
     for (int i = threadIdx.x; i < kOutC * ws / 8; i += kThreads)
         smem_raw[i] = static_cast<const uint4 *>(p.wp)[i];
+    if (threadIdx.x < kOutC)
+        sbias[threadIdx.x] = p.bias ? p.bias[threadIdx.x] : 0.f;
     staged next;
     if (blockIdx.x < tiles)
         fetch_patch(p, blockIdx.x, next);
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int tw = t % tiles_w, th = (t / tiles_w) % tiles_h, n = t / (tiles_w * tiles_h);
         const int oh0 = th * kTileH, ow0 = tw * kTileW;
-        float acc[2][8][4] = {};
+        float acc[2][8][4];
         __syncthreads(); // the previous tile's fragments are read
         store_patch(p, next, patch);
         __syncthreads();
         if (t + gridDim.x < tiles) // the next tile's loads fly while this one computes
             fetch_patch(p, t + gridDim.x, next);
-        for (int r = 0; r < p.r; r++) {
+#pragma unroll
+        for (int j = 0; j < 8; j++) // the bias is where the sums start
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[0][j][e] = acc[1][j][e] = sbias[j * 8 + (lane & 3) * 2 + (e & 1)];
+#pragma unroll
+        for (int r = 0; r < (R ? R : p.r); r++) {
 #pragma unroll
             for (int kh = 0; kh < 2; kh++) { // s 0-3, then s 4-7
                 unsigned a[2][4];
@@ -246,6 +262,15 @@ extern "C" cudaError_t nnop__k_stem_weights(const void *w, void *wp, int r, int 
     return cudaGetLastError();
 }
 
+typedef void (*stem_kernel_fn)(nnop__stem_kparams);
+
+stem_kernel_fn kernel_for(const nnop__stem_kparams *p)
+{
+    if (p->r == 7) // the ResNet stem
+        return p->dtype == 2 ? stem_conv_kernel<true, 7> : stem_conv_kernel<false, 7>;
+    return p->dtype == 2 ? stem_conv_kernel<true, 0> : stem_conv_kernel<false, 0>;
+}
+
 extern "C" cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_count)
 {
     int per_sm = 0;
@@ -253,16 +278,10 @@ extern "C" cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_cou
     int64_t tiles =
             (int64_t)p->n * ((p->oh + kTileH - 1) / kTileH) * ((p->ow + kTileW - 1) / kTileW);
     // over the 48 KiB a kernel gets without asking
-    cudaError_t e = cudaFuncSetAttribute(stem_conv_kernel<true>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    cudaError_t e =
+            cudaFuncSetAttribute(kernel_for(p), cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(stem_conv_kernel<false>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (e == cudaSuccess)
-        e = p->dtype == 2 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                    &per_sm, stem_conv_kernel<true>, kThreads, bytes)
-                          : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                    &per_sm, stem_conv_kernel<false>, kThreads, bytes);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_for(p), kThreads, bytes);
     if (e != cudaSuccess)
         return e;
     if (per_sm < 1)
@@ -274,9 +293,6 @@ extern "C" cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_cou
 
 extern "C" cudaError_t nnop__k_stem_conv(const nnop__stem_kparams *p, cudaStream_t s)
 {
-    if (p->dtype == 2)
-        stem_conv_kernel<true><<<p->grid, kThreads, smem_bytes(p->r), s>>>(*p);
-    else
-        stem_conv_kernel<false><<<p->grid, kThreads, smem_bytes(p->r), s>>>(*p);
+    kernel_for(p)<<<p->grid, kThreads, smem_bytes(p->r), s>>>(*p);
     return cudaGetLastError();
 }
