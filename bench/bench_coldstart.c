@@ -97,7 +97,7 @@ static double ms_of(uint64_t ns)
  * besides engine selection and constant uploads (chains, host-side folding, descriptors,
  * fingerprints, own-kernel steps); "other" is compile time outside the CUDA plan build
  * (graph copy, partitioning). JSON deserialization is inside engine selection, or is the
- * deferred phase when plans are deserialized on worker threads. */
+ * deferred phase when plans are deserialized on threads (NNOP_PARALLEL_DESERIALIZE=1). */
 static void breakdown(const nnop_plan *plan, const nnop_cache_stats *s, double compile_ms,
                       double exec_ms)
 {
@@ -106,10 +106,12 @@ static void breakdown(const nnop_plan *plan, const nnop_cache_stats *s, double c
     double known = ms_of(f->parts_ns + f->resolve_ns + f->buffers_ns + f->sync_ns);
     printf("  breakdown: compile %.1f ms = lowering %.1f + engine selection %.1f + constants "
            "%.1f + deferred JSON %.1f + buffers %.1f + final sync %.1f + other %.1f | JSON "
-           "deserialization %.1f ms | constants: %d copies, %.1f MB, %d device allocations | "
-           "first execute %.1f ms\n",
+           "deserialization %.1f ms (threads %d, their handles %.1f ms%s) | constants: %d "
+           "copies, %.1f MB, %d device allocations | first execute %.1f ms\n",
            compile_ms, ms_of(lower), ms_of(f->select_ns), ms_of(f->upload_ns), ms_of(f->resolve_ns),
            ms_of(f->buffers_ns), ms_of(f->sync_ns), compile_ms - known, ms_of(s->deserialize_ns),
+           (int)f->deser_threads, ms_of(f->handles_ns),
+           f->restarted ? ", a plan failed on a thread: compiled again serially" : "",
            (int)f->n_uploads, (double)f->upload_bytes / 1e6, (int)plan->cuda->n_owned, exec_ms);
 }
 

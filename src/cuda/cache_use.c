@@ -23,24 +23,49 @@ nnop__fp nnop__dnn_fingerprint(const nnop_context *ctx, const nnop__dnn_step *s)
     return nnop__fp_final(&b);
 }
 
+cudnnStatus_t nnop__plan_from_json(cudnnHandle_t h, const void *json, size_t len,
+                                   cudnnBackendDescriptor_t *plan, int64_t *workspace,
+                                   const char **call)
+{
+    int64_t n = 0;
+    cudnnStatus_t r;
+    *plan = NULL;
+    *call = "cudnnBackendCreateDescriptor(EXECUTION_PLAN)";
+    r = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan);
+    if (r == CUDNN_STATUS_SUCCESS) {
+        *call = "cudnnBackendSetAttribute(CUDNN_ATTR_EXECUTION_PLAN_HANDLE)";
+        r = cudnnBackendSetAttribute(*plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
+                                     &h);
+    }
+    if (r == CUDNN_STATUS_SUCCESS) {
+        *call = "cudnnBackendSetAttribute(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION)";
+        r = cudnnBackendSetAttribute(*plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                                     CUDNN_TYPE_CHAR, (int64_t)len, json);
+    }
+    if (r == CUDNN_STATUS_SUCCESS) {
+        *call = "cudnnBackendFinalize(execution plan from JSON)";
+        r = cudnnBackendFinalize(*plan);
+    }
+    if (r == CUDNN_STATUS_SUCCESS) {
+        *call = "cudnnBackendGetAttribute(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE)";
+        r = cudnnBackendGetAttribute(*plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                     CUDNN_TYPE_INT64, 1, &n, workspace);
+    }
+    if (r != CUDNN_STATUS_SUCCESS && *plan) {
+        (void)cudnnBackendDestroyDescriptor(*plan);
+        *plan = NULL;
+    }
+    return r;
+}
+
 static nnop_status plan_from_json(nnop_context *ctx, nnop__dnn_step *s, const nnop__cache_entry *e)
 {
-    cudnnHandle_t h = ctx->cuda->handle;
-    int64_t n = 0;
-    nnop_status st = NNOP_DNN(
-            ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &s->plan));
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, s->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, s->plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
-                          CUDNN_TYPE_CHAR, (int64_t)e->blob_len, e->blob);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, s->plan, "execution plan from JSON");
-    if (st == NNOP_OK)
-        st = NNOP_DNN(ctx,
-                      cudnnBackendGetAttribute(s->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                               CUDNN_TYPE_INT64, 1, &n, &s->workspace));
-    return st;
+    const char *call = "";
+    uint64_t t0 = nnop__monotonic_ns();
+    cudnnStatus_t r = nnop__plan_from_json(ctx->cuda->handle, e->blob, e->blob_len, &s->plan,
+                                           &s->workspace, &call);
+    nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_DESERIALIZE, nnop__monotonic_ns() - t0);
+    return nnop__cudnn_check(ctx, r, call, __FILE__, __LINE__);
 }
 
 static nnop_status knob_choice(nnop_context *ctx, nnop__dnn_step *s, const nnop__knob *k,
@@ -102,23 +127,19 @@ static void drop_plan(nnop__dnn_step *s)
     s->plan = s->cfg = NULL;
 }
 
-nnop_status nnop__dnn_from_cache(nnop_context *ctx, nnop__dnn_step *s, const nnop__fp *fp)
+/* s->plan now from entry e: its JSON, else its engine and knobs. */
+static nnop_status from_entry(nnop_context *ctx, nnop__dnn_step *s, const nnop__cache_entry *e)
 {
-    nnop__cache_entry e;
     nnop_status st = NNOP_ERR_UNSUPPORTED;
-    if (!nnop__cache_lookup(ctx->plan_cache, fp, &e))
-        return st;
-    if (e.blob_len > 0) {
-        uint64_t t0 = nnop__monotonic_ns();
-        st = plan_from_json(ctx, s, &e);
-        nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_DESERIALIZE, nnop__monotonic_ns() - t0);
+    if (e->blob_len > 0) {
+        st = plan_from_json(ctx, s, e);
         nnop__cache_count(ctx->plan_cache, st == NNOP_OK ? NNOP_CACHE_EV_PLAN_FROM_BLOB
                                                          : NNOP_CACHE_EV_BLOB_REJECTED);
         s->cached = st == NNOP_OK ? 2 : 0;
     }
     if (st != NNOP_OK) {
         drop_plan(s);
-        st = plan_from_choice(ctx, s, &e);
+        st = plan_from_choice(ctx, s, e);
         if (st == NNOP_OK)
             nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT);
         s->cached = st == NNOP_OK;
@@ -129,7 +150,22 @@ nnop_status nnop__dnn_from_cache(nnop_context *ctx, nnop__dnn_step *s, const nno
     if (st != NNOP_OK) {
         drop_plan(s);
         s->cached = 0;
-    } else {
+    }
+    return st;
+}
+
+nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp)
+{
+    nnop_context *ctx = p->ctx;
+    nnop__cache_entry e;
+    nnop_status st = NNOP_ERR_UNSUPPORTED;
+    if (!nnop__cache_lookup(ctx->plan_cache, fp, &e))
+        return st;
+    if (e.blob_len > 0 && p->cuda->deser_threads > 0)
+        st = nnop__deser_defer(p, s, &e); /* with the others, after every partition */
+    if (st != NNOP_OK)
+        st = from_entry(ctx, s, &e);
+    if (st == NNOP_OK) {
         s->engine = e.engine_id;
         s->rtc = (e.flags & NNOP_CACHE_FLAG_RUNTIME_COMPILED) != 0;
         s->time_us = e.time_us;

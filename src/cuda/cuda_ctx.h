@@ -10,6 +10,8 @@
 /* Oldest cuDNN this backend runs on: the 9.x backend API with engine-config workspace
  * queries (9.2). */
 #define NNOP_CUDNN_MIN_VERSION 90200
+/* Most threads deserializing cached plans at once (deserialize.c), the caller's included. */
+#define NNOP_DESER_MAX_THREADS 8
 
 struct nnop__cuda_ctx {
     int device;
@@ -21,10 +23,17 @@ struct nnop__cuda_ctx {
     size_t cudnn_version; /* loaded library (cudnnGetVersion) */
     int cache_ok;         /* ctx->plan_cache is bound to this device and cuDNN */
     char name[256];
+    /* handles of the threads that deserialize cached plans, one each (cuDNN handles must
+     * not be used by two threads at once), made on first need, on the context's stream */
+    cudnnHandle_t deser[NNOP_DESER_MAX_THREADS - 1];
+    int n_deser;
 };
 
 /* The stream the context's work is queued on. */
 cudaStream_t nnop__cuda_stream(const nnop_context *ctx);
+/* Make ctx->cuda->deser hold at least n handles (n <= NNOP_DESER_MAX_THREADS - 1); returns
+ * how many it holds (fewer when cuDNN refuses one: the error is not kept). */
+int nnop__cuda_deser_handles(nnop_context *ctx, int n);
 
 /* Record a failed CUDA runtime call (call text, error name and string, file:line) in ctx and
  * return NNOP_ERR_CUDA (NNOP_ERR_OUT_OF_MEMORY for allocation failures); NNOP_OK on success. */

@@ -112,9 +112,21 @@ typedef struct nnop__compile_prof {
     uint64_t resolve_ns; /* plans deserialized on worker threads after the partitions */
     uint64_t buffers_ns; /* intermediate buffers and the workspace */
     uint64_t sync_ns;    /* the final wait for queued copies and kernels */
+    uint64_t handles_ns; /* of resolve_ns: creating the worker threads' cuDNN handles */
     int64_t upload_bytes;
     int32_t n_uploads;
+    int32_t deser_threads; /* threads that deserialized plans (0: in place, serially) */
+    int32_t restarted;     /* deferred deserialization failed: built again serially */
 } nnop__compile_prof;
+
+/* A cached plan's JSON, deserialized after every partition is lowered (deserialize.c). */
+typedef struct nnop__deser_job {
+    nnop__dnn_step *step;
+    void *json; /* owned */
+    size_t len;
+    cudnnBackendDescriptor_t plan; /* NULL until done, and when cuDNN refused it */
+    int64_t workspace;
+} nnop__deser_job;
 
 struct nnop__cuda_plan {
     nnop__cuda_step *steps; /* one per partition, capacity n_nodes */
@@ -138,6 +150,11 @@ struct nnop__cuda_plan {
     nnop__dnn_step **memo_step;
     int32_t n_memo, cap_memo;
     nnop__compile_prof prof;
+    /* > 0: cached plans are queued in jobs and deserialized by this many threads */
+    int deser_threads;
+    int deser_failed;
+    nnop__deser_job *jobs;
+    int32_t n_jobs, cap_jobs;
 };
 
 /* ------------------------------------------------------------------ slots (executor.c) */
@@ -198,6 +215,9 @@ void nnop__dnn_step_destroy(nnop__dnn_step *s);
 /* Pick and build the execution plan of s by the context's policy; on failure the returned
  * status is NNOP_ERR_UNSUPPORTED (or the library error) and why says what was tried. */
 nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *s, char *why, size_t len);
+/* Steps that shared an identical step's plan before it existed (deferred deserialization)
+ * take it now. */
+void nnop__engine_reshare(nnop_plan *p);
 
 /* A variant pack binding ptrs (in s->uids order) and the workspace ws. */
 nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
@@ -206,14 +226,34 @@ nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, voi
 /* ------------------------------------------------------------------ cache_use.c */
 /* The plan cache key of s: its lowered graph plus device, cuDNN version and policy. */
 nnop__fp nnop__dnn_fingerprint(const nnop_context *ctx, const nnop__dnn_step *s);
-/* Build s->plan from a cached entry (its plan JSON, else its engine and knobs). NNOP_OK on
- * success; any failure leaves s without a plan (the caller searches instead). */
-nnop_status nnop__dnn_from_cache(nnop_context *ctx, nnop__dnn_step *s, const nnop__fp *fp);
+/* Build s->plan from a cached entry (its plan JSON, else its engine and knobs), or queue its
+ * JSON for nnop__deser_resolve when the plan deserializes on threads. NNOP_OK on success;
+ * any failure leaves s without a plan (the caller searches instead). */
+nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp);
+/* An execution plan from its JSON with handle h, with the raw status so that threads that
+ * must not touch the context can call it; *call names the call that failed. */
+cudnnStatus_t nnop__plan_from_json(cudnnHandle_t h, const void *json, size_t len,
+                                   cudnnBackendDescriptor_t *plan, int64_t *workspace,
+                                   const char **call);
 /* Record the choice of s (engine, knobs, time, plan JSON); failures are harmless. */
 void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__fp *fp);
 /* Execution plan of cfg: finalized, with its workspace size. */
 nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg,
                                  cudnnBackendDescriptor_t *plan, int64_t *ws);
+
+/* ------------------------------------------------------------------ deserialize.c */
+/* Threads deserializing a compile's cached plans, the caller's included: 0 (the default)
+ * deserializes each plan in place. NNOP_PARALLEL_DESERIALIZE=1 turns the threads on
+ * (NNOP_DESERIALIZE_THREADS=N, default 4), with cuDNN >= 9.8 and a usable plan cache. */
+int nnop__deser_threads(const nnop_context *ctx);
+/* Queue the JSON of cached entry e (taken from it) as s's plan. */
+nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry *e);
+/* Deserialize the queued plans on threads, then let identical steps share them. Any failure
+ * (cuDNN refused a plan, one is over the workspace limit) sets deser_failed and returns
+ * NNOP_ERR_UNSUPPORTED: the caller builds the plan again, deserializing in place. */
+nnop_status nnop__deser_resolve(nnop_plan *p);
+/* Free the queue (plans not handed to steps included). */
+void nnop__deser_free(struct nnop__cuda_plan *cp);
 
 /* ------------------------------------------------------------------ stem.c */
 /* Partition starting at node first is a C=3 channels-last conv with constant weights. */

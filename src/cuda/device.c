@@ -136,13 +136,35 @@ nnop_status nnop__cuda_context_init(nnop_context *ctx)
     return st; /* on failure nnop_context_destroy calls fini on the half-built state */
 }
 
+int nnop__cuda_deser_handles(nnop_context *ctx, int n)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    while (c->n_deser < n) {
+        cudnnHandle_t h = NULL;
+        if (NNOP_DNN(ctx, cudnnCreate(&h)) != NNOP_OK) {
+            nnop__clear_error(ctx); /* fewer threads, not a failure */
+            break;
+        }
+        if (NNOP_DNN(ctx, cudnnSetStream(h, c->stream)) != NNOP_OK) {
+            (void)cudnnDestroy(h);
+            nnop__clear_error(ctx);
+            break;
+        }
+        c->deser[c->n_deser++] = h;
+    }
+    return c->n_deser;
+}
+
 void nnop__cuda_context_fini(nnop_context *ctx)
 {
     struct nnop__cuda_ctx *c = ctx->cuda;
+    int i;
     if (!c)
         return;
     if (c->stream)
         (void)cudaStreamSynchronize(c->stream);
+    for (i = 0; i < c->n_deser; i++)
+        (void)cudnnDestroy(c->deser[i]);
     if (c->handle)
         (void)cudnnDestroy(c->handle);
     if (c->own_stream)
@@ -156,6 +178,9 @@ nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream)
     struct nnop__cuda_ctx *c = ctx->cuda;
     cudaStream_t s = stream ? (cudaStream_t)stream : c->own_stream;
     nnop_status st = NNOP_DNN(ctx, cudnnSetStream(c->handle, s));
+    int i;
+    for (i = 0; st == NNOP_OK && i < c->n_deser; i++)
+        st = NNOP_DNN(ctx, cudnnSetStream(c->deser[i], s));
     if (st == NNOP_OK)
         c->stream = s;
     return st;

@@ -409,7 +409,7 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
     nnop_context *ctx = p->ctx;
     search *s;
     nnop_status r;
-    if (cache_usable(ctx) && nnop__dnn_from_cache(ctx, st, fp) == NNOP_OK) {
+    if (cache_usable(ctx) && nnop__dnn_from_cache(p, st, fp) == NNOP_OK) {
         nnop__clear_error(ctx);
         return NNOP_OK;
     }
@@ -454,6 +454,22 @@ static nnop_status select_engine(nnop_plan *p, nnop__dnn_step *st, char *why, si
     if (status == NNOP_OK)
         remember(p->cuda, st, &fp);
     return status;
+}
+
+void nnop__engine_reshare(nnop_plan *p)
+{
+    int32_t i;
+    for (i = 0; i < p->n_parts; i++) {
+        nnop__dnn_step *d = p->cuda->steps[i].dnn;
+        nnop__fp fp;
+        nnop__dnn_step *twin;
+        if (!d || !d->plan_shared)
+            continue;
+        fp = nnop__dnn_fingerprint(p->ctx, d);
+        twin = find_twin(p->cuda, &fp);
+        if (twin)
+            share_plan(d, twin);
+    }
 }
 
 nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)

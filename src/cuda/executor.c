@@ -405,13 +405,33 @@ static nnop_status finish(nnop_plan *p)
     return st;
 }
 
-nnop_status nnop__cuda_plan_build(nnop_plan *p)
+static nnop_status build_once(nnop_plan *p, int deser_threads)
 {
     nnop_status st = plan_init(p);
-    if (st == NNOP_OK)
+    if (st == NNOP_OK) {
+        p->cuda->deser_threads = deser_threads;
         st = build_parts(p);
+    }
+    if (st == NNOP_OK)
+        st = nnop__deser_resolve(p);
     if (st == NNOP_OK)
         st = finish(p);
+    return st;
+}
+
+nnop_status nnop__cuda_plan_build(nnop_plan *p)
+{
+    int threads = nnop__deser_threads(p->ctx);
+    nnop_status st = build_once(p, threads);
+    if (st != NNOP_OK && p->cuda && p->cuda->deser_failed) {
+        /* a cached plan failed on a thread: build again, deserializing in place, so that
+         * the usual fallbacks (rebuild from the engine choice, search, split) apply */
+        nnop__cuda_plan_destroy(p);
+        nnop__clear_error(p->ctx);
+        st = build_once(p, 0);
+        if (p->cuda)
+            p->cuda->prof.restarted = 1;
+    }
     return st;
 }
 
@@ -427,6 +447,7 @@ void nnop__cuda_plan_destroy(nnop_plan *p)
         (void)cudaGraphExecDestroy(cp->gexec);
     for (i = 0; cp->steps && i <= p->g->n_nodes; i++)
         nnop__dnn_step_destroy(cp->steps[i].dnn);
+    nnop__deser_free(cp);
     for (i = 0; i < cp->n_owned; i++)
         (void)cudaFree(cp->owned[i]);
     free(cp->owned);

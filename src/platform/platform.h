@@ -16,7 +16,7 @@ void nnop__mutex_destroy(nnop__mutex *m); /* NULL is fine */
 void nnop__mutex_lock(nnop__mutex *m);
 void nnop__mutex_unlock(nnop__mutex *m);
 
-/* ---------------------------------------------------------------- threads (tests, tools) */
+/* ------------------------------------------------ threads (tests, tools, plan deserialization) */
 typedef struct nnop__thread nnop__thread;
 nnop_status nnop__thread_start(void (*fn)(void *), void *arg, nnop__thread **out);
 /* Wait for the thread to end and free it. */
@@ -26,6 +26,9 @@ void nnop__thread_join(nnop__thread *t);
 /* Monotonic nanoseconds since an arbitrary start. */
 uint64_t nnop__monotonic_ns(void);
 uint64_t nnop__process_id(void);
+/* The decimal integer in environment variable name, or fallback when it is unset, empty,
+ * not a number or out of int range (experiment switches, never options). */
+int nnop__env_int(const char *name, int fallback);
 
 /* ---------------------------------------------------------------- files */
 /* fopen with a UTF-8 path (wide API on Windows). *not_found (may be NULL) is set to 1 when

@@ -3,6 +3,9 @@
  * flatten, linear, softmax) in several dtypes/layouts and with CUDA graph replay; the fusion
  * check (fp16 NHWC conv+bias+relu is exactly one partition); the one-call entry points;
  * standalone pointwise and pooling partitions; bad bindings. */
+#ifndef _WIN32
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
+#endif
 #include <time.h>
 
 #include "gpu_harness.h"
@@ -269,6 +272,70 @@ static void test_gpu_plan_cache_file_reuses_plan(void **state)
     remove(path);
 }
 
+/* Three conv+bias+relu layers, the last two identical (one plan shared by both). */
+static void build_cbr3(nnop_graph *g, const void *arg)
+{
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, 32, 14, 14);
+    nnop_tensor_desc w1d = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 64, 32, 3, 3);
+    nnop_tensor_desc w2d = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 64, 64, 3, 3);
+    nnop_tensor_desc kd = nnop_tensor_1d(NNOP_F16, 64);
+    nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    float s1 = 1.0f / sqrtf(32.0f * 9.0f), s2 = 1.0f / sqrtf(64.0f * 9.0f);
+    nnop_value y = nnop_conv(g, nnop_input(g, "x", &xd), h_const(g, "w1", &w1d, 71, -s1, s1), &p);
+    int i;
+    (void)arg;
+    y = nnop_act(g, nnop_bias(g, y, h_const(g, "b1", &kd, 72, -0.5f, 0.5f)), NNOP_ACT_RELU, 0.0f);
+    for (i = 0; i < 2; i++) {
+        y = nnop_conv(g, y, h_const(g, i ? "w3" : "w2", &w2d, 73 + 2 * (uint64_t)i, -s2, s2), &p);
+        y = nnop_bias(g, y, h_const(g, i ? "b3" : "b2", &kd, 74 + 2 * (uint64_t)i, -0.5f, 0.5f));
+        y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
+    }
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+}
+
+static void set_env(const char *name, const char *value)
+{
+#ifdef _WIN32
+    assert_int_equal(_putenv_s(name, value ? value : ""), 0);
+#else
+    assert_int_equal(value ? setenv(name, value, 1) : unsetenv(name), 0);
+#endif
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (text = strstr(text, what); text; text = strstr(text + 1, what))
+        n++;
+    return n;
+}
+
+/* A warm compile with the cached plans deserialized on threads (src/cuda/deserialize.c)
+ * still takes every plan from the cache, shares the twin's, and matches the reference. */
+static void test_gpu_plan_cache_parallel_deserialize(void **state)
+{
+    char path[256];
+    h_run r;
+    int i;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    snprintf(path, sizeof path, "/tmp/nnop_gpu_cache_par_%ld.bin", (long)time(NULL));
+    remove(path);
+    for (i = 0; i < 2; i++) {
+        set_env("NNOP_PARALLEL_DESERIALIZE", i ? "1" : NULL);
+        set_env("NNOP_DESERIALIZE_THREADS", i ? "2" : NULL);
+        h_run_init(&r, NNOP_F16, 64.0 * 9.0);
+        r.gpu_opts.cache_path = path;
+        if (!h_run_compare(&r, build_cbr3, NULL))
+            fail_msg("run %d: %s %s", i, nnop_status_string(r.gpu_compile_status), r.gpu_error);
+        print_message("run %d: %s", i, r.describe);
+        assert_int_equal(count(r.describe, "plan from cache"), i ? 3 : 0);
+    }
+    set_env("NNOP_PARALLEL_DESERIALIZE", NULL);
+    set_env("NNOP_DESERIALIZE_THREADS", NULL);
+    remove(path);
+}
+
 static void build_cbr32(nnop_graph *g, const void *arg)
 {
     nnop_dtype dt = NNOP_F32;
@@ -349,6 +416,7 @@ int main(void)
             cmocka_unit_test(test_gpu_conv_bias_relu_oneshot_matches_ref),
             cmocka_unit_test(test_gpu_execute_rejects_misaligned_pointer),
             cmocka_unit_test(test_gpu_plan_cache_file_reuses_plan),
+            cmocka_unit_test(test_gpu_plan_cache_parallel_deserialize),
             cmocka_unit_test(test_gpu_deterministic_policy_matches_ref),
             cmocka_unit_test(test_gpu_fp32_tf32_allowed_matches_ref),
     };
