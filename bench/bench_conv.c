@@ -120,6 +120,31 @@ static void time_calls(bench *b, float *gpu_us, float *host_us)
     (void)cudaEventDestroy(e1);
 }
 
+/* h = n fp16 values uniform in [-scale, scale): random data like PyTorch's peer, since
+ * tensor-core power (and so clocks) depends on the data. */
+static void random_f16(uint16_t *h, size_t n, uint32_t seed, float scale)
+{
+    float *f = (float *)malloc(n * sizeof *f);
+    uint32_t x = seed * 2654435761u + 12345u;
+    size_t i;
+    CHECK(f != NULL);
+    for (i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5; /* xorshift32 */
+        f[i] = scale * ((float)(x >> 8) / 8388608.0f - 1.0f);
+    }
+    CHECK(nnop_convert(NNOP_F32, f, NNOP_F16, h, (int64_t)n) == NNOP_OK);
+    free(f);
+}
+
+static void fill_random_f16(nnop_context *ctx, void *dst, size_t n, uint32_t seed)
+{
+    uint16_t *h = (uint16_t *)malloc(n * sizeof *h);
+    CHECK(h != NULL);
+    random_f16(h, n, seed, 1.0f);
+    NN(ctx, nnop_copy_in(ctx, dst, h, n * sizeof *h));
+    free(h);
+}
+
 static nnop_plan *compile(nnop_context *ctx, const layer *l, int cuda_graph)
 {
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, l->n, l->c, l->h, l->w);
@@ -127,14 +152,14 @@ static nnop_plan *compile(nnop_context *ctx, const layer *l, int cuda_graph)
     nnop_tensor_desc bd = nnop_tensor_1d(NNOP_F16, l->k);
     nnop_conv_params p = {{l->pad, l->pad}, {l->stride, l->stride}, {1, 1}, 1};
     nnop_compile_options co;
-    size_t wn = (size_t)nnop_tensor_elements(&wd), i;
+    size_t wn = (size_t)nnop_tensor_elements(&wd);
     uint16_t *w = (uint16_t *)calloc(wn, 2), *bias = (uint16_t *)calloc((size_t)l->k, 2);
     nnop_graph *g = NULL;
     nnop_plan *plan = NULL;
     nnop_value y;
     CHECK(w && bias);
-    for (i = 0; i < wn; i++)
-        w[i] = (uint16_t)(0x2000 + (i * 2654435761u) % 0x0800); /* small positive halves */
+    random_f16(w, wn, 101u, 0.05f);
+    random_f16(bias, (size_t)l->k, 102u, 1.0f);
     NN(ctx, nnop_graph_create(ctx, &g));
     y = nnop_conv(g, nnop_input(g, "x", &xd), nnop_constant(g, "w", &wd, w), &p);
     y = nnop_bias(g, y, nnop_constant(g, "b", &bd, bias));
@@ -164,7 +189,7 @@ static void run_layer(nnop_context *ctx, const layer *l)
     for (s = 0; s < SETS; s++) {
         NN(ctx, nnop_malloc(ctx, xb, &b.x[s]));
         NN(ctx, nnop_malloc(ctx, yb, &b.y[s]));
-        CHECK(cudaMemset(b.x[s], 0x3c, xb) == cudaSuccess);
+        fill_random_f16(ctx, b.x[s], xb / 2, (uint32_t)s + 1u);
     }
     b.rotate = 1;
     time_calls(&b, &t_nnop, &h_nnop);
