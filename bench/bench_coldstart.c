@@ -4,6 +4,7 @@
  * Also reports the steady per-batch time, so a warm plan can be compared with a cold one,
  * and where the time to the first result went (the plan's compile profile, cuda_plan.h).
  *   usage: bench_coldstart --cache FILE [--policy prefer|precompiled|fastest] [--batch N]
+ *          [--load-threads N] (nnop_context_options.load_threads; default 0: the library's)
  *          [--warmup-only]   (compile and write the cache, run nothing: ahead-of-time) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 typedef struct args {
     const char *cache, *policy;
     int64_t batch;
-    int warmup_only;
+    int warmup_only, load_threads;
 } args;
 
 static double now_ms(void)
@@ -35,7 +36,7 @@ static double now_ms(void)
 static int parse(int argc, char **argv, args *a)
 {
     int i;
-    a->cache = NULL, a->policy = "prefer", a->batch = 32, a->warmup_only = 0;
+    a->cache = NULL, a->policy = "prefer", a->batch = 32, a->warmup_only = 0, a->load_threads = 0;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cache") && i + 1 < argc)
             a->cache = argv[++i];
@@ -43,6 +44,8 @@ static int parse(int argc, char **argv, args *a)
             a->policy = argv[++i];
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
             a->batch = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--load-threads") && i + 1 < argc)
+            a->load_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup-only"))
             a->warmup_only = 1;
         else
@@ -97,7 +100,7 @@ static double ms_of(uint64_t ns)
  * besides engine selection and constant uploads (chains, host-side folding, descriptors,
  * fingerprints, own-kernel steps); "other" is compile time outside the CUDA plan build
  * (graph copy, partitioning). JSON deserialization is inside engine selection, or is the
- * deferred phase when plans are deserialized on threads (NNOP_PARALLEL_DESERIALIZE=1). */
+ * deferred phase when plans are deserialized on threads (load_threads > 1). */
 static void breakdown(const nnop_plan *plan, const nnop_cache_stats *s, double compile_ms,
                       double exec_ms)
 {
@@ -174,11 +177,12 @@ int main(int argc, char **argv)
     nnop_context_options_init(&o);
     if (!parse(argc, argv, &a) || !set_policy(&o, a.policy)) {
         fprintf(stderr, "usage: bench_coldstart --cache FILE [--policy prefer|precompiled|"
-                        "fastest] [--batch N] [--warmup-only]\n");
+                        "fastest] [--batch N] [--load-threads N] [--warmup-only]\n");
         return 2;
     }
     o.backend = NNOP_BACKEND_CUDA;
     o.cache_path = a.cache;
+    o.load_threads = a.load_threads;
     t0 = now_ms();
     if (nnop_context_create(&o, &ctx) != NNOP_OK) {
         fprintf(stderr, "no CUDA context: %s\n", nnop_context_create_error());

@@ -30,6 +30,10 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
     if (o->device < 0)
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->device %d is negative", o->device);
+    if (o->load_threads < 0 || o->load_threads > NNOP_LOAD_THREADS_MAX)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->load_threads %d is outside 0..%d",
+                          o->load_threads, NNOP_LOAD_THREADS_MAX);
     return NNOP_OK;
 }
 

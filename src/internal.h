@@ -9,10 +9,11 @@
 #include "nnop/nnop.h"
 #include "util/compiler.h"
 
-#define NNOP_ERROR_LEN       1024
-#define NNOP_NAME_LEN        48
-#define NNOP_MAX_NODE_INPUTS 5
-#define NNOP_NONE_ID         INT32_MAX /* nnop_none(): an absent optional operand */
+#define NNOP_ERROR_LEN        1024
+#define NNOP_LOAD_THREADS_MAX 8 /* nnop_context_options.load_threads */
+#define NNOP_NAME_LEN         48
+#define NNOP_MAX_NODE_INPUTS  5
+#define NNOP_NONE_ID          INT32_MAX /* nnop_none(): an absent optional operand */
 
 /* ------------------------------------------------------------------ ops */
 typedef enum nnop_op_kind {

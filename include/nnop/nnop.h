@@ -117,7 +117,12 @@ typedef struct nnop_context_options {
     /* A plan cache shared with other contexts (nnop_plan_cache_create), NULL = the context
      * makes its own (with the file cache_path, if set). When set, cache_path is ignored. */
     struct nnop_plan_cache *plan_cache;
-    uint64_t reserved[7]; /* zero; room for later options                  */
+    /* Threads that rebuild execution plans found in the plan cache when a graph compiles,
+     * each with a cuDNN handle of its own that the context keeps (cuDNN 9.8 or later; older
+     * versions use one): 0 = the default (4), 1 = the compiling thread alone, at most 8. */
+    int load_threads;
+    int reserved_i32;     /* zero */
+    uint64_t reserved[6]; /* zero; room for later options                  */
 } nnop_context_options;
 
 /** Fill o with defaults: AUTO backend, device 0, own stream, no cache file. */

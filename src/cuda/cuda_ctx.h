@@ -11,7 +11,7 @@
  * queries (9.2). */
 #define NNOP_CUDNN_MIN_VERSION 90200
 /* Most threads deserializing cached plans at once (deserialize.c), the caller's included. */
-#define NNOP_DESER_MAX_THREADS 8
+#define NNOP_DESER_MAX_THREADS NNOP_LOAD_THREADS_MAX
 
 struct nnop__cuda_ctx {
     int device;

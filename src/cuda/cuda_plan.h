@@ -242,9 +242,9 @@ nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg
                                  cudnnBackendDescriptor_t *plan, int64_t *ws);
 
 /* ------------------------------------------------------------------ deserialize.c */
-/* Threads deserializing a compile's cached plans, the caller's included: 0 (the default)
- * deserializes each plan in place. NNOP_PARALLEL_DESERIALIZE=1 turns the threads on
- * (NNOP_DESERIALIZE_THREADS=N, default 4), with cuDNN >= 9.8 and a usable plan cache. */
+/* Threads deserializing a compile's cached plans, the caller's included (the context's
+ * load_threads, 4 by default), or 0: each plan deserialized in place (load_threads 1, cuDNN
+ * older than 9.8, no usable plan cache). */
 int nnop__deser_threads(const nnop_context *ctx);
 /* Queue the JSON of cached entry e (taken from it) as s's plan. */
 nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry *e);

@@ -1,13 +1,15 @@
-/* deserialize.c: cached execution plans deserialized on a few threads. cuDNN took ~4 ms to
- * rebuild a plan from its JSON in a profile of a warm ResNet-50 compile (25 plans, serial).
- * With NNOP_PARALLEL_DESERIALIZE=1, lowering queues each cached JSON instead; once every
- * partition is lowered, the queue is split over the calling thread (with the context's
- * handle) and up to NNOP_DESER_MAX_THREADS - 1 threads, each with a cuDNN handle of its own
- * (kept in the context), since cuDNN is thread-safe as long as no handle is used by two
- * threads at once. A plan built with one handle runs with another: since cuDNN 9.8 a plan
- * can even be deserialized without any handle (from device properties) and executed with a
- * handle made later (cudnn-frontend, "Deviceless Ahead-of-time Compilation"), so threads
- * are only used from 9.8 on. Off by default until measured on a GPU. */
+/* deserialize.c: cached execution plans rebuilt on a few threads. On an H200 cuDNN takes
+ * ~9 ms to rebuild a plan from its JSON and ~3 ms more in the plan's first execute (warm
+ * ResNet-50: 24 plans, ~330 ms serially). With nnop_context_options.load_threads > 1 (the
+ * default: 4), lowering queues each cached JSON instead; once every partition is lowered, the
+ * queue is split over the calling thread (with the context's handle) and up to
+ * NNOP_DESER_MAX_THREADS - 1 threads, each with a cuDNN handle of its own (kept in the
+ * context), since cuDNN is thread-safe as long as no handle is used by two threads at once;
+ * each thread also runs its plans once on scratch memory. A plan built with one handle runs
+ * with another: since cuDNN 9.8 a plan can even be deserialized without any handle and
+ * executed with a handle made later (cudnn-frontend, "Deviceless Ahead-of-time
+ * Compilation"), so threads are only used from 9.8 on. cuDNN serializes much of the work
+ * inside: 4 threads cut a warm ResNet-50 compile to first result by about a third. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,12 +29,11 @@ typedef struct worker {
 
 int nnop__deser_threads(const nnop_context *ctx)
 {
-    int n;
-    if (nnop__env_int("NNOP_PARALLEL_DESERIALIZE", 0) != 1 || !ctx->plan_cache ||
-        !ctx->cuda->cache_ok || ctx->cuda->cudnn_version < HANDLELESS_PLANS_MIN)
+    int n = ctx->opts.load_threads ? ctx->opts.load_threads : DEFAULT_THREADS;
+    if (n < 2 || !ctx->plan_cache || !ctx->cuda->cache_ok ||
+        ctx->cuda->cudnn_version < HANDLELESS_PLANS_MIN)
         return 0;
-    n = nnop__env_int("NNOP_DESERIALIZE_THREADS", DEFAULT_THREADS);
-    return n < 1 ? 1 : n > NNOP_DESER_MAX_THREADS ? NNOP_DESER_MAX_THREADS : n;
+    return n > NNOP_DESER_MAX_THREADS ? NNOP_DESER_MAX_THREADS : n;
 }
 
 nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry *e)
@@ -58,15 +59,80 @@ nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry
     return NNOP_OK;
 }
 
+static size_t round256(int64_t bytes)
+{
+    return ((size_t)bytes + 255) / 256 * 256;
+}
+
+/* Scratch for one execute of j's plan: its real tensors, then its workspace. */
+static size_t scratch_bytes(const nnop__deser_job *j)
+{
+    size_t total = round256(j->workspace);
+    int i;
+    for (i = 0; i < j->step->n_io; i++)
+        total += round256(j->step->bytes[i]);
+    return total;
+}
+
+/* One execute of j's plan on scratch memory (contents irrelevant). cuDNN spends ~3 ms in the
+ * first execute of each plan (80-100 ms for ResNet-50's 24 plans on an H200, and as much with
+ * CUDA_MODULE_LOADING=EAGER, so not module loading); here the threads share that cost. A
+ * failure is harmless: the real first execute pays it instead. */
+static void warm_up(cudnnHandle_t h, const nnop__deser_job *j, char *mem)
+{
+    const nnop__dnn_step *s = j->step;
+    void *ptrs[NNOP_STEP_MAX_IO], *ws;
+    cudnnBackendDescriptor_t vp = NULL;
+    int64_t n = s->n_io;
+    size_t off = 0;
+    int i;
+    for (i = 0; i < s->n_io; i++) {
+        ptrs[i] = mem + off;
+        off += round256(s->bytes[i]);
+    }
+    ws = j->workspace ? mem + off : NULL;
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp) !=
+        CUDNN_STATUS_SUCCESS)
+        return;
+    if (cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
+                                 ptrs) == CUDNN_STATUS_SUCCESS &&
+        cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
+                                 s->uids) == CUDNN_STATUS_SUCCESS &&
+        cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                                 &ws) == CUDNN_STATUS_SUCCESS &&
+        cudnnBackendFinalize(vp) == CUDNN_STATUS_SUCCESS)
+        (void)cudnnBackendExecute(h, j->plan, vp);
+    (void)cudnnBackendDestroyDescriptor(vp);
+}
+
 /* Worker threads must not touch the context (its error text is not thread-safe): a plan
- * cuDNN refuses is left NULL, and the serial rebuild reports why. */
-static void run_share(const worker *w)
+ * cuDNN refuses is left NULL, and the serial rebuild reports why. With warm, each plan also
+ * runs once on scratch memory of the thread's own. */
+static void run_share(const worker *w, int warm)
 {
     int32_t i;
+    size_t need = 0;
+    void *mem = NULL;
+    for (i = w->first; warm && i < w->n_jobs; i += w->stride)
+        need = scratch_bytes(&w->jobs[i]) > need ? scratch_bytes(&w->jobs[i]) : need;
+    if (warm && cudaMalloc(&mem, need) != cudaSuccess) {
+        (void)cudaGetLastError();
+        mem = NULL;
+    }
     for (i = w->first; i < w->n_jobs; i += w->stride) {
         nnop__deser_job *j = &w->jobs[i];
         const char *call = "";
         (void)nnop__plan_from_json(w->h, j->json, j->len, &j->plan, &j->workspace, &call);
+        if (mem && j->plan && scratch_bytes(j) <= need)
+            warm_up(w->h, j, (char *)mem);
+    }
+    if (mem) { /* the executes queued on the context's stream read it */
+        cudaStream_t st = NULL;
+        if (cudnnGetStream(w->h, &st) != CUDNN_STATUS_SUCCESS ||
+            cudaStreamSynchronize(st) != cudaSuccess)
+            (void)cudaDeviceSynchronize();
+        (void)cudaFree(mem);
+        (void)cudaGetLastError(); /* a failed warm-up leaves nothing for the context */
     }
 }
 
@@ -78,7 +144,7 @@ static void worker_main(void *arg)
         (void)cudaGetLastError();
         return; /* its plans stay NULL: resolve fails and the compile goes serial */
     }
-    run_share(w);
+    run_share(w, 1);
 }
 
 /* Run the queue on n threads (the calling one and n - 1 started here). */
@@ -98,11 +164,11 @@ static void run_jobs(nnop_plan *p, int n)
         if (k && nnop__thread_start(worker_main, &w[k], &w[k].t) != NNOP_OK)
             w[k].t = NULL; /* run below on this thread, after its own share */
     }
-    run_share(&w[0]);
+    run_share(&w[0], n > 1);
     for (k = 1; k < n; k++)
         if (!w[k].t) {
             w[k].h = p->ctx->cuda->handle; /* this thread's handle: never used at once */
-            run_share(&w[k]);
+            run_share(&w[k], 1);
         }
     for (k = 1; k < n; k++)
         nnop__thread_join(w[k].t);

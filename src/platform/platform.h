@@ -26,9 +26,6 @@ void nnop__thread_join(nnop__thread *t);
 /* Monotonic nanoseconds since an arbitrary start. */
 uint64_t nnop__monotonic_ns(void);
 uint64_t nnop__process_id(void);
-/* The decimal integer in environment variable name, or fallback when it is unset, empty,
- * not a number or out of int range (experiment switches, never options). */
-int nnop__env_int(const char *name, int fallback);
 
 /* ---------------------------------------------------------------- files */
 /* fopen with a UTF-8 path (wide API on Windows). *not_found (may be NULL) is set to 1 when

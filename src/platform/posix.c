@@ -91,18 +91,6 @@ void nnop__thread_join(nnop__thread *t)
     free(t);
 }
 
-int nnop__env_int(const char *name, int fallback)
-{
-    const char *s = getenv(name);
-    char *end = NULL;
-    long v;
-    if (!s || !*s)
-        return fallback;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    return errno || *end || v < -2147483647L || v > 2147483647L ? fallback : (int)v;
-}
-
 uint64_t nnop__monotonic_ns(void)
 {
     struct timespec ts;

@@ -84,21 +84,6 @@ void nnop__thread_join(nnop__thread *t)
     free(t);
 }
 
-int nnop__env_int(const char *name, int fallback)
-{
-    char buf[32], *end = NULL;
-    DWORD n;
-    long v;
-    /* the Win32 call: MSVC deprecates getenv (C4996, an error with /WX), MinGW may lack
-     * getenv_s */
-    n = GetEnvironmentVariableA(name, buf, (DWORD)sizeof buf);
-    if (n == 0 || n >= sizeof buf)
-        return fallback;
-    errno = 0;
-    v = strtol(buf, &end, 10);
-    return errno || *end || v < -2147483647L || v > 2147483647L ? fallback : (int)v;
-}
-
 uint64_t nnop__monotonic_ns(void)
 {
     LARGE_INTEGER freq, now;

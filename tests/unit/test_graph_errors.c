@@ -626,6 +626,25 @@ static void test_context_rejects_negative_device(void **state)
     assert_non_null(strstr(nnop_context_create_error(), "device -1 is negative"));
 }
 
+static void test_context_rejects_too_many_load_threads(void **state)
+{
+    nnop_context_options o;
+    nnop_context *ctx = (nnop_context *)(void *)&o;
+    (void)state;
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CPU;
+    o.load_threads = 9;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(ctx);
+    assert_non_null(strstr(nnop_context_create_error(), "load_threads 9 is outside 0..8"));
+    o.load_threads = -1;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(ctx);
+    o.load_threads = 8;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_OK);
+    nnop_context_destroy(ctx);
+}
+
 static void test_convert_rejects_unknown_dtype_and_writes_nothing(void **state)
 {
     float src[4] = {1, 2, 3, 4};
@@ -1363,6 +1382,7 @@ int main(void)
             cmocka_unit_test(test_context_rejects_unknown_backend),
             cmocka_unit_test(test_context_rejects_unknown_policy),
             cmocka_unit_test(test_context_rejects_negative_device),
+            cmocka_unit_test(test_context_rejects_too_many_load_threads),
             cmocka_unit_test(test_convert_rejects_unknown_dtype_and_writes_nothing),
             cmocka_unit_test(test_graph_create_rejects_null_out),
             cmocka_unit_test(test_graph_create_rejects_null_context),
