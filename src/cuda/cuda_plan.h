@@ -204,10 +204,8 @@ nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, n
                                     cudnnBackendDescriptor_t in, cudnnBackendDescriptor_t out);
 /* The whole chain as a cuDNN operation graph (operations only, not finalized as a graph). */
 nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s);
-/* Nothing now: the operation graph is finalized on first need (nnop__dnn_graph), since a
- * plan from cached JSON or one shared with an identical earlier step needs no graph. */
-nnop_status nnop__lower_graph(nnop_context *ctx, nnop__dnn_step *s);
-/* s->graph, the finalized operation graph of the lowered operations (built once). */
+/* s->graph, the finalized operation graph of the lowered operations (built once, on first
+ * need: a plan from cached JSON or one shared with an identical earlier step needs none). */
 nnop_status nnop__dnn_graph(nnop_context *ctx, nnop__dnn_step *s);
 void nnop__dnn_step_destroy(nnop__dnn_step *s);
 

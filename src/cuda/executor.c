@@ -153,8 +153,6 @@ static nnop_status try_dnn_once(nnop_plan *p, int32_t first, int32_t count, nnop
     if (st == NNOP_OK)
         st = nnop__lower_chain(p, &c, dnn);
     if (st == NNOP_OK)
-        st = nnop__lower_graph(p->ctx, dnn);
-    if (st == NNOP_OK)
         st = nnop__engine_select(p, dnn, why, len);
     else
         nnop__copy_text(why, len, p->ctx->last_error);

@@ -146,15 +146,6 @@ nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step
     return st;
 }
 
-nnop_status nnop__lower_graph(nnop_context *ctx, nnop__dnn_step *s)
-{
-    /* Deserializing a cached plan needs only the handle and its JSON, and executing it only
-     * the tensors' uids: finalizing the graph here would cost a warm start for nothing. */
-    (void)ctx;
-    (void)s;
-    return NNOP_OK;
-}
-
 nnop_status nnop__dnn_graph(nnop_context *ctx, nnop__dnn_step *s)
 {
     cudnnHandle_t h = ctx->cuda->handle;
