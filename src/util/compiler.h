@@ -2,7 +2,9 @@
 #ifndef NNOP_COMPILER_H
 #define NNOP_COMPILER_H
 
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW32__) /* C99 formats (%zu): CMake builds MinGW with its ANSI stdio */
+#define NNOP_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__) || defined(__clang__)
 #define NNOP_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
 #define NNOP_PRINTF(fmt, args)
