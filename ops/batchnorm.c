@@ -13,10 +13,8 @@ static nnop_status bn_infer(const nnop__node *node, const nnop_tensor_desc *cons
         NNOP_MSG("eps = %g must be a finite value >= 0", (double)node->attr.eps);
         return NNOP_ERR_INVALID_ARGUMENT;
     }
-    if (x->ndim < 2 || x->ndim > 4) {
-        NNOP_MSG("x must have 2 to 4 dims (has %d)", x->ndim);
+    if (nnop__check_nchw_rank(x, msg, msg_len) != NNOP_OK)
         return NNOP_ERR_SHAPE;
-    }
     for (i = 1; i < 5; i++)
         if (in[i]->ndim != 1 || in[i]->dims[0] != x->dims[1]) {
             NNOP_MSG("wrong channel count: %s must be 1-D with C = %lld elements", names[i],

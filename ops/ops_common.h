@@ -34,4 +34,15 @@ static inline int64_t nnop__at(const nnop__view4 *v, int64_t n, int64_t c, int64
 
 #define NNOP_MSG(...) snprintf(msg, msg_len, __VA_ARGS__)
 
+/* x has 2 to 4 dims: N, C[, H[, W]], channels in dim 1 (the ops that work per channel or on
+ * a view4). NNOP_ERR_SHAPE and the message otherwise. */
+static inline nnop_status nnop__check_nchw_rank(const nnop_tensor_desc *x, char *msg,
+                                                size_t msg_len)
+{
+    if (x->ndim >= 2 && x->ndim <= 4)
+        return NNOP_OK;
+    NNOP_MSG("x must have 2 to 4 dims, N, C[, H[, W]] (has %d)", x->ndim);
+    return NNOP_ERR_SHAPE;
+}
+
 #endif /* NNOP_OPS_COMMON_H */

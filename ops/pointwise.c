@@ -6,10 +6,9 @@
 static nnop_status check_channel_param(const nnop_tensor_desc *x, const nnop_tensor_desc *p,
                                        const char *what, char *msg, size_t msg_len)
 {
-    if (x->ndim < 2 || x->ndim > 4) {
-        NNOP_MSG("x must have 2 to 4 dims to carry channels in dim 1 (has %d)", x->ndim);
-        return NNOP_ERR_SHAPE;
-    }
+    nnop_status st = nnop__check_nchw_rank(x, msg, msg_len);
+    if (st != NNOP_OK)
+        return st;
     if (p->ndim != 1 || p->dims[0] != x->dims[1]) {
         NNOP_MSG("wrong channel count: %s must be 1-D with %lld elements (x has C = %lld), "
                  "got %d-D with %lld in dim 0",

@@ -5,15 +5,11 @@ static nnop_status flatten_infer(const nnop__node *node, const nnop_tensor_desc 
                                  nnop_tensor_desc *out, char *msg, size_t msg_len)
 {
     const nnop_tensor_desc *x = in[0];
+    nnop__view4 v = nnop__view(x);
     (void)node;
-    if (x->ndim < 2 || x->ndim > 4) {
-        NNOP_MSG("x must have 2 to 4 dims (has %d)", x->ndim);
+    if (nnop__check_nchw_rank(x, msg, msg_len) != NNOP_OK)
         return NNOP_ERR_SHAPE;
-    }
-    {
-        nnop__view4 v = nnop__view(x);
-        *out = nnop_tensor_2d(x->dtype, v.n, v.c * v.h * v.w);
-    }
+    *out = nnop_tensor_2d(x->dtype, v.n, v.c * v.h * v.w);
     return NNOP_OK;
 }
 

@@ -6,13 +6,11 @@
 static nnop_status softmax_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
                                  nnop_tensor_desc *out, char *msg, size_t msg_len)
 {
+    nnop_status st = nnop__check_nchw_rank(in[0], msg, msg_len);
     (void)node;
-    if (in[0]->ndim < 2 || in[0]->ndim > 4) {
-        NNOP_MSG("x must have 2 to 4 dims (has %d)", in[0]->ndim);
-        return NNOP_ERR_SHAPE;
-    }
-    *out = *in[0];
-    return NNOP_OK;
+    if (st == NNOP_OK)
+        *out = *in[0];
+    return st;
 }
 
 static void softmax_reference(const nnop__node *node, const float *const *in,

@@ -139,6 +139,23 @@ static void test_bias_rejects_wrong_channel_count(void **state)
                          "wrong channel count: bias");
 }
 
+/* The per-channel ops and flatten take 2 to 4 dims; a 1-D x is refused by each. */
+static void test_channel_ops_reject_1d_x(void **state)
+{
+    int op;
+    (void)state;
+    for (op = 0; op < 4; op++) {
+        nnop_graph *g = new_graph();
+        nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 4);
+        nnop_value x = nnop_input(g, "x", &d), p = const1(g, NNOP_F32, 4), y;
+        y = op == 0   ? nnop_bias(g, x, p)
+            : op == 1 ? nnop_batchnorm(g, x, p, p, p, p, 1e-5f)
+            : op == 2 ? nnop_softmax(g, x)
+                      : nnop_flatten(g, x);
+        expect_builder_error(g, y, NNOP_ERR_SHAPE, "x must have 2 to 4 dims");
+    }
+}
+
 static void test_bias_rejects_2d_bias(void **state)
 {
     nnop_graph *g = new_graph();
@@ -1334,6 +1351,7 @@ int main(void)
             cmocka_unit_test(test_grouped_conv_rejects_wrong_channels_per_group),
             cmocka_unit_test(test_bias_rejects_wrong_channel_count),
             cmocka_unit_test(test_bias_rejects_2d_bias),
+            cmocka_unit_test(test_channel_ops_reject_1d_x),
             cmocka_unit_test(test_batchnorm_rejects_wrong_channel_count),
             cmocka_unit_test(test_batchnorm_rejects_wrong_gamma_count),
             cmocka_unit_test(test_linear_rejects_wrong_input_features),
