@@ -1,27 +1,10 @@
 /* mnist.c: MNIST IDX reader and the graphs of the bundled classifiers (see mnist.h). */
 #include "mnist.h"
+#include "errbuf.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define MNIST_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define MNIST_PRINTF(a, b)
-#endif
-
-static void set_error(char *err, size_t err_len, const char *fmt, ...) MNIST_PRINTF(3, 4);
-static void set_error(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || err_len == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------------------------ IDX files */
 static uint32_t be32(const unsigned char *p)
@@ -38,39 +21,40 @@ static nnop_status read_idx(const char *path, uint32_t magic, size_t hdr_bytes, 
     long size;
     *payload = NULL;
     if (!fp) {
-        set_error(err, err_len, "%s: cannot open the file", path);
+        errbuf_set(err, err_len, "%s: cannot open the file", path);
         return NNOP_ERR_IO;
     }
     if (fseek(fp, 0, SEEK_END) != 0 || (size = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
         fclose(fp);
-        set_error(err, err_len, "%s: cannot determine the file size", path);
+        errbuf_set(err, err_len, "%s: cannot determine the file size", path);
         return NNOP_ERR_IO;
     }
     if ((size_t)size < hdr_bytes || fread(hdr, 1, hdr_bytes, fp) != hdr_bytes) {
         fclose(fp);
-        set_error(err, err_len, "%s: file of %ld bytes is too short for an IDX header", path, size);
+        errbuf_set(err, err_len, "%s: file of %ld bytes is too short for an IDX header", path,
+                   size);
         return NNOP_ERR_FORMAT;
     }
     if (be32(hdr) != magic) {
         fclose(fp);
-        set_error(err, err_len,
-                  "%s: IDX magic is 0x%08lx, expected 0x%08lx (is it gzip "
-                  "compressed? gunzip it first)",
-                  path, (unsigned long)be32(hdr), (unsigned long)magic);
+        errbuf_set(err, err_len,
+                   "%s: IDX magic is 0x%08lx, expected 0x%08lx (is it gzip "
+                   "compressed? gunzip it first)",
+                   path, (unsigned long)be32(hdr), (unsigned long)magic);
         return NNOP_ERR_FORMAT;
     }
     *payload_bytes = (size_t)size - hdr_bytes;
     *payload = (unsigned char *)malloc(*payload_bytes ? *payload_bytes : 1);
     if (!*payload) {
         fclose(fp);
-        set_error(err, err_len, "%s: out of memory", path);
+        errbuf_set(err, err_len, "%s: out of memory", path);
         return NNOP_ERR_OUT_OF_MEMORY;
     }
     if (fread(*payload, 1, *payload_bytes, fp) != *payload_bytes) {
         fclose(fp);
         free(*payload);
         *payload = NULL;
-        set_error(err, err_len, "%s: read error", path);
+        errbuf_set(err, err_len, "%s: read error", path);
         return NNOP_ERR_IO;
     }
     fclose(fp);
@@ -90,16 +74,16 @@ nnop_status mnist_read_idx1(const char *path, int expected_count, int max_value,
         return st;
     n = be32(hdr + 4);
     if (bytes != n || n > 0x7fffffffu || (expected_count > 0 && n != (uint32_t)expected_count)) {
-        set_error(err, err_len, "%s: header says %lu entries, the file holds %lu%s%d", path,
-                  (unsigned long)n, (unsigned long)bytes, expected_count > 0 ? ", expected " : "",
-                  expected_count > 0 ? expected_count : 0);
+        errbuf_set(err, err_len, "%s: header says %lu entries, the file holds %lu%s%d", path,
+                   (unsigned long)n, (unsigned long)bytes, expected_count > 0 ? ", expected " : "",
+                   expected_count > 0 ? expected_count : 0);
         free(data);
         return NNOP_ERR_FORMAT;
     }
     for (i = 0; i < bytes; i++) {
         if (data[i] >= max_value) {
-            set_error(err, err_len, "%s: entry %lu is %d, must be below %d", path, (unsigned long)i,
-                      data[i], max_value);
+            errbuf_set(err, err_len, "%s: entry %lu is %d, must be below %d", path,
+                       (unsigned long)i, data[i], max_value);
             free(data);
             return NNOP_ERR_FORMAT;
         }
@@ -135,11 +119,11 @@ nnop_status mnist_load(const char *dir, const char *prefix, mnist_set *out, char
     n = be32(hdr + 4), rows = be32(hdr + 8), cols = be32(hdr + 12);
     if (rows != MNIST_ROWS || cols != MNIST_COLS || n == 0 || n > 1000000 ||
         bytes != (size_t)n * MNIST_PIXELS) {
-        set_error(err, err_len,
-                  "%s: header says %lu images of %lux%lu, the file holds %lu "
-                  "pixel bytes (expected 28x28 images)",
-                  path, (unsigned long)n, (unsigned long)rows, (unsigned long)cols,
-                  (unsigned long)bytes);
+        errbuf_set(err, err_len,
+                   "%s: header says %lu images of %lux%lu, the file holds %lu "
+                   "pixel bytes (expected 28x28 images)",
+                   path, (unsigned long)n, (unsigned long)rows, (unsigned long)cols,
+                   (unsigned long)bytes);
         mnist_free(out);
         return NNOP_ERR_FORMAT;
     }
@@ -216,7 +200,7 @@ static nnop_value weight(builder *b, const char *name, int ndim, int64_t d0, int
     f32 = (float *)malloc((size_t)count * sizeof(float));
     conv = malloc((size_t)count * nnop_dtype_size(b->t));
     if (!f32 || !conv) {
-        set_error(b->err, b->err_len, "out of memory loading tensor '%s'", name);
+        errbuf_set(b->err, b->err_len, "out of memory loading tensor '%s'", name);
         b->st = NNOP_ERR_OUT_OF_MEMORY;
     } else {
         b->st = safetensors_read_f32(b->w, name, ndim, shape, f32, b->err, b->err_len);
@@ -361,7 +345,7 @@ nnop_status mnist_build(nnop_graph *g, nnop_context *ctx, mnist_model_kind m,
     nnop_value x;
     nnop_status st;
     if (!g || !ctx || !w || n < 1) {
-        set_error(err, err_len, "mnist_build: invalid argument");
+        errbuf_set(err, err_len, "mnist_build: invalid argument");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     b.g = g, b.w = w, b.t = t, b.st = NNOP_OK, b.err = err, b.err_len = err_len;
@@ -374,8 +358,8 @@ nnop_status mnist_build(nnop_graph *g, nnop_context *ctx, mnist_model_kind m,
     if (st == NNOP_OK)
         st = nnop_graph_status(g);
     if (st != NNOP_OK)
-        set_error(err, err_len, "building the %s graph: %s: %s", mnist_model_name(m),
-                  nnop_status_string(st), nnop_context_last_error(ctx));
+        errbuf_set(err, err_len, "building the %s graph: %s: %s", mnist_model_name(m),
+                   nnop_status_string(st), nnop_context_last_error(ctx));
     return st;
 }
 

@@ -1,32 +1,15 @@
 /* safetensors.c: validating safetensors reader (JSON header parsed with cJSON) and a small
  * float32 writer. See safetensors.h for the checks. */
 #include "safetensors.h"
+#include "errbuf.h"
 
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define ST_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define ST_PRINTF(a, b)
-#endif
-
 /* Integers in JSON numbers are exact up to 2^53. */
 #define ST_MAX_JSON_INT 9007199254740992.0
-
-static void set_error(char *err, size_t err_len, const char *fmt, ...) ST_PRINTF(3, 4);
-static void set_error(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || err_len == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
 
 static char *dup_string(const char *s)
 {
@@ -104,21 +87,21 @@ static int json_uint(const cJSON *item, uint64_t *out, const char *file, const c
 {
     double d;
     if (!cJSON_IsNumber(item)) {
-        set_error(err, err_len, "%s: tensor '%s': %s is not a number", file, tensor, what);
+        errbuf_set(err, err_len, "%s: tensor '%s': %s is not a number", file, tensor, what);
         return 0;
     }
     d = item->valuedouble;
     if (d != d || d < 0.0) {
-        set_error(err, err_len, "%s: tensor '%s': %s is negative (%g)", file, tensor, what, d);
+        errbuf_set(err, err_len, "%s: tensor '%s': %s is negative (%g)", file, tensor, what, d);
         return 0;
     }
     if (d > ST_MAX_JSON_INT) {
-        set_error(err, err_len, "%s: tensor '%s': %s is too large (%g)", file, tensor, what, d);
+        errbuf_set(err, err_len, "%s: tensor '%s': %s is too large (%g)", file, tensor, what, d);
         return 0;
     }
     if ((double)(uint64_t)d != d) {
-        set_error(err, err_len, "%s: tensor '%s': %s is not an integer (%g)", file, tensor, what,
-                  d);
+        errbuf_set(err, err_len, "%s: tensor '%s': %s is not an integer (%g)", file, tensor, what,
+                   d);
         return 0;
     }
     *out = (uint64_t)d;
@@ -133,21 +116,21 @@ static nnop_status parse_entry(safetensors_tensor *t, const cJSON *entry, const 
     uint64_t begin, end, count = 1, esize, need;
     char shape_buf[160];
     if (!cJSON_IsObject(entry)) {
-        set_error(err, err_len, "%s: tensor '%s': header entry is not a JSON object", file, name);
+        errbuf_set(err, err_len, "%s: tensor '%s': header entry is not a JSON object", file, name);
         return NNOP_ERR_FORMAT;
     }
     dtype = cJSON_GetObjectItemCaseSensitive(entry, "dtype");
     shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
     offsets = cJSON_GetObjectItemCaseSensitive(entry, "data_offsets");
     if (!dtype || !shape || !offsets) {
-        set_error(err, err_len, "%s: tensor '%s': header entry lacks \"%s\"", file, name,
-                  !dtype   ? "dtype"
-                  : !shape ? "shape"
-                           : "data_offsets");
+        errbuf_set(err, err_len, "%s: tensor '%s': header entry lacks \"%s\"", file, name,
+                   !dtype   ? "dtype"
+                   : !shape ? "shape"
+                            : "data_offsets");
         return NNOP_ERR_FORMAT;
     }
     if (!cJSON_IsString(dtype)) {
-        set_error(err, err_len, "%s: tensor '%s': \"dtype\" is not a string", file, name);
+        errbuf_set(err, err_len, "%s: tensor '%s': \"dtype\" is not a string", file, name);
         return NNOP_ERR_FORMAT;
     }
     if (strcmp(dtype->valuestring, "F32") == 0)
@@ -157,22 +140,22 @@ static nnop_status parse_entry(safetensors_tensor *t, const cJSON *entry, const 
     else if (strcmp(dtype->valuestring, "BF16") == 0)
         t->dtype = NNOP_BF16;
     else {
-        set_error(err, err_len,
-                  "%s: tensor '%s': %s dtype '%.32s' (nnop reads F32, F16 and "
-                  "BF16)",
-                  file, name,
-                  known_unsupported_dtype(dtype->valuestring) ? "unsupported" : "unknown",
-                  dtype->valuestring);
+        errbuf_set(err, err_len,
+                   "%s: tensor '%s': %s dtype '%.32s' (nnop reads F32, F16 and "
+                   "BF16)",
+                   file, name,
+                   known_unsupported_dtype(dtype->valuestring) ? "unsupported" : "unknown",
+                   dtype->valuestring);
         return NNOP_ERR_FORMAT;
     }
     esize = nnop_dtype_size(t->dtype);
     if (!cJSON_IsArray(shape)) {
-        set_error(err, err_len, "%s: tensor '%s': \"shape\" is not an array", file, name);
+        errbuf_set(err, err_len, "%s: tensor '%s': \"shape\" is not an array", file, name);
         return NNOP_ERR_FORMAT;
     }
     if (cJSON_GetArraySize(shape) > NNOP_MAX_DIMS) {
-        set_error(err, err_len, "%s: tensor '%s': shape has %d dims, more than %d", file, name,
-                  cJSON_GetArraySize(shape), NNOP_MAX_DIMS);
+        errbuf_set(err, err_len, "%s: tensor '%s': shape has %d dims, more than %d", file, name,
+                   cJSON_GetArraySize(shape), NNOP_MAX_DIMS);
         return NNOP_ERR_FORMAT;
     }
     t->ndim = 0;
@@ -185,16 +168,16 @@ static nnop_status parse_entry(safetensors_tensor *t, const cJSON *entry, const 
             return NNOP_ERR_FORMAT;
         t->shape[t->ndim++] = (int64_t)v;
         if (v != 0 && count > (uint64_t)SIZE_MAX / esize / v) {
-            set_error(err, err_len, "%s: tensor '%s': shape %s is too large", file, name,
-                      safetensors_shape_string(t->ndim, t->shape, shape_buf, sizeof shape_buf));
+            errbuf_set(err, err_len, "%s: tensor '%s': shape %s is too large", file, name,
+                       safetensors_shape_string(t->ndim, t->shape, shape_buf, sizeof shape_buf));
             return NNOP_ERR_FORMAT;
         }
         count *= v;
     }
     t->count = (int64_t)count;
     if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2) {
-        set_error(err, err_len, "%s: tensor '%s': \"data_offsets\" is not an array [begin, end]",
-                  file, name);
+        errbuf_set(err, err_len, "%s: tensor '%s': \"data_offsets\" is not an array [begin, end]",
+                   file, name);
         return NNOP_ERR_FORMAT;
     }
     if (!json_uint(cJSON_GetArrayItem(offsets, 0), &begin, file, name, "data_offsets[0]", err,
@@ -203,29 +186,29 @@ static nnop_status parse_entry(safetensors_tensor *t, const cJSON *entry, const 
                    err_len))
         return NNOP_ERR_FORMAT;
     if (end < begin) {
-        set_error(err, err_len,
-                  "%s: tensor '%s': data_offsets [%llu, %llu] end before they "
-                  "begin",
-                  file, name, (unsigned long long)begin, (unsigned long long)end);
+        errbuf_set(err, err_len,
+                   "%s: tensor '%s': data_offsets [%llu, %llu] end before they "
+                   "begin",
+                   file, name, (unsigned long long)begin, (unsigned long long)end);
         return NNOP_ERR_FORMAT;
     }
     if (end > data_bytes) {
-        set_error(err, err_len,
-                  "%s: tensor '%s': data_offsets [%llu, %llu] lie outside the "
-                  "data region of %llu bytes (truncated file?)",
-                  file, name, (unsigned long long)begin, (unsigned long long)end,
-                  (unsigned long long)data_bytes);
+        errbuf_set(err, err_len,
+                   "%s: tensor '%s': data_offsets [%llu, %llu] lie outside the "
+                   "data region of %llu bytes (truncated file?)",
+                   file, name, (unsigned long long)begin, (unsigned long long)end,
+                   (unsigned long long)data_bytes);
         return NNOP_ERR_FORMAT;
     }
     need = count * esize;
     if (end - begin != need) {
-        set_error(err, err_len,
-                  "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes but "
-                  "shape %s of %s needs %llu",
-                  file, name, (unsigned long long)begin, (unsigned long long)end,
-                  (unsigned long long)(end - begin),
-                  safetensors_shape_string(t->ndim, t->shape, shape_buf, sizeof shape_buf),
-                  dtype->valuestring, (unsigned long long)need);
+        errbuf_set(err, err_len,
+                   "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes but "
+                   "shape %s of %s needs %llu",
+                   file, name, (unsigned long long)begin, (unsigned long long)end,
+                   (unsigned long long)(end - begin),
+                   safetensors_shape_string(t->ndim, t->shape, shape_buf, sizeof shape_buf),
+                   dtype->valuestring, (unsigned long long)need);
         return NNOP_ERR_FORMAT;
     }
     t->offset = (size_t)begin;
@@ -238,7 +221,7 @@ static nnop_status parse_metadata(safetensors_file *f, const cJSON *meta, char *
     const cJSON *item;
     int n = cJSON_GetArraySize(meta), i = 0;
     if (!cJSON_IsObject(meta)) {
-        set_error(err, err_len, "%s: \"__metadata__\" is not a JSON object", f->path);
+        errbuf_set(err, err_len, "%s: \"__metadata__\" is not a JSON object", f->path);
         return NNOP_ERR_FORMAT;
     }
     if (n == 0)
@@ -250,8 +233,8 @@ static nnop_status parse_metadata(safetensors_file *f, const cJSON *meta, char *
     cJSON_ArrayForEach(item, meta)
     {
         if (!cJSON_IsString(item)) {
-            set_error(err, err_len, "%s: \"__metadata__\" value of '%s' is not a string", f->path,
-                      item->string);
+            errbuf_set(err, err_len, "%s: \"__metadata__\" value of '%s' is not a string", f->path,
+                       item->string);
             return NNOP_ERR_FORMAT;
         }
         f->meta_keys[i] = dup_string(item->string);
@@ -291,8 +274,8 @@ static nnop_status check_layout(safetensors_file *f, char *err, size_t err_len)
     nnop_status st = NNOP_OK;
     if (f->n_tensors == 0) {
         if (f->data_bytes != 0) {
-            set_error(err, err_len, "%s: no tensors in the header but %llu bytes of data", f->path,
-                      (unsigned long long)f->data_bytes);
+            errbuf_set(err, err_len, "%s: no tensors in the header but %llu bytes of data", f->path,
+                       (unsigned long long)f->data_bytes);
             return NNOP_ERR_FORMAT;
         }
         return NNOP_OK;
@@ -305,8 +288,8 @@ static nnop_status check_layout(safetensors_file *f, char *err, size_t err_len)
     qsort(order, (size_t)f->n_tensors, sizeof *order, by_name);
     for (i = 1; i < f->n_tensors; i++) {
         if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
-            set_error(err, err_len, "%s: tensor '%s' appears twice in the header", f->path,
-                      order[i]->name);
+            errbuf_set(err, err_len, "%s: tensor '%s' appears twice in the header", f->path,
+                       order[i]->name);
             free(order);
             return NNOP_ERR_FORMAT;
         }
@@ -315,29 +298,29 @@ static nnop_status check_layout(safetensors_file *f, char *err, size_t err_len)
     for (i = 0; i < f->n_tensors && st == NNOP_OK; i++) {
         const safetensors_tensor *t = order[i];
         if (t->offset < pos) {
-            set_error(err, err_len,
-                      "%s: tensor '%s' (data_offsets [%llu, %llu]) overlaps "
-                      "tensor '%s' (data_offsets [%llu, %llu])",
-                      f->path, t->name, (unsigned long long)t->offset,
-                      (unsigned long long)(t->offset + t->bytes), order[i - 1]->name,
-                      (unsigned long long)order[i - 1]->offset,
-                      (unsigned long long)(order[i - 1]->offset + order[i - 1]->bytes));
+            errbuf_set(err, err_len,
+                       "%s: tensor '%s' (data_offsets [%llu, %llu]) overlaps "
+                       "tensor '%s' (data_offsets [%llu, %llu])",
+                       f->path, t->name, (unsigned long long)t->offset,
+                       (unsigned long long)(t->offset + t->bytes), order[i - 1]->name,
+                       (unsigned long long)order[i - 1]->offset,
+                       (unsigned long long)(order[i - 1]->offset + order[i - 1]->bytes));
             st = NNOP_ERR_FORMAT;
         } else if (t->offset > pos) {
-            set_error(err, err_len,
-                      "%s: bytes [%llu, %llu) of the data region before tensor "
-                      "'%s' belong to no tensor (a hole)",
-                      f->path, (unsigned long long)pos, (unsigned long long)t->offset, t->name);
+            errbuf_set(err, err_len,
+                       "%s: bytes [%llu, %llu) of the data region before tensor "
+                       "'%s' belong to no tensor (a hole)",
+                       f->path, (unsigned long long)pos, (unsigned long long)t->offset, t->name);
             st = NNOP_ERR_FORMAT;
         }
         pos = t->offset + t->bytes;
     }
     if (st == NNOP_OK && pos != f->data_bytes) {
-        set_error(err, err_len,
-                  "%s: the last %llu bytes of the data region belong to no tensor "
-                  "(after tensor '%s')",
-                  f->path, (unsigned long long)(f->data_bytes - pos),
-                  order[f->n_tensors - 1]->name);
+        errbuf_set(err, err_len,
+                   "%s: the last %llu bytes of the data region belong to no tensor "
+                   "(after tensor '%s')",
+                   f->path, (unsigned long long)(f->data_bytes - pos),
+                   order[f->n_tensors - 1]->name);
         st = NNOP_ERR_FORMAT;
     }
     free(order);
@@ -359,10 +342,10 @@ static nnop_status parse_header(safetensors_file *f, const char *hdr, size_t hdr
     size_t i;
     int n;
     if (hdr_bytes == 0 || hdr[0] != '{') {
-        set_error(err, err_len,
-                  "%s: the header does not start with '{': not a safetensors "
-                  "file, or a corrupt one",
-                  f->path);
+        errbuf_set(err, err_len,
+                   "%s: the header does not start with '{': not a safetensors "
+                   "file, or a corrupt one",
+                   f->path);
         return NNOP_ERR_FORMAT;
     }
     root = cJSON_ParseWithLengthOpts(hdr, hdr_bytes, &end, 0);
@@ -373,24 +356,24 @@ static nnop_status parse_header(safetensors_file *f, const char *hdr, size_t hdr
         for (i = 0; i < show; i++)
             snippet[i] = (hdr[at + i] >= 32 && hdr[at + i] < 127) ? hdr[at + i] : '?';
         snippet[show] = '\0';
-        set_error(err, err_len,
-                  "%s: the JSON header (%llu bytes) is invalid near byte %llu: "
-                  "\"%s\"",
-                  f->path, (unsigned long long)hdr_bytes, (unsigned long long)at, snippet);
+        errbuf_set(err, err_len,
+                   "%s: the JSON header (%llu bytes) is invalid near byte %llu: "
+                   "\"%s\"",
+                   f->path, (unsigned long long)hdr_bytes, (unsigned long long)at, snippet);
         return NNOP_ERR_FORMAT;
     }
     for (i = (size_t)(end - hdr); i < hdr_bytes; i++) {
         if (!is_json_space(hdr[i])) {
-            set_error(err, err_len,
-                      "%s: unexpected bytes after the JSON header object at byte "
-                      "%llu of %llu",
-                      f->path, (unsigned long long)i, (unsigned long long)hdr_bytes);
+            errbuf_set(err, err_len,
+                       "%s: unexpected bytes after the JSON header object at byte "
+                       "%llu of %llu",
+                       f->path, (unsigned long long)i, (unsigned long long)hdr_bytes);
             cJSON_Delete(root);
             return NNOP_ERR_FORMAT;
         }
     }
     if (!cJSON_IsObject(root)) {
-        set_error(err, err_len, "%s: the JSON header is not an object", f->path);
+        errbuf_set(err, err_len, "%s: the JSON header is not an object", f->path);
         cJSON_Delete(root);
         return NNOP_ERR_FORMAT;
     }
@@ -409,7 +392,7 @@ static nnop_status parse_header(safetensors_file *f, const char *hdr, size_t hdr
     {
         if (strcmp(item->string, "__metadata__") == 0) {
             if (f->n_meta > 0 || f->meta_keys) {
-                set_error(err, err_len, "%s: \"__metadata__\" appears twice", f->path);
+                errbuf_set(err, err_len, "%s: \"__metadata__\" appears twice", f->path);
                 st = NNOP_ERR_FORMAT;
             } else {
                 st = parse_metadata(f, item, err, err_len);
@@ -441,49 +424,49 @@ nnop_status safetensors_parse(const void *bytes, size_t size, const char *name,
     uint64_t hlen = 0;
     nnop_status st;
     int i;
-    set_error(err, err_len, "%s", "");
+    errbuf_set(err, err_len, "%s", "");
     if (!out) {
-        set_error(err, err_len, "safetensors_parse: out is NULL");
+        errbuf_set(err, err_len, "safetensors_parse: out is NULL");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     *out = NULL;
     if (!bytes && size) {
-        set_error(err, err_len, "safetensors_parse: bytes is NULL");
+        errbuf_set(err, err_len, "safetensors_parse: bytes is NULL");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     if (!name)
         name = "<memory>";
     if (size < 8) {
-        set_error(err, err_len,
-                  "%s: file is %llu bytes, too short for the 8-byte header "
-                  "length (empty or truncated file)",
-                  name, (unsigned long long)size);
+        errbuf_set(err, err_len,
+                   "%s: file is %llu bytes, too short for the 8-byte header "
+                   "length (empty or truncated file)",
+                   name, (unsigned long long)size);
         return NNOP_ERR_FORMAT;
     }
     for (i = 7; i >= 0; i--)
         hlen = (hlen << 8) | b[i];
     if (hlen == 0) {
-        set_error(err, err_len, "%s: header length is 0", name);
+        errbuf_set(err, err_len, "%s: header length is 0", name);
         return NNOP_ERR_FORMAT;
     }
     if (hlen > SAFETENSORS_MAX_HEADER_BYTES) {
-        set_error(err, err_len,
-                  "%s: header length %llu exceeds the limit of %u bytes (not a "
-                  "safetensors file?)",
-                  name, (unsigned long long)hlen, SAFETENSORS_MAX_HEADER_BYTES);
+        errbuf_set(err, err_len,
+                   "%s: header length %llu exceeds the limit of %u bytes (not a "
+                   "safetensors file?)",
+                   name, (unsigned long long)hlen, SAFETENSORS_MAX_HEADER_BYTES);
         return NNOP_ERR_FORMAT;
     }
     if (hlen > size - 8) {
-        set_error(err, err_len,
-                  "%s: header length %llu runs past the end of the file (%llu "
-                  "bytes follow the length field): truncated file?",
-                  name, (unsigned long long)hlen, (unsigned long long)(size - 8));
+        errbuf_set(err, err_len,
+                   "%s: header length %llu runs past the end of the file (%llu "
+                   "bytes follow the length field): truncated file?",
+                   name, (unsigned long long)hlen, (unsigned long long)(size - 8));
         return NNOP_ERR_FORMAT;
     }
     f = (safetensors_file *)calloc(1, sizeof *f);
     if (!f || !(f->path = dup_string(name))) {
         free(f);
-        set_error(err, err_len, "%s: out of memory", name);
+        errbuf_set(err, err_len, "%s: out of memory", name);
         return NNOP_ERR_OUT_OF_MEMORY;
     }
     f->data_bytes = size - 8 - (size_t)hlen;
@@ -496,7 +479,7 @@ nnop_status safetensors_parse(const void *bytes, size_t size, const char *name,
             memcpy(f->data, b + 8 + hlen, f->data_bytes);
     }
     if (st == NNOP_ERR_OUT_OF_MEMORY)
-        set_error(err, err_len, "%s: out of memory", name);
+        errbuf_set(err, err_len, "%s: out of memory", name);
     if (st != NNOP_OK) {
         safetensors_close(f);
         return st;
@@ -514,12 +497,12 @@ nnop_status safetensors_open(const char *path, safetensors_file **out, char *err
     if (out)
         *out = NULL;
     if (!path || !out) {
-        set_error(err, err_len, "safetensors_open: %s is NULL", !path ? "path" : "out");
+        errbuf_set(err, err_len, "safetensors_open: %s is NULL", !path ? "path" : "out");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     fp = fopen(path, "rb");
     if (!fp) {
-        set_error(err, err_len, "%s: cannot open the file", path);
+        errbuf_set(err, err_len, "%s: cannot open the file", path);
         return NNOP_ERR_IO;
     }
     for (;;) {
@@ -530,7 +513,7 @@ nnop_status safetensors_open(const char *path, safetensors_file **out, char *err
             if (!nb) {
                 free(buf);
                 fclose(fp);
-                set_error(err, err_len, "%s: out of memory reading the file", path);
+                errbuf_set(err, err_len, "%s: out of memory reading the file", path);
                 return NNOP_ERR_OUT_OF_MEMORY;
             }
             buf = nb;
@@ -544,7 +527,7 @@ nnop_status safetensors_open(const char *path, safetensors_file **out, char *err
     if (ferror(fp)) {
         free(buf);
         fclose(fp);
-        set_error(err, err_len, "%s: read error", path);
+        errbuf_set(err, err_len, "%s: read error", path);
         return NNOP_ERR_IO;
     }
     fclose(fp);
@@ -584,24 +567,24 @@ nnop_status safetensors_read_f32(const safetensors_file *f, const char *name, in
     int i, same;
     int64_t k;
     if (!f || !name || ndim < 0 || ndim > NNOP_MAX_DIMS || (ndim && !shape)) {
-        set_error(err, err_len, "safetensors_read_f32: invalid argument");
+        errbuf_set(err, err_len, "safetensors_read_f32: invalid argument");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     t = safetensors_find(f, name);
     if (!t) {
-        set_error(err, err_len,
-                  "%s: tensor '%s' is missing (the file has %d tensors; is it "
-                  "the right model?)",
-                  f->path, name, f->n_tensors);
+        errbuf_set(err, err_len,
+                   "%s: tensor '%s' is missing (the file has %d tensors; is it "
+                   "the right model?)",
+                   f->path, name, f->n_tensors);
         return NNOP_ERR_FORMAT;
     }
     same = t->ndim == ndim;
     for (i = 0; same && i < ndim; i++)
         same = t->shape[i] == shape[i];
     if (!same) {
-        set_error(err, err_len, "%s: tensor '%s' has shape %s in the file, the model needs %s",
-                  f->path, name, safetensors_shape_string(t->ndim, t->shape, have, sizeof have),
-                  safetensors_shape_string(ndim, shape, want, sizeof want));
+        errbuf_set(err, err_len, "%s: tensor '%s' has shape %s in the file, the model needs %s",
+                   f->path, name, safetensors_shape_string(t->ndim, t->shape, have, sizeof have),
+                   safetensors_shape_string(ndim, shape, want, sizeof want));
         return NNOP_ERR_SHAPE;
     }
     if (!dst)
@@ -619,8 +602,8 @@ nnop_status safetensors_read_f32(const safetensors_file *f, const char *name, in
             uint16_t u = (uint16_t)(p[0] | p[1] << 8);
             nnop_status st = nnop_convert(t->dtype, &u, NNOP_F32, &dst[k], 1);
             if (st != NNOP_OK) {
-                set_error(err, err_len, "%s: tensor '%s': conversion from %s failed", f->path, name,
-                          safetensors_dtype_name(t->dtype));
+                errbuf_set(err, err_len, "%s: tensor '%s': conversion from %s failed", f->path,
+                           name, safetensors_dtype_name(t->dtype));
                 return st;
             }
         }
@@ -646,10 +629,10 @@ nnop_status safetensors_write_f32(const char *path, int n, const char *const *na
     FILE *fp = NULL;
     nnop_status st = NNOP_ERR_OUT_OF_MEMORY;
     int i, d;
-    set_error(err, err_len, "%s", "");
+    errbuf_set(err, err_len, "%s", "");
     if (!path || n < 0 || (n && (!names || !ndims || !shapes || !data)) ||
         (n_meta && (!meta_keys || !meta_values))) {
-        set_error(err, err_len, "safetensors_write_f32: invalid argument");
+        errbuf_set(err, err_len, "safetensors_write_f32: invalid argument");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     root = cJSON_CreateObject();
@@ -692,7 +675,7 @@ nnop_status safetensors_write_f32(const char *path, int n, const char *const *na
         len_bytes[i] = (unsigned char)((uint64_t)padded >> (8 * i));
     fp = fopen(path, "wb");
     if (!fp) {
-        set_error(err, err_len, "%s: cannot create the file", path);
+        errbuf_set(err, err_len, "%s: cannot create the file", path);
         st = NNOP_ERR_IO;
         goto done;
     }
@@ -722,9 +705,9 @@ nnop_status safetensors_write_f32(const char *path, int n, const char *const *na
     st = NNOP_OK;
 done:
     if (st == NNOP_ERR_OUT_OF_MEMORY)
-        set_error(err, err_len, "%s: out of memory building the header", path);
+        errbuf_set(err, err_len, "%s: out of memory building the header", path);
     else if (st == NNOP_ERR_IO && err && err[0] == '\0')
-        set_error(err, err_len, "%s: write error", path);
+        errbuf_set(err, err_len, "%s: write error", path);
     if (fp)
         fclose(fp);
     cJSON_free(json);
