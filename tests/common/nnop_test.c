@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "nnop_test.h"
+#include "platform/platform.h"
 
 void nnop_test_rng_seed(nnop_test_rng *r, uint64_t seed)
 {
@@ -166,4 +167,34 @@ nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
     st = nnop_plan_execute(plan, in, out);
     nnop_plan_destroy(plan);
     return st;
+}
+
+unsigned char *nnop_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = nnop__fopen(path, "rb", NULL);
+    unsigned char *p = NULL;
+    size_t cap = 0, got = 1;
+    int ok = f != NULL;
+    *len = 0;
+    while (ok && got) {
+        if (*len == cap) {
+            unsigned char *q = (unsigned char *)realloc(p, cap ? 2 * cap : 4096);
+            ok = q != NULL;
+            if (!ok)
+                break;
+            p = q;
+            cap = cap ? 2 * cap : 4096;
+        }
+        got = fread(p + *len, 1, cap - *len, f);
+        *len += got;
+    }
+    ok = ok && !ferror(f);
+    if (f)
+        fclose(f);
+    if (!ok) {
+        free(p);
+        *len = 0;
+        return NULL;
+    }
+    return p;
 }

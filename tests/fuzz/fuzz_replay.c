@@ -8,38 +8,10 @@
 
 #include "cache.h"
 #include "internal.h"
+#include "nnop_test.h"
 #include "platform/platform.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static unsigned char *read_all(const char *path, size_t *len)
-{
-    FILE *f = nnop__fopen(path, "rb", NULL);
-    unsigned char *p = NULL;
-    size_t cap = 0;
-    *len = 0;
-    if (!f)
-        return NULL;
-    for (;;) {
-        size_t got;
-        if (*len == cap) {
-            unsigned char *q = (unsigned char *)realloc(p, cap ? 2 * cap : 4096);
-            if (!q) {
-                free(p);
-                fclose(f);
-                return NULL;
-            }
-            p = q;
-            cap = cap ? 2 * cap : 4096;
-        }
-        got = fread(p + *len, 1, cap - *len, f);
-        if (!got)
-            break;
-        *len += got;
-    }
-    fclose(f);
-    return p ? p : (unsigned char *)malloc(1);
-}
 
 static int write_seed(const char *dir, const char *name, const unsigned char *p, size_t len)
 {
@@ -114,7 +86,7 @@ int main(int argc, char **argv)
         return make_seeds(argv[2]);
     for (i = 1; i < argc; i++) {
         size_t len;
-        unsigned char *p = read_all(argv[i], &len);
+        unsigned char *p = nnop_test_read_file(argv[i], &len);
         if (!p) {
             fprintf(stderr, "cannot read %s\n", argv[i]);
             return 1;

@@ -91,31 +91,6 @@ static inline void ct_write(const char *path, const void *data, size_t len)
     assert_int_equal(fclose(f), 0);
 }
 
-/* Whole file into a malloc'd buffer (NULL when missing). */
-static inline unsigned char *ct_read(const char *path, size_t *len)
-{
-    FILE *f = nnop__fopen(path, "rb", NULL);
-    unsigned char *p = NULL;
-    size_t cap = 0;
-    *len = 0;
-    if (!f)
-        return NULL;
-    for (;;) {
-        size_t got;
-        if (*len == cap) {
-            cap = cap ? cap * 2 : 4096;
-            p = (unsigned char *)realloc(p, cap);
-            assert_non_null(p);
-        }
-        got = fread(p + *len, 1, cap - *len, f);
-        if (!got)
-            break;
-        *len += got;
-    }
-    fclose(f);
-    return p;
-}
-
 /* Remove path and its lock file. */
 static inline void ct_cleanup(const char *path)
 {

@@ -168,7 +168,7 @@ static void test_cache_file_wrong_magic_is_ignored_not_overwritten(void **state)
     ct_insert(c, 99, 3);
     assert_int_equal(nnop__cache_save(c, path, 0, msg, sizeof msg), NNOP_ERR_IO);
     assert_non_null(strstr(msg, "not an nnop plan cache"));
-    back = ct_read(path, &len2);
+    back = nnop_test_read_file(path, &len2);
     assert_int_equal(len2, len);
     assert_memory_equal(back, f, len);
     free(back);

@@ -25,19 +25,9 @@ static unsigned g_counter;
 
 static unsigned char *read_whole(const char *path, size_t *size)
 {
-    FILE *fp = fopen(path, "rb");
-    unsigned char *buf;
-    long n;
-    assert_non_null(fp);
-    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-    n = ftell(fp);
-    assert_true(n > 8);
-    rewind(fp);
-    buf = (unsigned char *)malloc((size_t)n);
+    unsigned char *buf = nnop_test_read_file(path, size);
     assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *size = (size_t)n;
+    assert_true(*size > 8);
     return buf;
 }
 
