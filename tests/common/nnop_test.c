@@ -198,3 +198,15 @@ unsigned char *nnop_test_read_file(const char *path, size_t *len)
     }
     return p;
 }
+
+int nnop_test_setup_cpu_context(void **state)
+{
+    *state = nnop_test_cpu_context();
+    return 0;
+}
+
+int nnop_test_teardown_context(void **state)
+{
+    nnop_context_destroy((nnop_context *)*state);
+    return 0;
+}

@@ -64,6 +64,9 @@ void nnop_test_unpack(const nnop_tensor_desc *d, const void *src, float *logical
  * first failing status (compile or execute). */
 nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
                                 const void *const *in, void *const *out);
+/* CMocka group setup and teardown: *state is a CPU-backend context (nnop_test_cpu_context). */
+int nnop_test_setup_cpu_context(void **state);
+int nnop_test_teardown_context(void **state);
 /* The whole file at path, malloc'd (non-NULL even when empty), its size in *len; NULL when
  * it cannot be opened or read (no assertion: the fuzz corpus replay uses it too). */
 unsigned char *nnop_test_read_file(const char *path, size_t *len);

@@ -463,18 +463,6 @@ static void test_conv_f16_all_ones_counts_are_exact(void **state)
     assert_floats(y, want, 12, 0.0);
 }
 
-static int setup(void **state)
-{
-    *state = nnop_test_cpu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    nnop_context_destroy((nnop_context *)*state);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -504,5 +492,6 @@ int main(void)
             cmocka_unit_test(test_conv_bf16_nhwc_matches_naive),
             cmocka_unit_test(test_conv_f16_all_ones_counts_are_exact),
     };
-    return cmocka_run_group_tests_name("ops_conv", tests, setup, teardown);
+    return cmocka_run_group_tests_name("ops_conv", tests, nnop_test_setup_cpu_context,
+                                       nnop_test_teardown_context);
 }

@@ -307,18 +307,6 @@ static void test_flatten_then_linear_same_in_nchw_and_nhwc(void **state)
     assert_memory_equal(y[0], y[1], sizeof y[0]);
 }
 
-static int setup(void **state)
-{
-    *state = nnop_test_cpu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    nnop_context_destroy((nnop_context *)*state);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,5 +323,6 @@ int main(void)
             cmocka_unit_test(test_flatten_f16_nhwc_keeps_logical_order),
             cmocka_unit_test(test_flatten_then_linear_same_in_nchw_and_nhwc),
     };
-    return cmocka_run_group_tests_name("ops_linear", tests, setup, teardown);
+    return cmocka_run_group_tests_name("ops_linear", tests, nnop_test_setup_cpu_context,
+                                       nnop_test_teardown_context);
 }

@@ -333,18 +333,6 @@ static void test_pool_f16_and_bf16_match_naive(void **state)
     }
 }
 
-static int setup(void **state)
-{
-    *state = nnop_test_cpu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    nnop_context_destroy((nnop_context *)*state);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,5 +350,6 @@ int main(void)
             cmocka_unit_test(test_global_avg_pool_of_1x1_is_identity),
             cmocka_unit_test(test_pool_f16_and_bf16_match_naive),
     };
-    return cmocka_run_group_tests_name("ops_pool", tests, setup, teardown);
+    return cmocka_run_group_tests_name("ops_pool", tests, nnop_test_setup_cpu_context,
+                                       nnop_test_teardown_context);
 }

@@ -196,18 +196,6 @@ static void test_softmax_f16_and_bf16_match_formula(void **state)
     }
 }
 
-static int setup(void **state)
-{
-    *state = nnop_test_cpu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    nnop_context_destroy((nnop_context *)*state);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,5 +210,6 @@ int main(void)
             cmocka_unit_test(test_softmax_4d_over_channels_nchw_and_nhwc),
             cmocka_unit_test(test_softmax_f16_and_bf16_match_formula),
     };
-    return cmocka_run_group_tests_name("ops_softmax", tests, setup, teardown);
+    return cmocka_run_group_tests_name("ops_softmax", tests, nnop_test_setup_cpu_context,
+                                       nnop_test_teardown_context);
 }
