@@ -3,6 +3,7 @@
 #define NNOP_CUDA_CTX_H
 
 #include <cuda_runtime.h>
+#include <cublasLt.h>
 #include <cudnn.h>
 
 #include "internal.h"
@@ -27,6 +28,7 @@ struct nnop__cuda_ctx {
      * not be used by two threads at once), made on first need, on the context's stream */
     cudnnHandle_t deser[NNOP_DESER_MAX_THREADS - 1];
     int n_deser;
+    cublasLtHandle_t lt; /* made on the first linear layer that runs on cuBLASLt */
 };
 
 /* The stream the context's work is queued on. */

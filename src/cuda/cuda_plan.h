@@ -50,8 +50,11 @@ typedef enum nnop__step_kind {
     NNOP_STEP_SOFTMAX,
     NNOP_STEP_FLATTEN,
     NNOP_STEP_LINEAR,
-    NNOP_STEP_STEM
+    NNOP_STEP_STEM,
+    NNOP_STEP_BLASLT
 } nnop__step_kind;
+
+typedef struct nnop__lt_step nnop__lt_step; /* blaslt.c */
 
 /* A cuDNN operation graph with its chosen execution plan. */
 typedef struct nnop__dnn_step {
@@ -102,6 +105,8 @@ typedef struct nnop__cuda_step {
     /* stem.c: the own stem kernel (w_slot: its prepared weights) */
     nnop__stem_kparams stem;
     int32_t stem_bias_slot;
+    /* blaslt.c: a linear partition on cuBLASLt (x_slot, w_slot, y_slot as above) */
+    nnop__lt_step *lt;
 } nnop__cuda_step;
 
 /* Where the compile time went, for bench_coldstart: a few clock reads per partition. */
@@ -264,6 +269,18 @@ nnop_status nnop__stem_run(nnop_plan *p, const nnop__cuda_step *st);
 nnop_status nnop__stem_build_kernel(nnop_plan *p, int32_t first, int32_t count,
                                     nnop__cuda_step *st);
 nnop_status nnop__stem_run_kernel(nnop_plan *p, nnop__cuda_step *st);
+
+/* ------------------------------------------------------------------ blaslt.c */
+/* The linear partition [first, first + count) on cuBLASLt: linear [+ bias] [+ ReLU or
+ * tanh-GELU] after folding. NNOP_ERR_UNSUPPORTED when the chain is not one of cuBLASLt's
+ * epilogues, or cuBLASLt offers no algorithm (a message is set only for the latter). */
+nnop_status nnop__step_build_blaslt(nnop_plan *p, int32_t first, int32_t count,
+                                    nnop__cuda_step *st);
+nnop_status nnop__step_run_blaslt(nnop_plan *p, nnop__cuda_step *st);
+void nnop__lt_step_destroy(nnop__lt_step *s);
+size_t nnop__lt_step_workspace(const nnop__lt_step *s);
+/* "[cublasLt matmul, epilogue E, workspace N B" (no closing bracket) */
+size_t nnop__lt_step_describe(const nnop__lt_step *s, char *buf, size_t len);
 
 /* ------------------------------------------------------------------ steps.c */
 nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st);

@@ -165,6 +165,8 @@ void nnop__cuda_context_fini(nnop_context *ctx)
         (void)cudaStreamSynchronize(c->stream);
     for (i = 0; i < c->n_deser; i++)
         (void)cudnnDestroy(c->deser[i]);
+    if (c->lt)
+        (void)cublasLtDestroy(c->lt);
     if (c->handle)
         (void)cudnnDestroy(c->handle);
     if (c->own_stream)

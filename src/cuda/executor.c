@@ -214,15 +214,33 @@ static int splittable(nnop_status st)
 
 /* A producer partition: the whole chain on cuDNN, else shorter prefixes (the rest runs as an
  * own epilogue kernel). */
+/* The linear partition i on cuBLASLt; NNOP_ERR_UNSUPPORTED (no message) when it does not
+ * take it. */
+static nnop_status try_blaslt(nnop_plan *p, int32_t i)
+{
+    nnop_status st =
+            nnop__step_build_blaslt(p, p->parts[i].first, p->parts[i].count, &p->cuda->steps[i]);
+    if (st == NNOP_ERR_UNSUPPORTED)
+        nnop__clear_error(p->ctx);
+    return st;
+}
+
 static nnop_status build_fused(nnop_plan *p, int32_t i)
 {
     char why[NNOP_REASON_LEN], first_why[NNOP_REASON_LEN];
     int32_t first = p->parts[i].first, count = p->parts[i].count, cut;
     nnop_status st = NNOP_ERR_UNSUPPORTED;
+    int linear = p->g->nodes[first].op == NNOP_OP_LINEAR;
+    int fastest = p->ctx->opts.policy == NNOP_POLICY_FASTEST;
     first_why[0] = '\0';
     st = nnop__stem_build_kernel(p, first, count, &p->cuda->steps[i]);
     if (st != NNOP_ERR_UNSUPPORTED)
         return st;
+    if (linear && !fastest) { /* cuBLASLt's kernels ship compiled; cuDNN's matmuls do not */
+        st = try_blaslt(p, i);
+        if (st != NNOP_ERR_UNSUPPORTED)
+            return st;
+    }
     for (cut = count; cut >= 1; cut--) {
         st = try_dnn(p, first, cut, &p->cuda->steps[i], why, sizeof why);
         if (st == NNOP_OK || !splittable(st))
@@ -230,7 +248,12 @@ static nnop_status build_fused(nnop_plan *p, int32_t i)
         if (cut == count)
             snprintf(first_why, sizeof first_why, "%s", why);
     }
-    if (st != NNOP_OK && splittable(st) && p->g->nodes[first].op == NNOP_OP_LINEAR) {
+    if (st != NNOP_OK && splittable(st) && linear && fastest) {
+        nnop_status lt = try_blaslt(p, i);
+        if (lt != NNOP_ERR_UNSUPPORTED)
+            return lt;
+    }
+    if (st != NNOP_OK && splittable(st) && linear) {
         snprintf(p->parts[i].reason, sizeof p->parts[i].reason, "own linear kernel: %s", first_why);
         nnop__clear_error(p->ctx);
         return nnop__step_build_linear(p, first, count, &p->cuda->steps[i]);
@@ -340,9 +363,11 @@ static nnop_status alloc_workspace(nnop_plan *p)
 {
     struct nnop__cuda_plan *cp = p->cuda;
     int32_t i;
-    for (i = 0; i < p->n_parts; i++)
-        if (cp->steps[i].dnn && cp->steps[i].dnn->workspace > cp->workspace_bytes)
-            cp->workspace_bytes = cp->steps[i].dnn->workspace;
+    for (i = 0; i < p->n_parts; i++) {
+        int64_t need = cp->steps[i].dnn ? cp->steps[i].dnn->workspace
+                                        : (int64_t)nnop__lt_step_workspace(cp->steps[i].lt);
+        cp->workspace_bytes = need > cp->workspace_bytes ? need : cp->workspace_bytes;
+    }
     return cp->workspace_bytes ? nnop__plan_alloc(p, (size_t)cp->workspace_bytes, &cp->workspace)
                                : NNOP_OK;
 }
@@ -443,8 +468,10 @@ void nnop__cuda_plan_destroy(nnop_plan *p)
         (void)cudaStreamSynchronize(p->ctx->cuda->stream);
     if (cp->gexec)
         (void)cudaGraphExecDestroy(cp->gexec);
-    for (i = 0; cp->steps && i <= p->g->n_nodes; i++)
+    for (i = 0; cp->steps && i <= p->g->n_nodes; i++) {
         nnop__dnn_step_destroy(cp->steps[i].dnn);
+        nnop__lt_step_destroy(cp->steps[i].lt);
+    }
     nnop__deser_free(cp);
     for (i = 0; i < cp->n_owned; i++)
         (void)cudaFree(cp->owned[i]);
@@ -588,8 +615,9 @@ nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *c
 /* ------------------------------------------------------------------ describe */
 static const char *kernel_name(nnop__step_kind k)
 {
-    static const char *const names[] = {"cudnn",   "epilogue", "pool",   "global_avg_pool",
-                                        "softmax", "flatten",  "linear", "stem conv"};
+    static const char *const names[] = {"cudnn",           "epilogue",  "pool",
+                                        "global_avg_pool", "softmax",   "flatten",
+                                        "linear",          "stem conv", "cublasLt"};
     return names[k];
 }
 
@@ -606,7 +634,12 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
 {
     const nnop__cuda_step *s = &p->cuda->steps[i];
     int n;
-    if (s->kind != NNOP_STEP_DNN)
+    if (s->kind == NNOP_STEP_BLASLT) {
+        size_t m = nnop__lt_step_describe(s->lt, buf, len);
+        n = m < len ? (int)m +
+                              snprintf(buf + m, len - m, "%s]", s->folded ? ", bn/bias folded" : "")
+                    : (int)m;
+    } else if (s->kind != NNOP_STEP_DNN)
         n = snprintf(buf, len, "[own kernel: %s%s]", kernel_name(s->kind),
                      s->folded ? ", bn/bias folded" : "");
     else

@@ -177,6 +177,8 @@ nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st)
 {
     if (st->kind == NNOP_STEP_STEM)
         return nnop__stem_run_kernel(p, st);
+    if (st->kind == NNOP_STEP_BLASLT)
+        return nnop__step_run_blaslt(p, st);
     static const char *const names[] = {"",
                                         "nnop__k_epilogue",
                                         "nnop__k_pool",

@@ -1,0 +1,104 @@
+/* test_gpu_linear.c: linear partitions on the GPU against the CPU reference: cuBLASLt with
+ * its epilogues (bias, ReLU, tanh-GELU, batch-norm folded) in every dtype and policy, bias
+ * as a constant or a graph input, odd sizes; chains cuBLASLt cannot express go to cuDNN or
+ * the own kernel and still match. */
+#include "gpu_harness.h"
+
+typedef struct linear_case {
+    const char *name;
+    nnop_dtype dt;
+    int64_t n, in, out;
+    int bias;    /* 0 none, 1 constant, 2 graph input */
+    int act;     /* nnop_act_kind, -1 none */
+    int bn;      /* batch-norm with constant parameters after the bias */
+    int w_input; /* weights as a graph input */
+    nnop_engine_policy policy;
+    int deterministic;
+    const char *expect; /* substring the plan description must contain */
+} linear_case;
+
+#define F16  NNOP_F16
+#define BF16 NNOP_BF16
+#define F32  NNOP_F32
+#define PP   NNOP_POLICY_PREFER_PRECOMPILED
+#define PO   NNOP_POLICY_PRECOMPILED_ONLY
+#define FA   NNOP_POLICY_FASTEST
+#define RELU NNOP_ACT_RELU
+#define GELU NNOP_ACT_GELU_TANH
+
+/* one case per line reads as a table */
+/* clang-format off */
+static const linear_case cases[] = {
+    {"fp16_bias_relu", F16, 32, 256, 128, 1, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue bias+relu"},
+    {"bf16_bias_relu", BF16, 32, 256, 128, 1, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue bias+relu"},
+    {"fp32_bias_relu_precompiled_only", F32, 32, 256, 128, 1, RELU, 0, 0, PO, 0, "cublasLt matmul, epilogue bias+relu"},
+    {"fp16_resnet_fc_2048_to_1000", F16, 32, 2048, 1000, 1, -1, 0, 0, PO, 0, "cublasLt matmul, epilogue bias,"},
+    {"fp16_odd_sizes_n3_37_to_19", F16, 3, 37, 19, 1, RELU, 0, 0, PP, 0, "cublasLt matmul"},
+    {"fp32_odd_sizes_n1_37_to_19", F32, 1, 37, 19, 1, -1, 0, 0, PP, 0, "cublasLt matmul, epilogue bias,"},
+    {"fp16_no_bias_no_act", F16, 8, 64, 32, 0, -1, 0, 0, PP, 0, "cublasLt matmul, epilogue none"},
+    {"fp16_no_bias_relu", F16, 8, 64, 32, 0, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue relu"},
+    {"fp16_bias_gelu_tanh", F16, 16, 128, 64, 1, GELU, 0, 0, PP, 0, "cublasLt matmul, epilogue bias+gelu_tanh"},
+    {"bf16_bias_bn_relu_folded", BF16, 16, 128, 64, 1, RELU, 1, 0, PP, 0, "epilogue bias+relu, workspace"},
+    {"fp16_runtime_bias", F16, 16, 128, 64, 2, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue bias+relu"},
+    {"fp16_runtime_weights", F16, 16, 128, 64, 1, RELU, 0, 1, PP, 0, "cublasLt matmul"},
+    {"fp16_deterministic", F16, 32, 512, 256, 1, RELU, 0, 0, PP, 1, "cublasLt matmul"},
+    {"fp16_fastest_takes_cudnn", F16, 32, 256, 128, 1, RELU, 0, 0, FA, 0, "cudnn eng"},
+    {"fp16_sigmoid_not_cublaslt", F16, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PP, 0, "cudnn eng"},
+    {"fp32_sigmoid_precompiled_only_own_kernel", F32, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PO, 0, "own kernel: linear"},
+};
+/* clang-format on */
+
+static void build_case(nnop_graph *g, const void *arg)
+{
+    const linear_case *lc = (const linear_case *)arg;
+    nnop_tensor_desc xd = nnop_tensor_2d(lc->dt, lc->n, lc->in);
+    nnop_tensor_desc wd = nnop_tensor_2d(lc->dt, lc->out, lc->in);
+    nnop_tensor_desc kd = nnop_tensor_1d(lc->dt, lc->out);
+    float s = 1.0f / sqrtf((float)lc->in);
+    nnop_value x = nnop_input(g, "x", &xd), w, b = nnop_none(), y;
+    w = lc->w_input ? nnop_input(g, "w", &wd) : h_const(g, "w", &wd, 41, -s, s);
+    if (lc->bias)
+        b = lc->bias == 2 ? nnop_input(g, "b", &kd) : h_const(g, "b", &kd, 42, -0.5f, 0.5f);
+    y = nnop_linear(g, x, w, b);
+    if (lc->bn)
+        y = nnop_batchnorm(g, y, h_const(g, "gamma", &kd, 43, 0.5f, 1.5f),
+                           h_const(g, "beta", &kd, 44, -0.5f, 0.5f),
+                           h_const(g, "mean", &kd, 45, -0.5f, 0.5f),
+                           h_const(g, "var", &kd, 46, 0.5f, 1.5f), 1e-5f);
+    if (lc->act >= 0)
+        y = nnop_act(g, y, (nnop_act_kind)lc->act, 0.0f);
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+}
+
+static void run_case(void **state)
+{
+    const linear_case *lc = (const linear_case *)*state;
+    h_run r;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, lc->dt, (double)lc->in);
+    r.gpu_opts.policy = lc->policy;
+    r.gpu_opts.deterministic = lc->deterministic;
+    if (!h_run_compare(&r, build_case, lc)) {
+        if (r.gpu_compile_status != NNOP_OK)
+            fail_msg("%s: GPU compile: %s: %s", lc->name, nnop_status_string(r.gpu_compile_status),
+                     r.gpu_error);
+        fail_msg("%s: GPU result differs from the CPU reference", lc->name);
+    }
+    print_message("%s: %s", lc->name, r.describe);
+    if (!strstr(r.describe, lc->expect))
+        fail_msg("%s: plan description lacks '%s':\n%s", lc->name, lc->expect, r.describe);
+}
+
+int main(void)
+{
+    enum { N = sizeof cases / sizeof cases[0] };
+    struct CMUnitTest tests[N];
+    size_t i;
+    memset(tests, 0, sizeof tests);
+    for (i = 0; i < N; i++) {
+        tests[i].name = cases[i].name;
+        tests[i].test_func = run_case;
+        tests[i].initial_state = (void *)(uintptr_t)&cases[i];
+    }
+    return cmocka_run_group_tests_name("gpu_linear", tests, NULL, NULL);
+}
