@@ -5,13 +5,17 @@
  * and where the time to the first result went (the plan's compile profile, cuda_plan.h).
  *   usage: bench_coldstart --cache FILE [--policy prefer|precompiled|fastest] [--batch N]
  *          [--load-threads N] (nnop_context_options.load_threads; default 0: the library's)
- *          [--warmup-only]   (compile and write the cache, run nothing: ahead-of-time) */
+ *          [--warmup-only]   (compile and write the cache, run nothing: ahead-of-time)
+ *          [--describe]      (print the plan: which engine or kernel runs each step) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <cuda_runtime.h>
+#ifdef __linux__
+#include <dlfcn.h>
+#endif
 
 #include "cuda/cuda_plan.h"
 #include "nnop/nnop.h"
@@ -23,7 +27,7 @@
 typedef struct args {
     const char *cache, *policy;
     int64_t batch;
-    int warmup_only, load_threads;
+    int warmup_only, load_threads, describe;
 } args;
 
 static double now_ms(void)
@@ -33,10 +37,25 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Limits tools/prof_sampler.c (when LD_PRELOADed with NNOP_SAMPLER_GATED=1) to compile ->
+ * first result. */
+static void sampler_enable(int on)
+{
+#ifdef __linux__
+    void (*enable)(int);
+    *(void **)&enable = dlsym(RTLD_DEFAULT, "nnop_sampler_enable");
+    if (enable)
+        enable(on);
+#else
+    (void)on;
+#endif
+}
+
 static int parse(int argc, char **argv, args *a)
 {
     int i;
     a->cache = NULL, a->policy = "prefer", a->batch = 32, a->warmup_only = 0, a->load_threads = 0;
+    a->describe = 0;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cache") && i + 1 < argc)
             a->cache = argv[++i];
@@ -48,6 +67,8 @@ static int parse(int argc, char **argv, args *a)
             a->load_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup-only"))
             a->warmup_only = 1;
+        else if (!strcmp(argv[i], "--describe"))
+            a->describe = 1;
         else
             return 0;
     }
@@ -118,6 +139,17 @@ static void breakdown(const nnop_plan *plan, const nnop_cache_stats *s, double c
            (int)f->n_uploads, (double)f->upload_bytes / 1e6, (int)plan->cuda->n_owned, exec_ms);
 }
 
+static void describe(const nnop_plan *plan)
+{
+    size_t len = nnop_plan_describe(plan, NULL, 0) + 1;
+    char *text = (char *)malloc(len);
+    if (text) {
+        nnop_plan_describe(plan, text, len);
+        fputs(text, stdout);
+        free(text);
+    }
+}
+
 static int run(const args *a, nnop_context *ctx, double create_ms)
 {
     nnop_graph *g = bench_resnet50_graph(ctx, a->batch);
@@ -132,6 +164,7 @@ static int run(const args *a, nnop_context *ctx, double create_ms)
         return fprintf(stderr, "alloc: %s\n", nnop_context_last_error(ctx)), 1;
     cudaMemset(x, 0x30, xb);
     in[0] = x, out[0] = y;
+    sampler_enable(1);
     t0 = now_ms();
     if (a->warmup_only) {
         if (nnop_graph_warmup(g, NULL) != NNOP_OK)
@@ -144,6 +177,7 @@ static int run(const args *a, nnop_context *ctx, double create_ms)
         if (nnop_plan_execute(plan, in, out) != NNOP_OK || nnop_context_synchronize(ctx))
             return fprintf(stderr, "execute: %s\n", nnop_context_last_error(ctx)), 1;
         first_ms = now_ms() - t0;
+        sampler_enable(0);
         per_batch = steady_ms(ctx, plan, in, out);
     } else {
         first_ms = now_ms() - t0;
@@ -160,6 +194,8 @@ static int run(const args *a, nnop_context *ctx, double create_ms)
            (double)s.heuristics_ns / 1e6, (double)s.finalize_ns / 1e6, (double)s.autotune_ns / 1e6);
     if (plan)
         breakdown(plan, &s, compile_ms, first_ms - compile_ms);
+    if (plan && a->describe)
+        describe(plan);
     nnop_plan_destroy(plan);
     nnop_graph_destroy(g);
     nnop_free(ctx, x);
@@ -177,7 +213,8 @@ int main(int argc, char **argv)
     nnop_context_options_init(&o);
     if (!parse(argc, argv, &a) || !set_policy(&o, a.policy)) {
         fprintf(stderr, "usage: bench_coldstart --cache FILE [--policy prefer|precompiled|"
-                        "fastest] [--batch N] [--load-threads N] [--warmup-only]\n");
+                        "fastest] [--batch N] [--load-threads N] [--warmup-only] "
+                        "[--describe]\n");
         return 2;
     }
     o.backend = NNOP_BACKEND_CUDA;

@@ -3,9 +3,12 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|examples|coldstart|all]   (default all)
+#   usage (repo root): tools/gpu_run.sh [tests|bench|examples|coldstart|profile|all]
+#   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
+# wants NAME: whether NAME (or all) is among the comma-separated modes
+wants() { case ",$WHAT," in *",$1,"* | *",all,"*) return 0 ;; esac; return 1; }
 # the device tool returns at most 8 files from $OUT: logs go to one folder, tarred at the end
 RESULTS=${OUT:-/tmp/nnop-out}
 OUT=/tmp/nnop-logs
@@ -39,15 +42,15 @@ fi
 grep -E "warning" "$OUT/build.log" | head -10
 
 TEST_RC=0
-if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
+if wants tests; then
     echo "== tests"
-    (cd "$BUILD" && NNOP_REQUIRE_GPU=1 ctest --output-on-failure --timeout 300 >"$OUT/ctest.log" 2>&1)
+    (cd "$BUILD" && NNOP_REQUIRE_GPU=1 ctest --output-on-failure --timeout 150 >"$OUT/ctest.log" 2>&1)
     TEST_RC=$?
     grep -E "^\[  (FAILED|SKIPPED|  OK    |PASSED  )|tests passed|tests failed|Failed|Passed|cudnn eng|own kernel" "$OUT/ctest.log" | grep -vE "^\[       OK" | tail -80
     tail -25 "$OUT/ctest.log"
 fi
 
-if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
+if wants bench; then
     echo "== bench"
     if [ -x "$BUILD/bench/bench_conv" ]; then
         "$BUILD/bench/bench_conv" >"$OUT/bench_nnop.txt" 2>&1 || tail -20 "$OUT/bench_nnop.txt"
@@ -77,13 +80,13 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
         python3 bench/merge_table.py "$OUT/bench_nnop_autotune.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table_autotune.md"
     fi
 fi
-if [ "$WHAT" = all ] || [ "$WHAT" = examples ]; then
+if wants examples; then
     echo "== examples on the GPU (MNIST f32/f16, ResNet-50 vs PyTorch)"
     bash examples/check_examples.sh "$BUILD" >"$OUT/examples.log" 2>&1 || { TEST_RC=1; echo "examples FAILED"; }
     grep -E "^==|accuracy|agree|backend|rel|img/s|PASS|FAIL" "$OUT/examples.log" | head -40
 fi
 
-if [ "$WHAT" = all ] || [ "$WHAT" = coldstart ]; then
+if wants coldstart; then
     # compile-to-first-result of ResNet-50 (batch 32): a cold process (no cache file), then a
     # warm one (the file the first wrote), per policy; separate processes each time.
     echo "== coldstart"
@@ -110,6 +113,22 @@ if [ "$WHAT" = all ] || [ "$WHAT" = coldstart ]; then
     printf 'aot-warm ' >>"$OUT/coldstart.txt"
     "$BUILD/bench/bench_coldstart" --cache /tmp/nnop-cache-aot.bin --policy prefer >>"$OUT/coldstart.txt" 2>&1
     cat "$OUT/coldstart.txt"
+fi
+
+if case ",$WHAT," in *,profile,*) true ;; *) false ;; esac; then
+    # where a cold and a warm (serial) compile of ResNet-50 spend their time: a wall-clock
+    # stack sampler on the main thread, limited to compile -> first result
+    echo "== profile"
+    cc -O1 -shared -fPIC tools/prof_sampler.c -o /tmp/prof_sampler.so -ldl || exit 1
+    cache=/tmp/nnop-cache-prof.bin
+    rm -f "$cache" "$cache.lock"
+    for run in cold warm; do
+        LD_PRELOAD=/tmp/prof_sampler.so NNOP_SAMPLER_GATED=1 NNOP_SAMPLER_OUT="$OUT/prof_$run.txt" \
+            "$BUILD/bench/bench_coldstart" --cache "$cache" --policy precompiled --load-threads 1 \
+            --describe | tee -a "$OUT/profile.txt" | grep -E "COLDSTART|breakdown"
+        sed -n '/top frames by/,$p' "$OUT/prof_$run.txt" | head -24
+        tail -2 "$OUT/prof_$run.txt"
+    done
 fi
 
 if [ "${NNOP_BENCH_19:-0}" = 1 ] || [ "$WHAT" = bench19 ]; then

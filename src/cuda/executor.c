@@ -212,8 +212,6 @@ static int splittable(nnop_status st)
     return st == NNOP_ERR_UNSUPPORTED || st == NNOP_ERR_CUDNN;
 }
 
-/* A producer partition: the whole chain on cuDNN, else shorter prefixes (the rest runs as an
- * own epilogue kernel). */
 /* The linear partition i on cuBLASLt; NNOP_ERR_UNSUPPORTED (no message) when it does not
  * take it. */
 static nnop_status try_blaslt(nnop_plan *p, int32_t i)
@@ -225,6 +223,9 @@ static nnop_status try_blaslt(nnop_plan *p, int32_t i)
     return st;
 }
 
+/* A producer partition: the own stem kernel, a linear layer on cuBLASLt (before cuDNN unless
+ * the policy is fastest), the whole chain on cuDNN, else shorter prefixes (the rest runs as
+ * an own epilogue kernel), and for a linear layer nnop's own kernel last. */
 static nnop_status build_fused(nnop_plan *p, int32_t i)
 {
     char why[NNOP_REASON_LEN], first_why[NNOP_REASON_LEN];
