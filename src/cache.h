@@ -125,6 +125,13 @@ enum {
     NNOP_CACHE_FLAG_DETERMINISTIC = 2u     /* engine had no NONDETERMINISTIC numerical note */
 };
 
+#define NNOP_CACHE_MAX_IO 16 /* as NNOP_STEP_MAX_IO (src/cuda/cuda_plan.h) */
+
+typedef struct nnop__cache_io {
+    int64_t uid;   /* CUDNN_ATTR_TENSOR_UNIQUE_ID */
+    int64_t bytes; /* what a buffer for it needs */
+} nnop__cache_io;
+
 typedef struct nnop__knob {
     int64_t type; /* cudnnBackendKnobType_t */
     int64_t value;
@@ -141,6 +148,11 @@ typedef struct nnop__cache_entry {
     int64_t workspace_bytes; /* of the plan; -1 unknown */
     void *blob;              /* serialized execution plan (JSON), NULL if none */
     size_t blob_len;         /* bytes of blob, 0 .. NNOP_CACHE_MAX_BLOB */
+    /* The plan's real tensors (uid and bytes each, in variant-pack order), so a plan can be
+     * deserialized and run once on scratch memory before any graph asks for it (prefetch at
+     * context creation, src/cuda/prefetch.c); n_io 0: unknown. */
+    int32_t n_io; /* 0 .. NNOP_CACHE_MAX_IO */
+    nnop__cache_io io[NNOP_CACHE_MAX_IO];
 } nnop__cache_entry;
 
 /* Free the blob of a looked-up entry and zero it (NULL is fine). */

@@ -12,14 +12,19 @@
 /* ================================================================ the file format */
 static const unsigned char file_magic[8] = {'N', 'N', 'O', 'P', 'C', 'A', 'C', 'H'};
 static const unsigned char entry_marker[4] = {'N', 'N', 'C', 'E'};
-#define FORMAT_VERSION 1u
+/* 2: entries end with their io list (1 had none; its files are rejected like any other). */
+#define FORMAT_VERSION 2u
 #define HEADER_FIXED   32u /* magic 8, version 4, header_len 4, cudnn 8, key_len 4, crc 4 */
 #define RECORD_HEAD    12u /* marker 4, payload_len 4, crc 4 */
-#define PAYLOAD_FIXED                                                                              \
-    48u /* fp 16, engine 8, flags 4, time 4, workspace 8, n_knobs 4, blob_len 4                    \
-         */
-#define KNOB_BYTES  16u
-#define PAYLOAD_MAX (PAYLOAD_FIXED + NNOP_CACHE_MAX_KNOBS * KNOB_BYTES + NNOP_CACHE_MAX_BLOB)
+/* Payload: fp 16, engine 8, flags 4, time 4, workspace 8, n_knobs 4, knobs, blob_len 4, blob,
+ * n_io 4, io. PAYLOAD_FIXED counts every field but knobs, blob and io. */
+#define PAYLOAD_FIXED 52u
+#define KNOB_AT       44u /* first knob; blob_len follows the knobs */
+#define KNOB_BYTES    16u /* type 8, value 8 */
+#define IO_BYTES      16u /* uid 8, bytes 8 */
+#define PAYLOAD_MAX                                                                                \
+    (PAYLOAD_FIXED + NNOP_CACHE_MAX_KNOBS * KNOB_BYTES + NNOP_CACHE_MAX_BLOB +                     \
+     NNOP_CACHE_MAX_IO * IO_BYTES)
 /* Largest file read: a bound on what a corrupted or hostile file can make us allocate. */
 #define FILE_MAX ((size_t)1 << 30)
 
@@ -106,11 +111,22 @@ static void write_header(bytebuf *b, uint64_t cudnn_version, const char *device_
         bb_u32(b, nnop__crc32(0, b->p + start, b->len - start));
 }
 
+/* Bytes of a payload with these counts: the writer's length and what the reader demands. */
+static size_t payload_len(size_t n_knobs, size_t blob_len, size_t n_io)
+{
+    return PAYLOAD_FIXED + n_knobs * KNOB_BYTES + blob_len + n_io * IO_BYTES;
+}
+
+static int io_count_ok(const nnop__cache_entry *e)
+{
+    return e->n_io >= 0 && e->n_io <= NNOP_CACHE_MAX_IO;
+}
+
 static void write_record(bytebuf *b, const nnop__fp *fp, const nnop__cache_entry *e)
 {
-    size_t start, plen = PAYLOAD_FIXED + (size_t)e->n_knobs * KNOB_BYTES + e->blob_len;
+    int32_t i, n_io = io_count_ok(e) ? e->n_io : 0; /* never read past io[]: 0 is "unknown" */
+    size_t start, plen = payload_len((size_t)e->n_knobs, e->blob_len, (size_t)n_io);
     uint32_t time_bits;
-    int32_t i;
     memcpy(&time_bits, &e->time_us, sizeof time_bits);
     bb_put(b, entry_marker, sizeof entry_marker);
     start = b->len;
@@ -129,6 +145,11 @@ static void write_record(bytebuf *b, const nnop__fp *fp, const nnop__cache_entry
     }
     bb_u32(b, (uint32_t)e->blob_len);
     bb_put(b, e->blob, e->blob_len);
+    bb_u32(b, (uint32_t)n_io);
+    for (i = 0; i < n_io; i++) {
+        bb_u64(b, (uint64_t)e->io[i].uid);
+        bb_u64(b, (uint64_t)e->io[i].bytes);
+    }
     if (!b->oom) {
         /* the checksum covers the length field and the payload */
         uint32_t crc = nnop__crc32(0, b->p + start, 4);
@@ -148,7 +169,7 @@ nnop_status nnop__cache_serialize(uint64_t cudnn_version, const char *device_key
     *out = NULL;
     *out_len = 0;
     for (i = 0; i < n; i++)
-        if (!nnop__cache_entry_valid(&entries[i]))
+        if (!nnop__cache_entry_valid(&entries[i]) || !io_count_ok(&entries[i]))
             return NNOP_ERR_INVALID_ARGUMENT;
     write_header(&b, cudnn_version, device_key);
     for (i = 0; i < n; i++)
@@ -223,35 +244,53 @@ static int parse_header(const unsigned char *buf, size_t len, size_t *header_len
     return 1;
 }
 
-/* Decode a payload whose checksum matched. 0 if its fields are inconsistent. */
-static int decode_payload(const unsigned char *p, size_t plen, nnop__fp *fp, nnop__cache_entry *e)
+/* The fixed fields and the knobs of a payload already checked by decode_payload. */
+static void decode_choice(const unsigned char *p, nnop__fp *fp, nnop__cache_entry *e)
 {
-    uint32_t n_knobs, blob_len, time_bits, i;
-    if (plen < PAYLOAD_FIXED)
-        return 0;
-    n_knobs = rd_u32(p + 40);
-    if (n_knobs > NNOP_CACHE_MAX_KNOBS || plen < PAYLOAD_FIXED + (size_t)n_knobs * KNOB_BYTES)
-        return 0;
-    blob_len = rd_u32(p + 44 + (size_t)n_knobs * KNOB_BYTES);
-    if (blob_len > NNOP_CACHE_MAX_BLOB ||
-        plen != PAYLOAD_FIXED + (size_t)n_knobs * KNOB_BYTES + blob_len)
-        return 0;
-    memset(e, 0, sizeof *e);
+    uint32_t time_bits = rd_u32(p + 28);
+    int32_t i;
     fp->lo = rd_u64(p);
     fp->hi = rd_u64(p + 8);
     e->engine_id = (int64_t)rd_u64(p + 16);
     e->flags = rd_u32(p + 24);
-    time_bits = rd_u32(p + 28);
     memcpy(&e->time_us, &time_bits, sizeof time_bits);
     e->workspace_bytes = (int64_t)rd_u64(p + 32);
-    e->n_knobs = (int32_t)n_knobs;
-    for (i = 0; i < n_knobs; i++) {
-        e->knobs[i].type = (int64_t)rd_u64(p + 44 + (size_t)i * KNOB_BYTES);
-        e->knobs[i].value = (int64_t)rd_u64(p + 52 + (size_t)i * KNOB_BYTES);
+    e->n_knobs = (int32_t)rd_u32(p + 40);
+    for (i = 0; i < e->n_knobs; i++) {
+        e->knobs[i].type = (int64_t)rd_u64(p + KNOB_AT + (size_t)i * KNOB_BYTES);
+        e->knobs[i].value = (int64_t)rd_u64(p + KNOB_AT + (size_t)i * KNOB_BYTES + 8);
     }
+}
+
+/* Decode a payload whose checksum matched. 0 if its fields are inconsistent: each count is
+ * checked against its bound and the bytes present before the field after it is read, and
+ * the counts must add up to plen exactly. */
+static int decode_payload(const unsigned char *p, size_t plen, nnop__fp *fp, nnop__cache_entry *e)
+{
+    uint32_t n_knobs, blob_len, n_io, i;
+    size_t blob_at, io_at;
+    if (plen < PAYLOAD_FIXED)
+        return 0;
+    n_knobs = rd_u32(p + 40);
+    if (n_knobs > NNOP_CACHE_MAX_KNOBS || plen < payload_len(n_knobs, 0, 0))
+        return 0;
+    blob_at = KNOB_AT + (size_t)n_knobs * KNOB_BYTES + 4;
+    blob_len = rd_u32(p + blob_at - 4);
+    if (blob_len > NNOP_CACHE_MAX_BLOB || plen < payload_len(n_knobs, blob_len, 0))
+        return 0;
+    io_at = blob_at + blob_len + 4;
+    n_io = rd_u32(p + io_at - 4);
+    if (n_io > NNOP_CACHE_MAX_IO || plen != payload_len(n_knobs, blob_len, n_io))
+        return 0;
+    memset(e, 0, sizeof *e);
+    decode_choice(p, fp, e);
     e->blob_len = blob_len;
-    e->blob =
-            blob_len ? (void *)(uintptr_t)(p + PAYLOAD_FIXED + (size_t)n_knobs * KNOB_BYTES) : NULL;
+    e->blob = blob_len ? (void *)(uintptr_t)(p + blob_at) : NULL;
+    e->n_io = (int32_t)n_io;
+    for (i = 0; i < n_io; i++) {
+        e->io[i].uid = (int64_t)rd_u64(p + io_at + (size_t)i * IO_BYTES);
+        e->io[i].bytes = (int64_t)rd_u64(p + io_at + (size_t)i * IO_BYTES + 8);
+    }
     return 1;
 }
 

@@ -16,11 +16,13 @@ static int store(void *user, const nnop__fp *fp, const nnop__cache_entry *e)
 {
     nnop_plan_cache *c = (nnop_plan_cache *)user;
     nnop__cache_entry back;
-    if (e->n_knobs < 0 || e->n_knobs > NNOP_CACHE_MAX_KNOBS || e->blob_len > NNOP_CACHE_MAX_BLOB)
+    if (e->n_knobs < 0 || e->n_knobs > NNOP_CACHE_MAX_KNOBS || e->blob_len > NNOP_CACHE_MAX_BLOB ||
+        e->n_io < 0 || e->n_io > NNOP_CACHE_MAX_IO)
         abort();
     if (nnop__cache_insert(c, fp, e) == NNOP_OK && nnop__cache_lookup(c, fp, &back)) {
         if (back.blob_len != e->blob_len ||
-            (e->blob_len && memcmp(back.blob, e->blob, e->blob_len) != 0))
+            (e->blob_len && memcmp(back.blob, e->blob, e->blob_len) != 0) || back.n_io != e->n_io ||
+            memcmp(back.io, e->io, sizeof e->io) != 0)
             abort();
         nnop__cache_entry_clear(&back);
     }

@@ -1,6 +1,7 @@
 /* fuzz_replay.c: runs a fuzz target over corpus files given on the command line, so the
  * corpus is an ordinary CTest case without libFuzzer. "--make-seeds DIR" writes the plan
- * cache seed corpus (how tests/fuzz/corpus/cache_file was made). */
+ * cache seed corpus (how tests/fuzz/corpus/cache_file was made; format_v1 is a file the
+ * version-1 writer made, kept as it was). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ static int make_seeds(const char *dir)
     static const char json[] = "{\"cudnnVersion\":91900,\"schemaVersion\":1}";
     unsigned char *f = NULL, *g = NULL;
     size_t len = 0, glen = 0, hlen = 0;
-    int i, bad = 0;
+    int i, j, bad = 0;
     memset(es, 0, sizeof es);
     for (i = 0; i < N; i++) {
         nnop__fp_builder b;
@@ -53,6 +54,11 @@ static int make_seeds(const char *dir)
         es[i].workspace_bytes = 4096 * i;
         es[i].blob = i == 2 ? (void *)(uintptr_t)json : NULL;
         es[i].blob_len = i == 2 ? sizeof json - 1 : 0;
+        es[i].n_io = i == 2 ? NNOP_CACHE_MAX_IO : i; /* 0, 1 and the most */
+        for (j = 0; j < es[i].n_io; j++) {
+            es[i].io[j].uid = 100 + j;
+            es[i].io[j].bytes = 1024 * (j + 1);
+        }
     }
     bad |= nnop__cache_serialize(91900, "NVIDIA H200/sm_90/132", 0, fps, es, &g, &hlen) != 0;
     bad |= write_seed(dir, "header_only", g, hlen);
@@ -64,9 +70,9 @@ static int make_seeds(const char *dir)
     f[hlen + 20] ^= 0x40;
     bad |= write_seed(dir, "flipped_entry", f, len);
     f[hlen + 20] ^= 0x40;
+    f[8] = 3; /* a later version's header (same layout here: only the version is read) */
+    bad |= write_seed(dir, "format_v3", f, len);
     f[8] = 2;
-    bad |= write_seed(dir, "format_v2", f, len);
-    f[8] = 1;
     f[0] = 'X';
     bad |= write_seed(dir, "bad_magic", f, len);
     free(f);

@@ -29,8 +29,25 @@ static inline unsigned char ct_blob_byte(int64_t i, size_t k)
     return (unsigned char)('a' + (unsigned)((i * 7 + (int64_t)k * 13) % 26));
 }
 
+/* io list length of entry i: 0, 1, 16 (NNOP_CACHE_MAX_IO), 3, then again. */
+static inline int32_t ct_n_io(int64_t i)
+{
+    static const int32_t n[4] = {0, 1, NNOP_CACHE_MAX_IO, 3};
+    return n[(i % 4 + 4) % 4];
+}
+
+/* io pair j of entry i: small non-negative values, so no run of four nonzero bytes can form
+ * the entry marker "NNCE" (the damage tests count on resyncing at real markers only). */
+static inline nnop__cache_io ct_io(int64_t i, int32_t j)
+{
+    nnop__cache_io io;
+    io.uid = 1000 * i + j + 1;
+    io.bytes = 256 * (j + 1) + i;
+    return io;
+}
+
 /* Entry i with a blob of blob_len bytes (malloc'd into e->blob; free with
- * nnop__cache_entry_clear). */
+ * nnop__cache_entry_clear) and ct_n_io(i) io pairs. */
 static inline void ct_entry(int64_t i, size_t blob_len, nnop__cache_entry *e)
 {
     size_t k;
@@ -49,9 +66,24 @@ static inline void ct_entry(int64_t i, size_t blob_len, nnop__cache_entry *e)
     e->blob = blob_len ? malloc(blob_len) : NULL;
     for (k = 0; k < blob_len; k++)
         ((unsigned char *)e->blob)[k] = ct_blob_byte(i, k);
+    e->n_io = ct_n_io(i);
+    for (j = 0; j < e->n_io; j++)
+        e->io[j] = ct_io(i, j);
 }
 
-/* 1 when e is exactly entry i with a blob of blob_len bytes. */
+/* 1 when e's io list is exactly a's: count and every uid and byte size. */
+static inline int ct_io_equal(const nnop__cache_entry *e, const nnop__cache_entry *a)
+{
+    int32_t j;
+    if (e->n_io != a->n_io)
+        return 0;
+    for (j = 0; j < a->n_io; j++)
+        if (e->io[j].uid != a->io[j].uid || e->io[j].bytes != a->io[j].bytes)
+            return 0;
+    return 1;
+}
+
+/* 1 when e is exactly entry i (io list included) with a blob of blob_len bytes. */
 static inline int ct_entry_matches(const nnop__cache_entry *e, int64_t i, size_t blob_len)
 {
     nnop__cache_entry want;
@@ -61,7 +93,7 @@ static inline int ct_entry_matches(const nnop__cache_entry *e, int64_t i, size_t
          e->time_us == want.time_us && e->flags == want.flags &&
          e->workspace_bytes == want.workspace_bytes && e->blob_len == want.blob_len &&
          memcmp(e->knobs, want.knobs, sizeof want.knobs[0] * (size_t)want.n_knobs) == 0 &&
-         (blob_len == 0 || memcmp(e->blob, want.blob, blob_len) == 0);
+         (blob_len == 0 || memcmp(e->blob, want.blob, blob_len) == 0) && ct_io_equal(e, &want);
     nnop__cache_entry_clear(&want);
     return ok;
 }

@@ -106,6 +106,10 @@ static void test_cache_file_round_trip(void **state)
     nnop__cache_report rep;
     size_t i;
     (void)state;
+    /* entries 0, 1, 2 carry 0, 1 and 16 io pairs; ct_has compares every uid and size */
+    assert_int_equal(ct_n_io(0), 0);
+    assert_int_equal(ct_n_io(1), 1);
+    assert_int_equal(ct_n_io(2), NNOP_CACHE_MAX_IO);
     ct_path(path, sizeof path, "roundtrip");
     ct_cleanup(path);
     a = ct_cache(path, 0, 0);
@@ -129,6 +133,196 @@ static void test_cache_file_round_trip(void **state)
     assert_int_equal(st.hits, 6);
     nnop__cache_release(b);
     ct_cleanup(path);
+}
+
+/* ---------------------------------------------------------------- io lists */
+/* What nnop__cache_parse handed out (blobs still point into the parsed buffer). */
+typedef struct parsed {
+    nnop__fp fp[4];
+    nnop__cache_entry e[4];
+    int n;
+} parsed;
+
+static int collect(void *user, const nnop__fp *fp, const nnop__cache_entry *e)
+{
+    parsed *p = (parsed *)user;
+    assert_true(p->n < 4);
+    p->fp[p->n] = *fp;
+    p->e[p->n++] = *e;
+    return 0;
+}
+
+static parsed parse_all(const unsigned char *f, size_t len, nnop__cache_report *rep)
+{
+    parsed p;
+    memset(&p, 0, sizeof p);
+    nnop__cache_parse(f, len, CT_CUDNN, CT_KEY, collect, &p, rep);
+    return p;
+}
+
+/* An entry whose io list spans the whole int64 range: signed values survive the u64 field. */
+static void wide_io_entry(int32_t n_io, nnop__cache_entry *e)
+{
+    static const int64_t v[] = {INT64_MIN, -1, 0, 1, INT64_MAX, 0x0123456789abcdefLL};
+    int32_t j;
+    ct_entry(7, 5, e);
+    e->n_io = n_io;
+    for (j = 0; j < n_io; j++) {
+        e->io[j].uid = v[(size_t)j % 6] ^ j;
+        e->io[j].bytes = v[(size_t)(j + 3) % 6] ^ ((int64_t)j << 8);
+    }
+}
+
+static void test_cache_file_io_list_round_trip(void **state)
+{
+    static const int32_t counts[3] = {0, 1, NNOP_CACHE_MAX_IO};
+    nnop__fp fps[3];
+    nnop__cache_entry es[3];
+    nnop__cache_report rep;
+    unsigned char *f = NULL;
+    size_t len = 0;
+    parsed p;
+    int k;
+    (void)state;
+    for (k = 0; k < 3; k++) {
+        fps[k] = ct_fp(100 + k);
+        wide_io_entry(counts[k], &es[k]);
+    }
+    assert_int_equal(nnop__cache_serialize(CT_CUDNN, CT_KEY, 3, fps, es, &f, &len), NNOP_OK);
+    p = parse_all(f, len, &rep);
+    assert_int_equal(rep.status, NNOP_OK);
+    assert_int_equal(p.n, 3);
+    for (k = 0; k < 3; k++) {
+        int32_t j;
+        assert_true(nnop__fp_equal(&p.fp[k], &fps[k]));
+        assert_int_equal(p.e[k].n_io, counts[k]);
+        for (j = 0; j < counts[k]; j++) {
+            assert_true(p.e[k].io[j].uid == es[k].io[j].uid);
+            assert_true(p.e[k].io[j].bytes == es[k].io[j].bytes);
+        }
+        for (; j < NNOP_CACHE_MAX_IO; j++) /* nothing past the count */
+            assert_true(p.e[k].io[j].uid == 0 && p.e[k].io[j].bytes == 0);
+        assert_int_equal(p.e[k].blob_len, 5); /* the io list follows the blob: both intact */
+        assert_memory_equal(p.e[k].blob, es[k].blob, 5);
+        assert_int_equal(p.e[k].engine_id, 7);
+    }
+    free(f);
+    for (k = 0; k < 3; k++)
+        nnop__cache_entry_clear(&es[k]);
+}
+
+static void test_cache_file_serialize_rejects_bad_io_count(void **state)
+{
+    nnop__fp fp = ct_fp(1);
+    nnop__cache_entry e;
+    unsigned char *f = NULL;
+    size_t len = 0;
+    (void)state;
+    wide_io_entry(NNOP_CACHE_MAX_IO, &e);
+    e.n_io = NNOP_CACHE_MAX_IO + 1;
+    assert_int_equal(nnop__cache_serialize(CT_CUDNN, CT_KEY, 1, &fp, &e, &f, &len),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    e.n_io = -1;
+    assert_int_equal(nnop__cache_serialize(CT_CUDNN, CT_KEY, 1, &fp, &e, &f, &len),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(f);
+    nnop__cache_entry_clear(&e);
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    int i;
+    for (i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A file of two entries (fingerprints 1, 2; 16 io pairs each) in which the first record's io
+ * count is set to n_io and its io list cut or padded (0x11 bytes) to io_len bytes, with its
+ * length and checksum made to match: only the payload's own consistency can reject it. */
+static unsigned char *forge_io(uint32_t n_io, size_t io_len, size_t *out_len, size_t *hlen)
+{
+    nnop__fp fps[2] = {ct_fp(1), ct_fp(2)};
+    nnop__cache_entry es[2];
+    unsigned char *f = NULL, *g, *h;
+    size_t len, plen, io_at, rest, glen, k;
+    uint32_t crc;
+    for (k = 0; k < 2; k++)
+        wide_io_entry(NNOP_CACHE_MAX_IO, &es[k]);
+    assert_int_equal(nnop__cache_serialize(CT_CUDNN, CT_KEY, 2, fps, es, &f, &len), NNOP_OK);
+    assert_int_equal(nnop__cache_serialize(CT_CUDNN, CT_KEY, 0, fps, es, &h, hlen), NNOP_OK);
+    free(h);
+    plen = get_u32(f + *hlen + 4);
+    io_at = *hlen + 12 + plen - 16 * NNOP_CACHE_MAX_IO; /* after the n_io field */
+    rest = *hlen + 12 + plen;                           /* the second record */
+    glen = io_at + io_len + (len - rest);
+    g = (unsigned char *)calloc(1, glen);
+    assert_non_null(g);
+    memcpy(g, f, io_at);
+    put_u32(g + io_at - 4, n_io);
+    memset(g + io_at, 0x11, io_len);
+    memcpy(g + io_at, f + io_at, io_len < 16 * NNOP_CACHE_MAX_IO ? io_len : 16 * NNOP_CACHE_MAX_IO);
+    memcpy(g + io_at + io_len, f + rest, len - rest);
+    plen = io_at + io_len - (*hlen + 12);
+    put_u32(g + *hlen + 4, (uint32_t)plen);
+    crc = nnop__crc32(0, g + *hlen + 4, 4);
+    put_u32(g + *hlen + 8, nnop__crc32(crc, g + *hlen + 12, plen));
+    for (k = 0; k < 2; k++)
+        nnop__cache_entry_clear(&es[k]);
+    free(f);
+    *out_len = glen;
+    return g;
+}
+
+/* 1 when the forged first entry loads (with n_io pairs), 0 when it alone is rejected. */
+static int forged_first_loads(uint32_t n_io, size_t io_len)
+{
+    nnop__fp want2 = ct_fp(2);
+    nnop__cache_report rep;
+    size_t len, hlen;
+    unsigned char *f = forge_io(n_io, io_len, &len, &hlen);
+    parsed p = parse_all(f, len, &rep);
+    int loaded = p.n == 2;
+    assert_true(p.n == 1 || p.n == 2);
+    /* the second entry always survives: reading resumes right after the first record */
+    assert_true(nnop__fp_equal(&p.fp[p.n - 1], &want2));
+    assert_int_equal(p.e[p.n - 1].n_io, NNOP_CACHE_MAX_IO);
+    if (loaded) {
+        assert_int_equal(rep.status, NNOP_OK);
+        assert_int_equal(p.e[0].n_io, (int32_t)n_io);
+    } else {
+        assert_int_equal(rep.ignored_corrupt, 1);
+        assert_int_equal(rep.offset, hlen);
+        assert_non_null(strstr(rep.message, "malformed entry"));
+    }
+    free(f);
+    return loaded;
+}
+
+static void test_cache_file_io_count_over_max_rejected(void **state)
+{
+    (void)state;
+    assert_true(forged_first_loads(NNOP_CACHE_MAX_IO, 16 * NNOP_CACHE_MAX_IO)); /* control */
+    assert_true(forged_first_loads(2, 32));
+    assert_false(forged_first_loads(NNOP_CACHE_MAX_IO + 1, 16 * (NNOP_CACHE_MAX_IO + 1)));
+    assert_false(forged_first_loads(0xffffffffu, 16 * NNOP_CACHE_MAX_IO));
+}
+
+static void test_cache_file_io_length_mismatch_rejected(void **state)
+{
+    (void)state;
+    assert_true(forged_first_loads(0, 0)); /* control: an empty io list */
+    assert_false(forged_first_loads(0, 16));
+    assert_false(forged_first_loads(1, 0));
+    assert_false(forged_first_loads(NNOP_CACHE_MAX_IO, 16 * NNOP_CACHE_MAX_IO - 16));
+    assert_false(forged_first_loads(NNOP_CACHE_MAX_IO, 16 * NNOP_CACHE_MAX_IO - 1));
+    assert_false(forged_first_loads(NNOP_CACHE_MAX_IO - 1, 16 * NNOP_CACHE_MAX_IO));
+    assert_false(forged_first_loads(3, 16 * 3 + 1));
+    assert_false(forged_first_loads(3, 16 * 3 + 8));
 }
 
 /* Load f into a fresh bound cache; its report in *rep, the cache returned. */
@@ -187,11 +381,11 @@ static void test_cache_file_wrong_version_is_rejected(void **state)
     nnop_plan_cache *c;
     (void)state;
     ct_path(path, sizeof path, "version");
-    f[8] = 2; /* format version 2 */
+    f[8] = 3; /* format version 3 */
     c = load_bytes(path, f, len, &rep);
     assert_true(rep.rejected);
     assert_int_equal(rep.status, NNOP_ERR_FORMAT);
-    assert_non_null(strstr(rep.message, "offset 8: format version 2"));
+    assert_non_null(strstr(rep.message, "offset 8: format version 3, this nnop reads 2"));
     nnop__cache_stats(c, &st);
     assert_int_equal(st.files_rejected, 1);
     assert_int_equal(st.entries, 0);
@@ -201,6 +395,81 @@ static void test_cache_file_wrong_version_is_rejected(void **state)
     nnop__cache_release(c);
     c = ct_cache(path, 0, 0);
     assert_true(ct_has(c, 5, 1));
+    nnop__cache_release(c);
+    free(f);
+    ct_cleanup(path);
+}
+
+/* What a version-1 writer made of entries 0..n-1: the same records without the io count,
+ * under a header saying version 1 with a matching checksum. */
+static unsigned char *v1_file(size_t n, size_t *out_len)
+{
+    nnop__fp fps[4];
+    nnop__cache_entry es[4];
+    unsigned char *f = NULL, *g;
+    size_t len, hlen, off, out, k;
+    assert_true(n <= 4);
+    for (k = 0; k < n; k++) {
+        fps[k] = ct_fp((int64_t)k);
+        ct_entry((int64_t)k, ct_blob_len((int64_t)k), &es[k]);
+        es[k].n_io = 0; /* its record then ends in the io count alone: 4 bytes to drop */
+    }
+    assert_int_equal(nnop__cache_serialize(CT_CUDNN, CT_KEY, n, fps, es, &f, &len), NNOP_OK);
+    g = (unsigned char *)malloc(len);
+    assert_non_null(g);
+    hlen = get_u32(f + 12);
+    memcpy(g, f, hlen);
+    put_u32(g + 8, 1);
+    put_u32(g + hlen - 4, nnop__crc32(0, g, hlen - 4));
+    for (off = out = hlen; off < len;) {
+        uint32_t plen = get_u32(f + off + 4) - 4, crc;
+        assert_int_equal(get_u32(f + off + 12 + plen), 0); /* the dropped io count */
+        memcpy(g + out, f + off, 4);
+        put_u32(g + out + 4, plen);
+        memcpy(g + out + 12, f + off + 12, plen);
+        crc = nnop__crc32(0, g + out + 4, 4);
+        put_u32(g + out + 8, nnop__crc32(crc, g + out + 12, plen));
+        off += 12 + plen + 4;
+        out += 12 + plen;
+    }
+    for (k = 0; k < n; k++)
+        nnop__cache_entry_clear(&es[k]);
+    free(f);
+    *out_len = out;
+    return g;
+}
+
+static void test_cache_file_version_1_is_rejected_and_replaced(void **state)
+{
+    char path[256];
+    size_t len, len2;
+    unsigned char *f = v1_file(3, &len), *back;
+    nnop__cache_report rep;
+    nnop_cache_stats st;
+    nnop_plan_cache *c;
+    (void)state;
+    ct_path(path, sizeof path, "v1");
+    /* entry 0 has no knobs and no blob: a version-1 payload of 48 bytes */
+    assert_int_equal(get_u32(f + get_u32(f + 12) + 4), 48);
+    c = load_bytes(path, f, len, &rep); /* asserts NNOP_OK: never the user's error */
+    assert_true(rep.rejected);
+    assert_int_equal(rep.status, NNOP_ERR_FORMAT);
+    assert_non_null(strstr(rep.message, "offset 8: format version 1, this nnop reads 2"));
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.files_rejected, 1);
+    assert_int_equal(st.entries + st.ignored_corrupt + st.ignored_other_device, 0);
+    assert_int_equal(nnop__cache_check_file(path, CT_CUDNN, CT_KEY, &rep), NNOP_ERR_FORMAT);
+    assert_int_equal(rep.offset, 8);
+    /* rejected counts as dirty: the next save writes a clean version-2 file, nothing new */
+    assert_int_equal(nnop__cache_save(c, path, 1, NULL, 0), NNOP_OK);
+    nnop__cache_release(c);
+    back = nnop_test_read_file(path, &len2);
+    assert_non_null(back);
+    assert_true(len2 >= 12 && get_u32(back + 8) == 2);
+    free(back);
+    c = ct_cache(path, 0, 0);
+    nnop__cache_stats(c, &st);
+    assert_int_equal(st.files_rejected + st.entries, 0);
     nnop__cache_release(c);
     free(f);
     ct_cleanup(path);
@@ -648,8 +917,13 @@ int main(void)
             cmocka_unit_test(test_fp_context_covers_device_policy_and_desc),
             cmocka_unit_test(test_hash_known_answers),
             cmocka_unit_test(test_cache_file_round_trip),
+            cmocka_unit_test(test_cache_file_io_list_round_trip),
+            cmocka_unit_test(test_cache_file_serialize_rejects_bad_io_count),
+            cmocka_unit_test(test_cache_file_io_count_over_max_rejected),
+            cmocka_unit_test(test_cache_file_io_length_mismatch_rejected),
             cmocka_unit_test(test_cache_file_wrong_magic_is_ignored_not_overwritten),
             cmocka_unit_test(test_cache_file_wrong_version_is_rejected),
+            cmocka_unit_test(test_cache_file_version_1_is_rejected_and_replaced),
             cmocka_unit_test(test_cache_file_other_cudnn_entries_ignored),
             cmocka_unit_test(test_cache_file_other_device_entries_ignored),
             cmocka_unit_test(test_cache_file_truncated_at_every_offset),
