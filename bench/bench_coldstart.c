@@ -6,7 +6,11 @@
  *   usage: bench_coldstart --cache FILE [--policy prefer|precompiled|fastest] [--batch N]
  *          [--load-threads N] (nnop_context_options.load_threads; default 0: the library's)
  *          [--warmup-only]   (compile and write the cache, run nothing: ahead-of-time)
- *          [--describe]      (print the plan: which engine or kernel runs each step) */
+ *          [--describe]      (print the plan: which engine or kernel runs each step)
+ *          [--no-prefetch]   (nnop_context_options.prefetch -1: no plans rebuilt in the
+ *                             background from context creation; src/cuda/prefetch.c)
+ * Besides compile -> first result it prints the context creation and graph building times
+ * and the whole of it: process start to first result. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +31,7 @@
 typedef struct args {
     const char *cache, *policy;
     int64_t batch;
-    int warmup_only, load_threads, describe;
+    int warmup_only, load_threads, describe, no_prefetch;
 } args;
 
 static double now_ms(void)
@@ -55,7 +59,7 @@ static int parse(int argc, char **argv, args *a)
 {
     int i;
     a->cache = NULL, a->policy = "prefer", a->batch = 32, a->warmup_only = 0, a->load_threads = 0;
-    a->describe = 0;
+    a->describe = 0, a->no_prefetch = 0;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cache") && i + 1 < argc)
             a->cache = argv[++i];
@@ -69,6 +73,8 @@ static int parse(int argc, char **argv, args *a)
             a->warmup_only = 1;
         else if (!strcmp(argv[i], "--describe"))
             a->describe = 1;
+        else if (!strcmp(argv[i], "--no-prefetch"))
+            a->no_prefetch = 1;
         else
             return 0;
     }
@@ -127,14 +133,17 @@ static void breakdown(const nnop_plan *plan, const nnop_cache_stats *s, double c
 {
     const nnop__compile_prof *f = &plan->cuda->prof;
     uint64_t lower = f->parts_ns - f->select_ns - f->upload_ns;
-    double known = ms_of(f->parts_ns + f->resolve_ns + f->buffers_ns + f->sync_ns);
-    printf("  breakdown: compile %.1f ms = lowering %.1f + engine selection %.1f + constants "
-           "%.1f + deferred JSON %.1f + buffers %.1f + final sync %.1f + other %.1f | JSON "
-           "deserialization %.1f ms (threads %d, their handles %.1f ms%s) | constants: %d "
+    double known =
+            ms_of(f->prefetch_wait_ns + f->parts_ns + f->resolve_ns + f->buffers_ns + f->sync_ns);
+    printf("  breakdown: compile %.1f ms = waiting for prefetch %.1f + lowering %.1f + engine "
+           "selection %.1f + constants %.1f + deferred JSON %.1f + buffers %.1f + final sync "
+           "%.1f + other %.1f | plans prefetched and taken %d | JSON deserialization %.1f ms "
+           "(prefetch included; compile threads %d, their handles %.1f ms%s) | constants: %d "
            "copies, %.1f MB, %d device allocations | first execute %.1f ms\n",
-           compile_ms, ms_of(lower), ms_of(f->select_ns), ms_of(f->upload_ns), ms_of(f->resolve_ns),
-           ms_of(f->buffers_ns), ms_of(f->sync_ns), compile_ms - known, ms_of(s->deserialize_ns),
-           (int)f->deser_threads, ms_of(f->handles_ns),
+           compile_ms, ms_of(f->prefetch_wait_ns), ms_of(lower), ms_of(f->select_ns),
+           ms_of(f->upload_ns), ms_of(f->resolve_ns), ms_of(f->buffers_ns), ms_of(f->sync_ns),
+           compile_ms - known, (int)f->prefetched, ms_of(s->deserialize_ns), (int)f->deser_threads,
+           ms_of(f->handles_ns),
            f->restarted ? ", a plan failed on a thread: compiled again serially" : "",
            (int)f->n_uploads, (double)f->upload_bytes / 1e6, (int)plan->cuda->n_owned, exec_ms);
 }
@@ -150,15 +159,17 @@ static void describe(const nnop_plan *plan)
     }
 }
 
-static int run(const args *a, nnop_context *ctx, double create_ms)
+static int run(const args *a, nnop_context *ctx, double start, double create_ms)
 {
+    double graph_t0 = now_ms();
     nnop_graph *g = bench_resnet50_graph(ctx, a->batch);
+    double graph_ms = now_ms() - graph_t0;
     nnop_plan *plan = NULL;
     nnop_cache_stats s;
     void *x = NULL, *y = NULL;
     const void *in[1];
     void *out[1];
-    double t0, compile_ms = 0.0, first_ms = 0.0, per_batch = 0.0;
+    double t0, compile_ms = 0.0, first_ms = 0.0, per_batch = 0.0, total_ms;
     size_t xb = (size_t)a->batch * 3 * 224 * 224 * 2;
     if (nnop_malloc(ctx, xb, &x) != NNOP_OK || nnop_malloc(ctx, (size_t)a->batch * 2000, &y))
         return fprintf(stderr, "alloc: %s\n", nnop_context_last_error(ctx)), 1;
@@ -177,16 +188,19 @@ static int run(const args *a, nnop_context *ctx, double create_ms)
         if (nnop_plan_execute(plan, in, out) != NNOP_OK || nnop_context_synchronize(ctx))
             return fprintf(stderr, "execute: %s\n", nnop_context_last_error(ctx)), 1;
         first_ms = now_ms() - t0;
+        total_ms = now_ms() - start;
         sampler_enable(0);
         per_batch = steady_ms(ctx, plan, in, out);
     } else {
         first_ms = now_ms() - t0;
+        total_ms = now_ms() - start;
     }
     nnop_context_cache_stats(ctx, &s);
-    printf("COLDSTART policy %s | batch %lld | context %.1f ms | compile->first result %.1f ms | "
-           "%.3f ms/batch | hits %llu misses %llu built %llu from_blob %llu loaded %llu "
-           "ignored %llu | heur %.0f ms finalize %.0f ms autotune %.0f ms\n",
-           a->policy, (long long)a->batch, create_ms, first_ms, per_batch,
+    printf("COLDSTART policy %s | batch %lld | context %.1f ms | graph %.1f ms | compile->first "
+           "result %.1f ms | start->first result %.1f ms | %.3f ms/batch | hits %llu misses %llu "
+           "built %llu from_blob %llu loaded %llu ignored %llu | heur %.0f ms finalize %.0f ms "
+           "autotune %.0f ms\n",
+           a->policy, (long long)a->batch, create_ms, graph_ms, first_ms, total_ms, per_batch,
            (unsigned long long)s.hits, (unsigned long long)s.misses,
            (unsigned long long)s.plans_built, (unsigned long long)s.plans_from_blob,
            (unsigned long long)s.entries_loaded,
@@ -214,18 +228,19 @@ int main(int argc, char **argv)
     if (!parse(argc, argv, &a) || !set_policy(&o, a.policy)) {
         fprintf(stderr, "usage: bench_coldstart --cache FILE [--policy prefer|precompiled|"
                         "fastest] [--batch N] [--load-threads N] [--warmup-only] "
-                        "[--describe]\n");
+                        "[--describe] [--no-prefetch]\n");
         return 2;
     }
     o.backend = NNOP_BACKEND_CUDA;
     o.cache_path = a.cache;
     o.load_threads = a.load_threads;
+    o.prefetch = a.no_prefetch ? -1 : 0;
     t0 = now_ms();
     if (nnop_context_create(&o, &ctx) != NNOP_OK) {
         fprintf(stderr, "no CUDA context: %s\n", nnop_context_create_error());
         return 1;
     }
-    rc = run(&a, ctx, now_ms() - t0);
+    rc = run(&a, ctx, t0, now_ms() - t0);
     nnop_context_destroy(ctx); /* saves the cache file */
     return rc;
 }

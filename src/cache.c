@@ -138,7 +138,8 @@ void nnop__cache_entry_clear(nnop__cache_entry *e)
 int nnop__cache_entry_valid(const nnop__cache_entry *e)
 {
     return e->n_knobs >= 0 && e->n_knobs <= NNOP_CACHE_MAX_KNOBS &&
-           e->blob_len <= NNOP_CACHE_MAX_BLOB && (e->blob || e->blob_len == 0);
+           e->blob_len <= NNOP_CACHE_MAX_BLOB && (e->blob || e->blob_len == 0) && e->n_io >= 0 &&
+           e->n_io <= NNOP_CACHE_MAX_IO;
 }
 
 /* ================================================================ the cache object */
@@ -320,6 +321,28 @@ int nnop__cache_lookup(nnop_plan_cache *c, const nnop__fp *fp, nnop__cache_entry
         c->st.misses++;
     nnop__mutex_unlock(c->mu);
     return hit;
+}
+
+int32_t nnop__cache_newest_plans(nnop_plan_cache *c, int32_t max, nnop__fp *fps,
+                                 nnop__cache_entry *out)
+{
+    const nnop__cache_node *n;
+    int32_t k = 0;
+    if (!c || max <= 0)
+        return 0;
+    nnop__mutex_lock(c->mu);
+    for (n = c->newest; n && k < max; n = n->older) {
+        if (!n->e.blob_len || !n->e.n_io)
+            continue;
+        out[k] = n->e;
+        out[k].blob = malloc(n->e.blob_len);
+        if (!out[k].blob)
+            break;
+        memcpy(out[k].blob, n->e.blob, n->e.blob_len);
+        fps[k++] = n->fp;
+    }
+    nnop__mutex_unlock(c->mu);
+    return k;
 }
 
 nnop_status nnop__cache_put_locked(nnop_plan_cache *c, const nnop__fp *fp,

@@ -195,6 +195,11 @@ int nnop__cache_lookup(nnop_plan_cache *c, const nnop__fp *fp, nnop__cache_entry
  * bounds. An entry too big for max_bytes is stored without its blob. NNOP_ERR_INVALID_ARGUMENT
  * for a malformed entry, NNOP_ERR_OUT_OF_MEMORY; the cache is unchanged then. */
 nnop_status nnop__cache_insert(nnop_plan_cache *c, const nnop__fp *fp, const nnop__cache_entry *e);
+/* Copies (each owning its blob) of at most max entries that hold a serialized plan and its io
+ * list, most recently used first, with their fingerprints; for rebuilding plans before any
+ * graph asks for them. Counts no hit and leaves the LRU order alone. Returns how many. */
+int32_t nnop__cache_newest_plans(nnop_plan_cache *c, int32_t max, nnop__fp *fps,
+                                 nnop__cache_entry *out);
 
 typedef enum nnop__cache_timer {
     NNOP_CACHE_T_HEURISTICS = 0, /* engine heuristics queries */

@@ -34,6 +34,11 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->load_threads %d is outside 0..%d",
                           o->load_threads, NNOP_LOAD_THREADS_MAX);
+    if (o->prefetch != 0 && o->prefetch != -1)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->prefetch %d is neither 0 (on) nor -1 "
+                          "(off)",
+                          o->prefetch);
     return NNOP_OK;
 }
 

@@ -100,8 +100,14 @@ if wants coldstart; then
                 >>"$OUT/coldstart.txt" 2>&1 || echo "coldstart $policy $run FAILED" | tee -a "$OUT/coldstart.txt"
         done
         ls -l "$cache" | awk '{print "cache file " $5 " bytes"}' >>"$OUT/coldstart.txt"
+        # warm without the background rebuild from context creation (prefetch.c): the plans
+        # are rebuilt inside the compile, on 4 threads (deserialize.c)
+        printf 'warm-no-prefetch ' >>"$OUT/coldstart.txt"
+        "$BUILD/bench/bench_coldstart" --cache "$cache" --policy "$policy" --batch 32 \
+            --no-prefetch >>"$OUT/coldstart.txt" 2>&1 ||
+            echo "coldstart $policy warm-no-prefetch FAILED" | tee -a "$OUT/coldstart.txt"
         # the same warm start with the cached plans rebuilt on the compiling thread alone
-        # (load_threads 1; the default above uses 4, deserialize.c)
+        # (load_threads 1: no prefetch and no threads)
         printf 'warm-serial ' >>"$OUT/coldstart.txt"
         "$BUILD/bench/bench_coldstart" --cache "$cache" --policy "$policy" --batch 32 \
             --load-threads 1 >>"$OUT/coldstart.txt" 2>&1 ||

@@ -121,7 +121,11 @@ typedef struct nnop_context_options {
      * each with a cuDNN handle of its own that the context keeps (cuDNN 9.8 or later; older
      * versions use one): 0 = the default (4), 1 = the compiling thread alone, at most 8. */
     int load_threads;
-    int reserved_i32;     /* zero */
+    /* With a cache file: its newest execution plans are rebuilt on load_threads threads from
+     * context creation on, while the program builds its graph, and the first compile waits
+     * for them and takes those it needs (cuDNN 9.8 or later, load_threads > 1): 0 = the
+     * default (on), -1 = off. */
+    int prefetch;
     uint64_t reserved[6]; /* zero; room for later options                  */
 } nnop_context_options;
 

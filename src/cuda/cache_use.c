@@ -154,6 +154,27 @@ static nnop_status from_entry(nnop_context *ctx, nnop__dnn_step *s, const nnop__
     return st;
 }
 
+/* The plan the context's prefetch threads rebuilt for fp, if any and within the workspace
+ * limit (a plan over it stays with the prefetch and is destroyed with the context). */
+static nnop_status from_prefetch(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp)
+{
+    nnop_context *ctx = p->ctx;
+    cudnnBackendDescriptor_t plan = NULL;
+    int64_t ws = 0;
+    if (!nnop__prefetch_take(ctx, fp, &plan, &ws))
+        return NNOP_ERR_UNSUPPORTED;
+    if (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) {
+        (void)cudnnBackendDestroyDescriptor(plan);
+        return NNOP_ERR_UNSUPPORTED;
+    }
+    s->plan = plan;
+    s->workspace = ws;
+    s->cached = 3;
+    p->cuda->prof.prefetched++;
+    nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_FROM_BLOB);
+    return NNOP_OK;
+}
+
 nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp)
 {
     nnop_context *ctx = p->ctx;
@@ -161,7 +182,9 @@ nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp
     nnop_status st = NNOP_ERR_UNSUPPORTED;
     if (!nnop__cache_lookup(ctx->plan_cache, fp, &e))
         return st;
-    if (e.blob_len > 0 && p->cuda->deser_threads > 0)
+    if (e.blob_len > 0)
+        st = from_prefetch(p, s, fp);
+    if (st != NNOP_OK && e.blob_len > 0 && p->cuda->deser_threads > 0)
         st = nnop__deser_defer(p, s, &e); /* with the others, after every partition */
     if (st != NNOP_OK)
         st = from_entry(ctx, s, &e);
@@ -225,6 +248,19 @@ static void *plan_json(const nnop__dnn_step *s, size_t *len)
     return NULL;
 }
 
+/* The plan's real tensors, so a later process can run it before a graph asks for it. */
+static void io_list(const nnop__dnn_step *s, nnop__cache_entry *e)
+{
+    int i;
+    if (s->n_io > NNOP_CACHE_MAX_IO)
+        return;
+    for (i = 0; i < s->n_io; i++) {
+        e->io[i].uid = s->uids[i];
+        e->io[i].bytes = s->bytes[i];
+    }
+    e->n_io = s->n_io;
+}
+
 void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__fp *fp)
 {
     nnop__cache_entry *e = (nnop__cache_entry *)calloc(1, sizeof *e);
@@ -237,6 +273,7 @@ void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__
     e->time_us = s->tuned ? s->time_us : -1.0f;
     e->workspace_bytes = s->workspace;
     e->blob = plan_json(s, &e->blob_len);
+    io_list(s, e);
     (void)nnop__cache_insert(ctx->plan_cache, fp, e);
     free(e->blob);
     free(e);

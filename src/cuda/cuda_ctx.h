@@ -28,8 +28,18 @@ struct nnop__cuda_ctx {
      * not be used by two threads at once), made on first need, on the context's stream */
     cudnnHandle_t deser[NNOP_DESER_MAX_THREADS - 1];
     int n_deser;
-    cublasLtHandle_t lt; /* made on the first linear layer that runs on cuBLASLt */
+    cublasLtHandle_t lt;             /* made on the first linear layer that runs on cuBLASLt */
+    struct nnop__prefetch *prefetch; /* cached plans rebuilt in the background (prefetch.c) */
 };
+
+/* prefetch.c: start rebuilding the cache file's newest plans on load_threads threads (end of
+ * context init; nothing without a bound cache, cuDNN 9.8, load_threads > 1, or with prefetch
+ * -1; never fails the context). join waits for those threads (idempotent: before a compile,
+ * a stream change, the context's end), gives their handles to the context and returns the
+ * nanoseconds waited; stop joins and destroys the plans no compile took. */
+void nnop__prefetch_start(nnop_context *ctx);
+uint64_t nnop__prefetch_join(nnop_context *ctx);
+void nnop__prefetch_stop(nnop_context *ctx);
 
 /* The stream the context's work is queued on. */
 cudaStream_t nnop__cuda_stream(const nnop_context *ctx);

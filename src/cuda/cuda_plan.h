@@ -70,8 +70,9 @@ typedef struct nnop__dnn_step {
     int64_t next_uid;
     int is_conv, fp32;
     nnop__fp_builder fpb; /* everything lowered so far, for the plan cache */
-    int cached;           /* 1: engine choice from the plan cache, 2: plan from its JSON */
-    int plan_shared;      /* plan belongs to an identical earlier step of the same plan */
+    int cached;      /* 1: engine choice from the plan cache, 2: plan from its JSON, 3: the same,
+                      * rebuilt by the context's prefetch threads */
+    int plan_shared; /* plan belongs to an identical earlier step of the same plan */
     /* the chosen engine */
     int64_t engine;
     int rtc;
@@ -115,9 +116,11 @@ typedef struct nnop__compile_prof {
     uint64_t select_ns;  /* of which engine selection: plan cache, JSON, graph finalize, search */
     uint64_t upload_ns;  /* of which constants: device memory and the copy calls */
     uint64_t resolve_ns; /* plans deserialized on worker threads after the partitions */
-    uint64_t buffers_ns; /* intermediate buffers and the workspace */
-    uint64_t sync_ns;    /* the final wait for queued copies and kernels */
-    uint64_t handles_ns; /* of resolve_ns: creating the worker threads' cuDNN handles */
+    uint64_t prefetch_wait_ns; /* waiting for the context's prefetch threads (prefetch.c) */
+    int32_t prefetched;        /* plans taken from them */
+    uint64_t buffers_ns;       /* intermediate buffers and the workspace */
+    uint64_t sync_ns;          /* the final wait for queued copies and kernels */
+    uint64_t handles_ns;       /* of resolve_ns: creating the worker threads' cuDNN handles */
     int64_t upload_bytes;
     int32_t n_uploads;
     int32_t deser_threads; /* threads that deserialized plans (0: in place, serially) */
@@ -131,6 +134,7 @@ typedef struct nnop__deser_job {
     size_t len;
     cudnnBackendDescriptor_t plan; /* NULL until done, and when cuDNN refused it */
     int64_t workspace;
+    int64_t workspace_hint; /* what the cache entry recorded (-1: unknown) */
 } nnop__deser_job;
 
 struct nnop__cuda_plan {
@@ -244,7 +248,19 @@ void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__
 nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg,
                                  cudnnBackendDescriptor_t *plan, int64_t *ws);
 
+/* ------------------------------------------------------------------ prefetch.c */
+/* (start, join and stop are in cuda_ctx.h) After a join: 1 and the plan the context's
+ * prefetch threads rebuilt for fp (now the caller's), else 0. */
+int nnop__prefetch_take(nnop_context *ctx, const nnop__fp *fp, cudnnBackendDescriptor_t *plan,
+                        int64_t *workspace);
+
 /* ------------------------------------------------------------------ deserialize.c */
+/* Scratch bytes for one run of a plan with these real tensors and workspace. */
+size_t nnop__warm_up_bytes(int n_io, const int64_t *bytes, int64_t workspace);
+/* Run plan once on scratch memory mem (nnop__warm_up_bytes of it) with handle h, on h's
+ * stream; best effort: failures are ignored (the real first execute reports them). */
+void nnop__plan_warm_up(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n_io,
+                        const int64_t *uids, const int64_t *bytes, int64_t workspace, char *mem);
 /* Threads deserializing a compile's cached plans, the caller's included (the context's
  * load_threads, 4 by default), or 0: each plan deserialized in place (load_threads 1, cuDNN
  * older than 9.8, no usable plan cache). */

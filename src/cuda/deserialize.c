@@ -53,6 +53,7 @@ nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry
     j->step = s;
     j->json = e->blob; /* taken: the entry is cleared without it */
     j->len = e->blob_len;
+    j->workspace_hint = e->workspace_bytes;
     e->blob = NULL;
     e->blob_len = 0;
     s->cached = 2;
@@ -64,45 +65,58 @@ static size_t round256(int64_t bytes)
     return ((size_t)bytes + 255) / 256 * 256;
 }
 
-/* Scratch for one execute of j's plan: its real tensors, then its workspace. */
-static size_t scratch_bytes(const nnop__deser_job *j)
+size_t nnop__warm_up_bytes(int n_io, const int64_t *bytes, int64_t workspace)
 {
-    size_t total = round256(j->workspace);
+    size_t total = round256(workspace);
     int i;
-    for (i = 0; i < j->step->n_io; i++)
-        total += round256(j->step->bytes[i]);
+    for (i = 0; i < n_io; i++)
+        total += round256(bytes[i]);
     return total;
 }
 
-/* One execute of j's plan on scratch memory (contents irrelevant). cuDNN spends ~3 ms in the
- * first execute of each plan (80-100 ms for ResNet-50's 24 plans on an H200, and as much with
- * CUDA_MODULE_LOADING=EAGER, so not module loading); here the threads share that cost. A
- * failure is harmless: the real first execute pays it instead. */
-static void warm_up(cudnnHandle_t h, const nnop__deser_job *j, char *mem)
+/* Scratch for one execute of j's plan: its real tensors, then its workspace (before the plan
+ * exists, the workspace the cache entry recorded). */
+static size_t scratch_bytes(const nnop__deser_job *j)
 {
-    const nnop__dnn_step *s = j->step;
+    int64_t ws = j->plan ? j->workspace : j->workspace_hint;
+    return nnop__warm_up_bytes(j->step->n_io, j->step->bytes, ws > 0 ? ws : 0);
+}
+
+/* cuDNN spends ~3 ms in the first execute of each plan (80-130 ms for ResNet-50's 24 plans on
+ * an H200: loading kernels, and cuBLASLt's own first-call work inside the engines ResNet-50
+ * gets), so threads run each plan once before the real first execute. */
+void nnop__plan_warm_up(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n_io,
+                        const int64_t *uids, const int64_t *bytes, int64_t workspace, char *mem)
+{
     void *ptrs[NNOP_STEP_MAX_IO], *ws;
     cudnnBackendDescriptor_t vp = NULL;
-    int64_t n = s->n_io;
     size_t off = 0;
     int i;
-    for (i = 0; i < s->n_io; i++) {
+    if (n_io > NNOP_STEP_MAX_IO)
+        return;
+    for (i = 0; i < n_io; i++) {
         ptrs[i] = mem + off;
-        off += round256(s->bytes[i]);
+        off += round256(bytes[i]);
     }
-    ws = j->workspace ? mem + off : NULL;
+    ws = workspace ? mem + off : NULL;
     if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp) !=
         CUDNN_STATUS_SUCCESS)
         return;
-    if (cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
-                                 ptrs) == CUDNN_STATUS_SUCCESS &&
-        cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
-                                 s->uids) == CUDNN_STATUS_SUCCESS &&
+    if (cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                 n_io, ptrs) == CUDNN_STATUS_SUCCESS &&
+        cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n_io,
+                                 uids) == CUDNN_STATUS_SUCCESS &&
         cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
                                  &ws) == CUDNN_STATUS_SUCCESS &&
         cudnnBackendFinalize(vp) == CUDNN_STATUS_SUCCESS)
-        (void)cudnnBackendExecute(h, j->plan, vp);
+        (void)cudnnBackendExecute(h, plan, vp);
     (void)cudnnBackendDestroyDescriptor(vp);
+}
+
+static void warm_up(cudnnHandle_t h, const nnop__deser_job *j, char *mem)
+{
+    const nnop__dnn_step *s = j->step;
+    nnop__plan_warm_up(h, j->plan, s->n_io, s->uids, s->bytes, j->workspace, mem);
 }
 
 /* Worker threads must not touch the context (its error text is not thread-safe): a plan
@@ -113,8 +127,10 @@ static void run_share(const worker *w, int warm)
     int32_t i;
     size_t need = 0;
     void *mem = NULL;
-    for (i = w->first; warm && i < w->n_jobs; i += w->stride)
-        need = scratch_bytes(&w->jobs[i]) > need ? scratch_bytes(&w->jobs[i]) : need;
+    for (i = w->first; warm && i < w->n_jobs; i += w->stride) {
+        size_t b = scratch_bytes(&w->jobs[i]);
+        need = b > need ? b : need;
+    }
     if (warm && cudaMalloc(&mem, need) != cudaSuccess) {
         (void)cudaGetLastError();
         mem = NULL;

@@ -133,6 +133,8 @@ nnop_status nnop__cuda_context_init(nnop_context *ctx)
         st = NNOP_CU(ctx, cudaStreamCreateWithFlags(&ctx->cuda->own_stream, cudaStreamNonBlocking));
     if (st == NNOP_OK)
         st = nnop__cuda_set_stream(ctx, ctx->opts.stream);
+    if (st == NNOP_OK)
+        nnop__prefetch_start(ctx); /* the cache file's plans, while the caller builds a graph */
     return st; /* on failure nnop_context_destroy calls fini on the half-built state */
 }
 
@@ -161,6 +163,7 @@ void nnop__cuda_context_fini(nnop_context *ctx)
     int i;
     if (!c)
         return;
+    nnop__prefetch_stop(ctx); /* its plans go before the handles that built them */
     if (c->stream)
         (void)cudaStreamSynchronize(c->stream);
     for (i = 0; i < c->n_deser; i++)
@@ -179,8 +182,10 @@ nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream)
 {
     struct nnop__cuda_ctx *c = ctx->cuda;
     cudaStream_t s = stream ? (cudaStream_t)stream : c->own_stream;
-    nnop_status st = NNOP_DNN(ctx, cudnnSetStream(c->handle, s));
+    nnop_status st;
     int i;
+    (void)nnop__prefetch_join(ctx); /* its threads' handles become the context's */
+    st = NNOP_DNN(ctx, cudnnSetStream(c->handle, s));
     for (i = 0; st == NNOP_OK && i < c->n_deser; i++)
         st = NNOP_DNN(ctx, cudnnSetStream(c->deser[i], s));
     if (st == NNOP_OK)

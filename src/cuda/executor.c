@@ -445,6 +445,7 @@ static nnop_status build_once(nnop_plan *p, int deser_threads)
 
 nnop_status nnop__cuda_plan_build(nnop_plan *p)
 {
+    uint64_t waited = nnop__prefetch_join(p->ctx); /* its plans are taken by fingerprint */
     int threads = nnop__deser_threads(p->ctx);
     nnop_status st = build_once(p, threads);
     if (st != NNOP_OK && p->cuda && p->cuda->deser_failed) {
@@ -456,6 +457,8 @@ nnop_status nnop__cuda_plan_build(nnop_plan *p)
         if (p->cuda)
             p->cuda->prof.restarted = 1;
     }
+    if (p->cuda)
+        p->cuda->prof.prefetch_wait_ns = waited;
     return st;
 }
 
@@ -647,7 +650,8 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
         n = snprintf(buf, len, "[cudnn eng%lld %s, workspace %lld B%s%s%s]",
                      (long long)s->dnn->engine, s->dnn->rtc ? "runtime-compiled" : "precompiled",
                      (long long)s->dnn->workspace, tuned(s->dnn),
-                     s->dnn->cached == 2   ? ", plan from cache"
+                     s->dnn->cached == 3   ? ", plan from cache, prefetched"
+                     : s->dnn->cached == 2 ? ", plan from cache"
                      : s->dnn->cached == 1 ? ", engine from cache"
                                            : "",
                      s->folded ? ", bn/bias folded" : "");

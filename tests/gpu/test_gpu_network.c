@@ -298,11 +298,14 @@ static int count(const char *text, const char *what)
     return n;
 }
 
-/* A warm compile with the cached plans deserialized on threads (src/cuda/deserialize.c) or
- * on the compiling thread alone still takes every plan from the cache, shares the twin's,
- * and matches the reference. */
+/* A warm compile with the cached plans rebuilt by the context's prefetch threads
+ * (src/cuda/prefetch.c), deserialized on threads at compile (src/cuda/deserialize.c) or on
+ * the compiling thread alone still takes every plan from the cache, shares the twin's, and
+ * matches the reference. */
 static void test_gpu_plan_cache_parallel_deserialize(void **state)
 {
+    /* per run: load_threads, prefetch, plans taken from the prefetch */
+    static const int runs[4][3] = {{1, 0, 0}, {2, 0, 3}, {2, -1, 0}, {1, 0, 0}};
     char path[256];
     h_run r;
     int i;
@@ -310,14 +313,16 @@ static void test_gpu_plan_cache_parallel_deserialize(void **state)
     NNOP_TEST_REQUIRE_GPU();
     snprintf(path, sizeof path, "/tmp/nnop_gpu_cache_par_%ld.bin", (long)time(NULL));
     remove(path);
-    for (i = 0; i < 3; i++) { /* cold, warm on 2 threads, warm on 1 */
+    for (i = 0; i < 4; i++) { /* cold, then warm: prefetched, 2 threads at compile, 1 */
         h_run_init(&r, NNOP_F16, 64.0 * 9.0);
         r.gpu_opts.cache_path = path;
-        r.gpu_opts.load_threads = i == 1 ? 2 : 1;
+        r.gpu_opts.load_threads = runs[i][0];
+        r.gpu_opts.prefetch = runs[i][1];
         if (!h_run_compare(&r, build_cbr3, NULL))
             fail_msg("run %d: %s %s", i, nnop_status_string(r.gpu_compile_status), r.gpu_error);
         print_message("run %d: %s", i, r.describe);
         assert_int_equal(count(r.describe, "plan from cache"), i ? 3 : 0);
+        assert_int_equal(count(r.describe, "prefetched"), runs[i][2]);
     }
     remove(path);
 }

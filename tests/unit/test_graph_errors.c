@@ -662,6 +662,26 @@ static void test_context_rejects_too_many_load_threads(void **state)
     nnop_context_destroy(ctx);
 }
 
+static void test_context_rejects_unknown_prefetch_value(void **state)
+{
+    static const int bad[] = {1, 2, -2};
+    nnop_context_options o;
+    nnop_context *ctx = (nnop_context *)(void *)&o;
+    size_t i;
+    (void)state;
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CPU;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o.prefetch = bad[i];
+        assert_int_equal(nnop_context_create(&o, &ctx), NNOP_ERR_INVALID_ARGUMENT);
+        assert_null(ctx);
+        assert_non_null(strstr(nnop_context_create_error(), "options->prefetch"));
+    }
+    o.prefetch = -1;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_OK);
+    nnop_context_destroy(ctx);
+}
+
 static void test_convert_rejects_unknown_dtype_and_writes_nothing(void **state)
 {
     float src[4] = {1, 2, 3, 4};
@@ -1401,6 +1421,7 @@ int main(void)
             cmocka_unit_test(test_context_rejects_unknown_policy),
             cmocka_unit_test(test_context_rejects_negative_device),
             cmocka_unit_test(test_context_rejects_too_many_load_threads),
+            cmocka_unit_test(test_context_rejects_unknown_prefetch_value),
             cmocka_unit_test(test_convert_rejects_unknown_dtype_and_writes_nothing),
             cmocka_unit_test(test_graph_create_rejects_null_out),
             cmocka_unit_test(test_graph_create_rejects_null_context),

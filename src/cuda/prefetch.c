@@ -1,0 +1,234 @@
+/* prefetch.c: the execution plans of the cache file, rebuilt in the background from context
+ * creation. Rebuilding a cuDNN plan from its JSON costs ~8 ms on an H200 (for ResNet-50's
+ * engines mostly cuBLASLt heuristics inside cuDNN's support check) and its first run ~4 ms
+ * more (loading kernels): ~300 ms for ResNet-50's 23 plans, which a warm compile would
+ * otherwise pay. A program builds or loads its graph between nnop_context_create and
+ * nnop_graph_compile, so threads started at context creation (load_threads of them, each with
+ * a cuDNN handle of its own) rebuild the newest cached plans meanwhile and run each once on
+ * scratch memory; the compile waits for them to finish, then takes the plans it needs by
+ * fingerprint. Plans no compile takes are destroyed with the context.
+ *
+ * Needs cuDNN 9.8 or later (plans usable with another handle than the one that built them,
+ * as deserialize.c) and entries that record their tensors (cache format 2). Off with
+ * nnop_context_options.prefetch -1 or load_threads 1. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_plan.h"
+#include "platform/platform.h"
+
+#define PREFETCH_MAX 256 /* plans rebuilt at most: the newest entries of a large cache file */
+
+typedef struct prefetched {
+    nnop__fp fp;
+    nnop__cache_entry e;           /* blob: the JSON (owned); io: the tensors */
+    cudnnBackendDescriptor_t plan; /* NULL when cuDNN refused it, or once taken */
+    int64_t workspace;
+} prefetched;
+
+typedef struct worker {
+    struct nnop__prefetch *pf;
+    int index, stride; /* items index, index + stride, ... */
+    cudnnHandle_t h;   /* made by the thread, handed to the context at join */
+    nnop__thread *t;
+} worker;
+
+struct nnop__prefetch {
+    prefetched *items;
+    int32_t n_items, n_ready;
+    worker w[NNOP_DESER_MAX_THREADS - 1];
+    int n_threads, joined, device;
+    cudaStream_t stream;
+    uint64_t started_ns, finished_ns; /* monotonic; finished: the last thread's end */
+    nnop__mutex *mu;                  /* guards finished_ns */
+};
+
+static void rebuild(worker *w, prefetched *it, char **mem, size_t *cap)
+{
+    int64_t uids[NNOP_CACHE_MAX_IO], bytes[NNOP_CACHE_MAX_IO];
+    const char *call = "";
+    size_t need;
+    int i;
+    if (nnop__plan_from_json(w->h, it->e.blob, it->e.blob_len, &it->plan, &it->workspace, &call) !=
+        CUDNN_STATUS_SUCCESS)
+        return;
+    for (i = 0; i < it->e.n_io; i++) {
+        uids[i] = it->e.io[i].uid;
+        bytes[i] = it->e.io[i].bytes;
+    }
+    need = nnop__warm_up_bytes(it->e.n_io, bytes, it->workspace);
+    if (need > *cap) { /* the stream is synchronized before scratch memory is replaced */
+        if (*mem && (cudaStreamSynchronize(w->pf->stream) != cudaSuccess || cudaFree(*mem)))
+            (void)cudaGetLastError();
+        *cap = 0;
+        if (cudaMalloc((void **)mem, need) != cudaSuccess) {
+            (void)cudaGetLastError();
+            *mem = NULL;
+            return;
+        }
+        *cap = need;
+    }
+    nnop__plan_warm_up(w->h, it->plan, it->e.n_io, uids, bytes, it->workspace, *mem);
+}
+
+/* A thread's share of the items. It touches no context state (the
+ * context's error text is not thread-safe): failures only leave plans NULL. */
+static void worker_main(void *arg)
+{
+    worker *w = (worker *)arg;
+    struct nnop__prefetch *pf = w->pf;
+    char *mem = NULL;
+    size_t cap = 0;
+    int32_t i;
+    if (cudaSetDevice(pf->device) == cudaSuccess && cudnnCreate(&w->h) == CUDNN_STATUS_SUCCESS &&
+        cudnnSetStream(w->h, pf->stream) == CUDNN_STATUS_SUCCESS)
+        for (i = w->index; i < pf->n_items; i += w->stride)
+            rebuild(w, &pf->items[i], &mem, &cap);
+    if (cudaStreamSynchronize(pf->stream) != cudaSuccess) /* the warm-ups read mem */
+        (void)cudaGetLastError();
+    if (mem && cudaFree(mem) != cudaSuccess)
+        (void)cudaGetLastError();
+    (void)cudaGetLastError(); /* a failed warm-up leaves nothing for the context */
+    nnop__mutex_lock(pf->mu);
+    pf->finished_ns = nnop__monotonic_ns();
+    nnop__mutex_unlock(pf->mu);
+}
+
+static void prefetch_free(struct nnop__prefetch *pf)
+{
+    int32_t i;
+    for (i = 0; i < pf->n_items; i++) {
+        if (pf->items[i].plan)
+            (void)cudnnBackendDestroyDescriptor(pf->items[i].plan);
+        nnop__cache_entry_clear(&pf->items[i].e);
+    }
+    free(pf->items);
+    nnop__mutex_destroy(pf->mu);
+    free(pf);
+}
+
+static int wanted(const nnop_context *ctx)
+{
+    return ctx->opts.prefetch >= 0 && nnop__deser_threads(ctx) > 1;
+}
+
+/* The newest cached plans with their tensors; 0 when there are none (or no memory). */
+static int32_t take_entries(nnop_context *ctx, struct nnop__prefetch *pf)
+{
+    nnop__fp *fps = (nnop__fp *)calloc(PREFETCH_MAX, sizeof *fps);
+    nnop__cache_entry *es = (nnop__cache_entry *)calloc(PREFETCH_MAX, sizeof *es);
+    int32_t n = 0, i;
+    if (fps && es)
+        n = nnop__cache_newest_plans(ctx->plan_cache, PREFETCH_MAX, fps, es);
+    pf->items = n ? (prefetched *)calloc((size_t)n, sizeof *pf->items) : NULL;
+    for (i = 0; i < n; i++) {
+        if (pf->items) {
+            pf->items[i].fp = fps[i];
+            pf->items[i].e = es[i];
+        } else {
+            nnop__cache_entry_clear(&es[i]);
+        }
+    }
+    free(fps);
+    free(es);
+    return pf->items ? n : 0;
+}
+
+void nnop__prefetch_start(nnop_context *ctx)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    struct nnop__prefetch *pf;
+    int k, n;
+    if (!wanted(ctx) || c->prefetch)
+        return;
+    pf = (struct nnop__prefetch *)calloc(1, sizeof *pf);
+    if (!pf || nnop__mutex_create(&pf->mu) != NNOP_OK ||
+        (pf->n_items = take_entries(ctx, pf)) == 0) {
+        if (pf)
+            prefetch_free(pf);
+        return;
+    }
+    n = nnop__deser_threads(ctx);
+    n = n < NNOP_DESER_MAX_THREADS - 1 ? n : NNOP_DESER_MAX_THREADS - 1;
+    n = n < pf->n_items ? n : (int)pf->n_items;
+    pf->device = c->device;
+    pf->stream = c->stream;
+    pf->started_ns = nnop__monotonic_ns();
+    for (k = 0; k < n; k++) {
+        pf->w[k].pf = pf;
+        pf->w[k].index = k;
+        pf->w[k].stride = n;
+        if (nnop__thread_start(worker_main, &pf->w[k], &pf->w[k].t) != NNOP_OK)
+            break; /* the shares of threads not started stay unbuilt: compiles rebuild them */
+        pf->n_threads = k + 1;
+    }
+    c->prefetch = pf;
+}
+
+/* Hand the threads' handles to the context (the plans they built may keep using them), or
+ * destroy those it has no room for. */
+static void adopt_handles(struct nnop__cuda_ctx *c, struct nnop__prefetch *pf)
+{
+    int k;
+    for (k = 0; k < pf->n_threads; k++) {
+        cudnnHandle_t h = pf->w[k].h;
+        if (!h)
+            continue;
+        if (c->n_deser < NNOP_DESER_MAX_THREADS - 1 &&
+            cudnnSetStream(h, c->stream) == CUDNN_STATUS_SUCCESS)
+            c->deser[c->n_deser++] = h;
+        else
+            (void)cudnnDestroy(h);
+        pf->w[k].h = NULL;
+    }
+}
+
+uint64_t nnop__prefetch_join(nnop_context *ctx)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    struct nnop__prefetch *pf = c ? c->prefetch : NULL;
+    uint64_t t0 = nnop__monotonic_ns();
+    int k;
+    int32_t i;
+    if (!pf || pf->joined)
+        return 0;
+    for (k = 0; k < pf->n_threads; k++)
+        nnop__thread_join(pf->w[k].t);
+    pf->joined = 1;
+    adopt_handles(c, pf);
+    for (i = 0; i < pf->n_items; i++)
+        pf->n_ready += pf->items[i].plan != NULL;
+    if (ctx->plan_cache && pf->finished_ns > pf->started_ns)
+        nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_DESERIALIZE,
+                             pf->finished_ns - pf->started_ns);
+    return nnop__monotonic_ns() - t0;
+}
+
+int nnop__prefetch_take(nnop_context *ctx, const nnop__fp *fp, cudnnBackendDescriptor_t *plan,
+                        int64_t *workspace)
+{
+    struct nnop__prefetch *pf = ctx->cuda->prefetch;
+    int32_t i;
+    if (!pf || !pf->joined)
+        return 0;
+    for (i = 0; i < pf->n_items; i++) {
+        prefetched *it = &pf->items[i];
+        if (it->plan && nnop__fp_equal(&it->fp, fp)) {
+            *plan = it->plan;
+            *workspace = it->workspace;
+            it->plan = NULL;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void nnop__prefetch_stop(nnop_context *ctx)
+{
+    struct nnop__prefetch *pf = ctx->cuda ? ctx->cuda->prefetch : NULL;
+    if (!pf)
+        return;
+    (void)nnop__prefetch_join(ctx);
+    prefetch_free(pf);
+    ctx->cuda->prefetch = NULL;
+}
