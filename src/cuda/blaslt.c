@@ -205,11 +205,6 @@ static nnop_status build(nnop_plan *p, const nnop__chain *c, nnop__lt_step *s)
     return st;
 }
 
-static int is_const(const nnop_plan *p, int32_t v)
-{
-    return v != NNOP_NONE_ID && p->g->values[v].kind == NNOP_VALUE_CONSTANT;
-}
-
 /* Whether the nodes after the linear one will fold into [bias] [ReLU or tanh-GELU]: checked
  * before the chain is built, which uploads (and may fold) the weights. */
 static int chain_fits(const nnop_plan *p, int32_t first, int32_t count)
@@ -218,7 +213,7 @@ static int chain_fits(const nnop_plan *p, int32_t first, int32_t count)
     int const_biases = 0, runtime_biases = 0, bn = 0, act = 0;
     int32_t i;
     if (lin->in[2] != NNOP_NONE_ID)
-        is_const(p, lin->in[2]) ? const_biases++ : runtime_biases++;
+        nnop__value_is_const(p->g, lin->in[2]) ? const_biases++ : runtime_biases++;
     for (i = first + 1; i < first + count; i++) {
         const nnop__node *n = &p->g->nodes[i];
         int k = n->op == NNOP_OP_ACT ? (int)n->attr.act.kind : -1;
@@ -227,9 +222,8 @@ static int chain_fits(const nnop_plan *p, int32_t first, int32_t count)
         if (act)
             return 0;
         if (n->op == NNOP_OP_BIAS)
-            is_const(p, n->in[1]) ? const_biases++ : runtime_biases++;
-        else if (n->op == NNOP_OP_BATCHNORM && is_const(p, n->in[1]) && is_const(p, n->in[2]) &&
-                 is_const(p, n->in[3]) && is_const(p, n->in[4]))
+            nnop__value_is_const(p->g, n->in[1]) ? const_biases++ : runtime_biases++;
+        else if (nnop__bn_is_const(p->g, n))
             bn++;
         else if (k == NNOP_ACT_RELU || k == NNOP_ACT_GELU_TANH)
             act = 1;
@@ -238,7 +232,8 @@ static int chain_fits(const nnop_plan *p, int32_t first, int32_t count)
     }
     if (runtime_biases)
         return runtime_biases == 1 && const_biases == 0 && bn == 0;
-    return bn == 0 || is_const(p, lin->in[1]); /* batch-norm folds into constant weights */
+    return bn == 0 ||
+           nnop__value_is_const(p->g, lin->in[1]); /* batch-norm folds into constant weights */
 }
 
 nnop_status nnop__step_build_blaslt(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *st)

@@ -17,9 +17,16 @@ static float *const_floats(const nnop__value *v)
     return f;
 }
 
-static int is_const(const nnop_graph *g, int32_t v)
+int nnop__value_is_const(const nnop_graph *g, int32_t v)
 {
     return v != NNOP_NONE_ID && g->values[v].kind == NNOP_VALUE_CONSTANT && g->values[v].data;
+}
+
+int nnop__bn_is_const(const nnop_graph *g, const nnop__node *n)
+{
+    return n->op == NNOP_OP_BATCHNORM && nnop__value_is_const(g, n->in[1]) &&
+           nnop__value_is_const(g, n->in[2]) && nnop__value_is_const(g, n->in[3]) &&
+           nnop__value_is_const(g, n->in[4]);
 }
 
 static nnop_status oom(nnop_plan *p)
@@ -59,7 +66,7 @@ static nnop_status bias_op(nnop_plan *p, int32_t b, nnop__chain_op *o)
 {
     o->kind = NNOP_EPI_BIAS;
     o->dtype = p->g->values[b].desc.dtype;
-    if (!is_const(p->g, b))
+    if (!nnop__value_is_const(p->g, b))
         return runtime_operand(p, b, o, 0);
     o->host[0] = const_floats(&p->g->values[b]);
     return o->host[0] ? NNOP_OK : oom(p);
@@ -72,8 +79,7 @@ static nnop_status bn_op(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
     int i;
     o->dtype = g->values[n->in[0]].desc.dtype;
     o->eps = n->attr.eps;
-    if (is_const(g, n->in[1]) && is_const(g, n->in[2]) && is_const(g, n->in[3]) &&
-        is_const(g, n->in[4])) {
+    if (nnop__bn_is_const(g, n)) {
         o->kind = NNOP_EPI_SCALE_SHIFT;
         return bn_scale_shift(p, n, o);
     }
@@ -277,7 +283,7 @@ nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fo
     }
     if (st == NNOP_OK)
         st = chain_ops(p, is_producer ? first + 1 : first, is_producer ? count - 1 : count, c);
-    if (st == NNOP_OK && fold && is_producer && is_const(g, n0->in[1]))
+    if (st == NNOP_OK && fold && is_producer && nnop__value_is_const(g, n0->in[1]))
         st = fold_prefix(p, c);
     if (st == NNOP_OK && is_producer)
         adds_before_bias(c);

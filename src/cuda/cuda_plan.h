@@ -177,6 +177,10 @@ nnop_status nnop__slot_alloc(nnop_plan *p, size_t bytes, int32_t *slot);
 nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out);
 
 /* ------------------------------------------------------------------ chain.c */
+/* Value v is a constant with host data (so it can be folded). */
+int nnop__value_is_const(const nnop_graph *g, int32_t v);
+/* n is a batch-norm whose four parameters are such constants (it becomes scale+shift). */
+int nnop__bn_is_const(const nnop_graph *g, const nnop__node *n);
 /* Canonical epilogue chain of nodes [first, first + count): batch-norm with constant
  * parameters becomes scale+shift; with fold, leading constant bias/scale/shift ops go into
  * the (constant) producer weights and one bias; residual adds move before the bias. */

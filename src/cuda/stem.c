@@ -86,21 +86,14 @@ static int conv_fits_kernel(const nnop_plan *p, const nnop__node *n)
            nnop__stem_conv_fits((int)w->dims[2], (int)w->dims[3], (int)x->dims[1], (int)w->dims[0]);
 }
 
-static int is_const_value(const nnop_plan *p, int32_t v)
-{
-    return v != NNOP_NONE_ID && p->g->values[v].kind == NNOP_VALUE_CONSTANT;
-}
-
 /* Epilogue nodes the kernel takes once folded: constant bias and batch-norm, then ReLU. */
 static int epilogue_fits_kernel(const nnop_plan *p, int32_t first, int32_t count)
 {
     int32_t i, relu_seen = 0;
     for (i = first + 1; i < first + count; i++) {
         const nnop__node *n = &p->g->nodes[i];
-        int affine = (n->op == NNOP_OP_BIAS && is_const_value(p, n->in[1])) ||
-                     (n->op == NNOP_OP_BATCHNORM && is_const_value(p, n->in[1]) &&
-                      is_const_value(p, n->in[2]) && is_const_value(p, n->in[3]) &&
-                      is_const_value(p, n->in[4]));
+        int affine = (n->op == NNOP_OP_BIAS && nnop__value_is_const(p->g, n->in[1])) ||
+                     nnop__bn_is_const(p->g, n);
         if (affine && !relu_seen)
             continue;
         if (n->op == NNOP_OP_ACT && n->attr.act.kind == NNOP_ACT_IDENTITY)

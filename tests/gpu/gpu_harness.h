@@ -195,4 +195,41 @@ static int h_run_compare(h_run *r, h_build_fn build, const void *arg)
     return ok;
 }
 
+/* h_run_compare for one row of a case table: fails with the GPU compile error or the
+ * mismatch, prints the plan, and fails unless its description contains expect (NULL: no
+ * check). */
+static inline void h_check_case(h_run *r, const char *name, h_build_fn build, const void *row,
+                                const char *expect)
+{
+    if (!h_run_compare(r, build, row)) {
+        if (r->gpu_compile_status != NNOP_OK)
+            fail_msg("%s: GPU compile: %s: %s", name, nnop_status_string(r->gpu_compile_status),
+                     r->gpu_error);
+        fail_msg("%s: GPU result differs from the CPU reference", name);
+    }
+    print_message("%s: %s", name, r->describe);
+    if (expect && !strstr(r->describe, expect))
+        fail_msg("%s: plan description lacks '%s':\n%s", name, expect, r->describe);
+}
+
+/* Run one CMocka test per row of a case table whose rows start with their name (a const char
+ * pointer); each test gets its row as its state. */
+#define H_MAX_CASES 128
+static inline int h_run_table(const char *group, const void *rows, size_t n, size_t row_size,
+                              CMUnitTestFunction fn)
+{
+    struct CMUnitTest tests[H_MAX_CASES];
+    size_t i;
+    if (n > H_MAX_CASES)
+        return fprintf(stderr, "%s: %zu cases, at most %d\n", group, n, H_MAX_CASES), 1;
+    memset(tests, 0, sizeof tests);
+    for (i = 0; i < n; i++) {
+        const void *row = (const char *)rows + i * row_size;
+        memcpy(&tests[i].name, row, sizeof tests[i].name);
+        tests[i].test_func = fn;
+        tests[i].initial_state = (void *)(uintptr_t)row;
+    }
+    return _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+}
+
 #endif /* NNOP_GPU_HARNESS_H */

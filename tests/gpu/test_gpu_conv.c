@@ -126,27 +126,11 @@ static void run_case(void **state)
     h_run_init(&r, cc->dt, (double)(cc->c / cc->groups * cc->r * cc->s));
     r.gpu_opts.policy = cc->policy;
     r.gpu_opts.autotune = cc->autotune;
-    if (!h_run_compare(&r, build_case, cc)) {
-        if (r.gpu_compile_status != NNOP_OK)
-            fail_msg("%s: GPU compile: %s: %s", cc->name, nnop_status_string(r.gpu_compile_status),
-                     r.gpu_error);
-        fail_msg("%s: GPU result differs from the CPU reference", cc->name);
-    }
-    print_message("%s: %s", cc->name, r.describe);
-    if (cc->expect && !strstr(r.describe, cc->expect))
-        fail_msg("%s: plan description lacks '%s':\n%s", cc->name, cc->expect, r.describe);
+    h_check_case(&r, cc->name, build_case, cc, cc->expect);
 }
 
 int main(void)
 {
-    enum { N = sizeof cases / sizeof cases[0] };
-    struct CMUnitTest tests[N];
-    size_t i;
-    memset(tests, 0, sizeof tests);
-    for (i = 0; i < N; i++) {
-        tests[i].name = cases[i].name;
-        tests[i].test_func = run_case;
-        tests[i].initial_state = (void *)(uintptr_t)&cases[i];
-    }
-    return cmocka_run_group_tests_name("gpu_conv", tests, NULL, NULL);
+    return h_run_table("gpu_conv", cases, sizeof cases / sizeof cases[0], sizeof cases[0],
+                       run_case);
 }

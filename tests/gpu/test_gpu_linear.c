@@ -78,27 +78,11 @@ static void run_case(void **state)
     h_run_init(&r, lc->dt, (double)lc->in);
     r.gpu_opts.policy = lc->policy;
     r.gpu_opts.deterministic = lc->deterministic;
-    if (!h_run_compare(&r, build_case, lc)) {
-        if (r.gpu_compile_status != NNOP_OK)
-            fail_msg("%s: GPU compile: %s: %s", lc->name, nnop_status_string(r.gpu_compile_status),
-                     r.gpu_error);
-        fail_msg("%s: GPU result differs from the CPU reference", lc->name);
-    }
-    print_message("%s: %s", lc->name, r.describe);
-    if (!strstr(r.describe, lc->expect))
-        fail_msg("%s: plan description lacks '%s':\n%s", lc->name, lc->expect, r.describe);
+    h_check_case(&r, lc->name, build_case, lc, lc->expect);
 }
 
 int main(void)
 {
-    enum { N = sizeof cases / sizeof cases[0] };
-    struct CMUnitTest tests[N];
-    size_t i;
-    memset(tests, 0, sizeof tests);
-    for (i = 0; i < N; i++) {
-        tests[i].name = cases[i].name;
-        tests[i].test_func = run_case;
-        tests[i].initial_state = (void *)(uintptr_t)&cases[i];
-    }
-    return cmocka_run_group_tests_name("gpu_linear", tests, NULL, NULL);
+    return h_run_table("gpu_linear", cases, sizeof cases / sizeof cases[0], sizeof cases[0],
+                       run_case);
 }
