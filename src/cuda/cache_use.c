@@ -72,15 +72,12 @@ static nnop_status knob_choice(nnop_context *ctx, nnop__dnn_step *s, const nnop_
                                cudnnBackendDescriptor_t *out)
 {
     cudnnBackendKnobType_t type = (cudnnBackendKnobType_t)k->type;
+    const nnop__attr attrs[] = {
+            NNOP_ATTR(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type),
+            NNOP_ATTR(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &k->value)};
     nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, out);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1,
-                          &type);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
-                          &k->value);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, *out, "knob choice");
+        st = nnop__dnn_set_all(ctx, *out, attrs, NNOP_COUNT(attrs), "knob choice");
     return st;
 }
 
@@ -88,31 +85,25 @@ static nnop_status plan_from_choice(nnop_context *ctx, nnop__dnn_step *s,
                                     const nnop__cache_entry *e)
 {
     cudnnBackendDescriptor_t eng = NULL, knobs[NNOP_CACHE_MAX_KNOBS];
+    const nnop__attr eng_attrs[] = {
+            NNOP_ATTR_DESC(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, &s->graph),
+            NNOP_ATTR(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &e->engine_id)};
+    const nnop__attr cfg_attrs[] = {NNOP_ATTR_DESC(CUDNN_ATTR_ENGINECFG_ENGINE, &eng),
+                                    NNOP_ATTR(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, e->n_knobs, knobs)};
     nnop_status st = nnop__dnn_graph(ctx, s);
     int i;
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &s->graph);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
-                          &e->engine_id);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, eng, "engine");
+        st = nnop__dnn_set_all(ctx, eng, eng_attrs, NNOP_COUNT(eng_attrs), "engine");
     for (i = 0; i < e->n_knobs && st == NNOP_OK; i++)
         st = knob_choice(ctx, s, &e->knobs[i], &knobs[i]);
     if (st == NNOP_OK)
         st = NNOP_DNN(ctx,
                       cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &s->cfg));
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, s->cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                          1, &eng);
-    if (st == NNOP_OK && e->n_knobs > 0)
-        st = NNOP_DNN_SET(ctx, s->cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, e->n_knobs, knobs);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, s->cfg, "engine config");
+    if (st == NNOP_OK) /* no knobs (a count of 0): the attribute stays unset */
+        st = nnop__dnn_set_all(ctx, s->cfg, cfg_attrs, NNOP_COUNT(cfg_attrs), "engine config");
     if (st == NNOP_OK)
         st = nnop__dnn_build_plan(ctx, s->cfg, &s->plan, &s->workspace);
     return st;

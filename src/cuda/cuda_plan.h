@@ -198,6 +198,25 @@ nnop_status nnop__dnn_set(nnop_context *ctx, cudnnBackendDescriptor_t d,
 #define NNOP_DNN_SET(ctx, d, a, t, n, v)                                                           \
     nnop__dnn_set((ctx), (d), (a), #a, (t), (n), (v), __FILE__, __LINE__)
 nnop_status nnop__dnn_finalize(nnop_context *ctx, cudnnBackendDescriptor_t d, const char *what);
+/* One attribute to set: a table of them describes a descriptor (nnop__dnn_set_all). */
+typedef struct nnop__attr {
+    cudnnBackendAttributeName_t name;
+    const char *text; /* the name as written, for error messages */
+    cudnnBackendAttributeType_t type;
+    int64_t n; /* element count; 0: leave unset (an optional attribute) */
+    const void *value;
+} nnop__attr;
+#define NNOP_ATTR(a, t, n, v)                                                                      \
+    {                                                                                              \
+        (a), #a, (t), (n), (v)                                                                     \
+    }
+/* A backend descriptor attribute: one cudnnBackendDescriptor_t at p. */
+#define NNOP_ATTR_DESC(a, p) NNOP_ATTR(a, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, (p))
+#define NNOP_COUNT(arr)      ((int)(sizeof(arr) / sizeof((arr)[0])))
+/* Set the n attributes of a in order (stopping at the first refused), then finalize d; errors
+ * name the attribute, or what for the finalize. */
+nnop_status nnop__dnn_set_all(nnop_context *ctx, cudnnBackendDescriptor_t d, const nnop__attr *a,
+                              int n, const char *what);
 
 /* A tensor of ndim dims/strides; slot < 0 makes it virtual (FLOAT), else real and bound to
  * slot at execute. */

@@ -96,15 +96,13 @@ static nnop_status heuristics(nnop_context *ctx, nnop__dnn_step *st, cudnnBacken
 {
     cudnnBackendDescriptor_t h = NULL, cfgs[MAX_CANDS];
     int64_t count = 0, got = 0, i;
+    const nnop__attr attrs[] = {
+            NNOP_ATTR_DESC(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, &st->graph),
+            NNOP_ATTR(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode)};
     nnop_status r =
             NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &h));
     if (r == NNOP_OK)
-        r = NNOP_DNN_SET(ctx, h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &st->graph);
-    if (r == NNOP_OK)
-        r = NNOP_DNN_SET(ctx, h, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-    if (r == NNOP_OK)
-        r = nnop__dnn_finalize(ctx, h, "engine heuristics");
+        r = nnop__dnn_set_all(ctx, h, attrs, NNOP_COUNT(attrs), "engine heuristics");
     if (r == NNOP_OK)
         r = NNOP_DNN(ctx, cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, NULL));
@@ -152,15 +150,13 @@ nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg
 {
     cudnnHandle_t h = ctx->cuda->handle;
     int64_t n = 0;
+    const nnop__attr attrs[] = {
+            NNOP_ATTR(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h),
+            NNOP_ATTR_DESC(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, &cfg)};
     nnop_status st = NNOP_DNN(
             ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan));
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, *plan, "execution plan");
+        st = nnop__dnn_set_all(ctx, *plan, attrs, NNOP_COUNT(attrs), "execution plan");
     if (st == NNOP_OK)
         st = NNOP_DNN(ctx, cudnnBackendGetAttribute(*plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                                     CUDNN_TYPE_INT64, 1, &n, ws));
@@ -175,19 +171,14 @@ nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg
 static nnop_status make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
                               cudnnBackendDescriptor_t *out)
 {
+    const nnop__attr attrs[] = {
+            NNOP_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, s->n_io, s->uids),
+            NNOP_ATTR(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, s->n_io, ptrs),
+            NNOP_ATTR(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws)};
     nnop_status st =
             NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, out));
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, s->n_io,
-                          s->uids);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                          s->n_io, ptrs);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
-                          &ws);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, *out, "variant pack");
+        st = nnop__dnn_set_all(ctx, *out, attrs, NNOP_COUNT(attrs), "variant pack");
     return st;
 }
 

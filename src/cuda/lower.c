@@ -44,6 +44,18 @@ nnop_status nnop__dnn_finalize(nnop_context *ctx, cudnnBackendDescriptor_t d, co
     return nnop__cudnn_check(ctx, cudnnBackendFinalize(d), call, __FILE__, __LINE__);
 }
 
+nnop_status nnop__dnn_set_all(nnop_context *ctx, cudnnBackendDescriptor_t d, const nnop__attr *a,
+                              int n, const char *what)
+{
+    nnop_status st = NNOP_OK;
+    int i;
+    for (i = 0; i < n && st == NNOP_OK; i++)
+        if (a[i].n > 0) /* a count of 0 leaves an optional attribute unset */
+            st = nnop__dnn_set(ctx, d, a[i].name, a[i].text, a[i].type, a[i].n, a[i].value,
+                               __FILE__, __LINE__);
+    return st == NNOP_OK ? nnop__dnn_finalize(ctx, d, what) : st;
+}
+
 static nnop_status add_io(nnop_context *ctx, nnop__dnn_step *s, int64_t uid, int32_t slot,
                           int64_t bytes)
 {
@@ -73,21 +85,16 @@ nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, c
     int64_t uid = ++s->next_uid, align = NNOP_TENSOR_ALIGN;
     bool virt = slot < 0;
     cudnnDataType_t t = virt ? CUDNN_DATA_FLOAT : nnop__dnn_dtype(dt);
+    const nnop__attr attrs[] = {
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, ndim, dims),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, ndim, strides),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt)};
     nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, ndim, dims);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, ndim, strides);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, *out, "tensor");
+        st = nnop__dnn_set_all(ctx, *out, attrs, NNOP_COUNT(attrs), "tensor");
     nnop__fp_add_str(&s->fpb, "tensor");
     nnop__fp_add_i64(&s->fpb, uid);
     nnop__fp_add_i64(&s->fpb, (int64_t)t);
@@ -150,18 +157,17 @@ nnop_status nnop__dnn_graph(nnop_context *ctx, nnop__dnn_step *s)
 {
     cudnnHandle_t h = ctx->cuda->handle;
     cudnnBackendDescriptor_t g = NULL;
+    const nnop__attr attrs[] = {
+            NNOP_ATTR(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h),
+            NNOP_ATTR(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, s->n_ops,
+                      s->ops)};
     nnop_status st;
     if (s->graph)
         return NNOP_OK;
     /* owned by s, so destroyed before the ops it names even if finalizing fails */
     st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &g);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                          s->n_ops, s->ops);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, g, "operation graph");
+        st = nnop__dnn_set_all(ctx, g, attrs, NNOP_COUNT(attrs), "operation graph");
     if (st == NNOP_OK)
         s->graph = g;
     return st;

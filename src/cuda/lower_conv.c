@@ -7,6 +7,14 @@ static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_co
     int64_t sd = 2, pad[2], stride[2], dil[2];
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    const nnop__attr attrs[] = {
+            NNOP_ATTR(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp),
+            NNOP_ATTR(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode),
+            NNOP_ATTR(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &sd),
+            NNOP_ATTR(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad),
+            NNOP_ATTR(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad),
+            NNOP_ATTR(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil),
+            NNOP_ATTR(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride)};
     nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, out);
     int i;
     for (i = 0; i < 2; i++) {
@@ -19,25 +27,7 @@ static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_co
     nnop__fp_add_bytes(&s->fpb, stride, sizeof stride);
     nnop__fp_add_bytes(&s->fpb, dil, sizeof dil);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
-                          &comp);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE,
-                          1, &mode);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &sd);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2,
-                          pad);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2,
-                          stride);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, *out, "convolution");
+        st = nnop__dnn_set_all(ctx, *out, attrs, NNOP_COUNT(attrs), "convolution");
     return st;
 }
 
@@ -57,6 +47,13 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
     const nnop__node *n = &p->g->nodes[c->producer];
     cudnnBackendDescriptor_t x = NULL, w = NULL, cd = NULL, op = NULL;
     float alpha = 1.0f, beta = 0.0f;
+    const nnop__attr attrs[] = {
+            NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, &x),
+            NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, &w),
+            NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, &y),
+            NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, &cd),
+            NNOP_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha),
+            NNOP_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta)};
     const nnop_tensor_desc *xd = c->xw_override ? &c->x_desc : &p->g->values[n->in[0]].desc;
     const nnop_tensor_desc *wd = c->xw_override ? &c->w_desc : &p->g->values[n->in[1]].desc;
     nnop_status st =
@@ -68,25 +65,7 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &op);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT,
-                          1, &alpha);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT,
-                          1, &beta);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, op, "convolution forward operation");
+        st = nnop__dnn_set_all(ctx, op, attrs, NNOP_COUNT(attrs), "convolution forward operation");
     return st == NNOP_OK ? add_op(ctx, s, op) : st;
 }
 
@@ -117,28 +96,20 @@ nnop_status nnop__lower_matmul(nnop_plan *p, const nnop__chain *c, nnop__dnn_ste
     nnop_context *ctx = p->ctx;
     cudnnBackendDescriptor_t a = NULL, b = NULL, md = NULL, op = NULL;
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
+    const nnop__attr md_attrs[] = {
+            NNOP_ATTR(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp)};
+    const nnop__attr op_attrs[] = {NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_MATMUL_ADESC, &a),
+                                   NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_MATMUL_BDESC, &b),
+                                   NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_MATMUL_CDESC, &y),
+                                   NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_MATMUL_DESC, &md)};
     nnop_status st = matmul_inputs(p, c, s, &a, &b);
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &md);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, md, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, md, "matmul");
+        st = nnop__dnn_set_all(ctx, md, md_attrs, NNOP_COUNT(md_attrs), "matmul");
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                          1, &a);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                          1, &b);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                          1, &y);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                          1, &md);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, op, "matmul operation");
+        st = nnop__dnn_set_all(ctx, op, op_attrs, NNOP_COUNT(op_attrs), "matmul operation");
     return st == NNOP_OK ? add_op(ctx, s, op) : st;
 }

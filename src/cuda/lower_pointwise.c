@@ -84,23 +84,17 @@ static nnop_status pw_op(nnop_context *ctx, nnop__dnn_step *s, cudnnPointwiseMod
                          cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y)
 {
     cudnnBackendDescriptor_t pd = NULL, op = NULL;
+    const nnop__attr attrs[] = {NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, &pd),
+                                NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, &x),
+                                NNOP_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, b ? 1 : 0,
+                                          &b), /* binary modes only */
+                                NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, &y)};
     nnop_status st = pw_desc(ctx, s, mode, a, &pd);
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, &op);
     if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pd);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    if (st == NNOP_OK && b)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
-    if (st == NNOP_OK)
-        st = NNOP_DNN_SET(ctx, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
-                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    if (st == NNOP_OK)
-        st = nnop__dnn_finalize(ctx, op, "pointwise operation");
+        st = nnop__dnn_set_all(ctx, op, attrs, NNOP_COUNT(attrs), "pointwise operation");
     if (st == NNOP_OK && s->n_ops >= NNOP_STEP_MAX_OPS)
         st = nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "lowering: too many operations");
     if (st == NNOP_OK)
