@@ -121,6 +121,23 @@ if wants coldstart; then
     cat "$OUT/coldstart.txt"
 fi
 
+if case ",$WHAT," in *,sanitize,*) true ;; *) false ;; esac; then
+    # compute-sanitizer over the own kernels and the threaded plan paths: the stem kernel's
+    # cases (memcheck and racecheck), the network tests (prefetch and deserialization
+    # threads) and the cuBLASLt linear cases (memcheck)
+    echo "== sanitize"
+    san() { # tool test [filter]
+        NNOP_REQUIRE_GPU=1 NNOP_TEST_FILTER="${3:-}" timeout 240 compute-sanitizer --tool "$1" \
+            --error-exitcode 9 "$BUILD/tests/$2" >"$OUT/san_$1_$2.log" 2>&1
+        echo "compute-sanitizer $1 $2 ${3:-}: rc $? | $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' \
+            "$OUT/san_$1_$2.log" | tail -1) | $(grep -cE '^\[       OK' "$OUT/san_$1_$2.log") ok"
+    }
+    san memcheck test_gpu_conv '*stem_kernel*'
+    san racecheck test_gpu_conv '*stem_kernel*'
+    san memcheck test_gpu_linear
+    san memcheck test_gpu_network
+fi
+
 if case ",$WHAT," in *,profile,*) true ;; *) false ;; esac; then
     # where a cold and a warm (serial) compile of ResNet-50 spend their time: a wall-clock
     # stack sampler on the main thread, limited to compile -> first result

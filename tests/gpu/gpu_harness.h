@@ -213,7 +213,8 @@ static inline void h_check_case(h_run *r, const char *name, h_build_fn build, co
 }
 
 /* Run one CMocka test per row of a case table whose rows start with their name (a const char
- * pointer); each test gets its row as its state. */
+ * pointer); each test gets its row as its state. NNOP_TEST_FILTER (a CMocka name pattern,
+ * '*' wildcards) runs only the matching rows, e.g. under compute-sanitizer. */
 #define H_MAX_CASES 128
 static inline int h_run_table(const char *group, const void *rows, size_t n, size_t row_size,
                               CMUnitTestFunction fn)
@@ -222,6 +223,8 @@ static inline int h_run_table(const char *group, const void *rows, size_t n, siz
     size_t i;
     if (n > H_MAX_CASES)
         return fprintf(stderr, "%s: %zu cases, at most %d\n", group, n, H_MAX_CASES), 1;
+    if (getenv("NNOP_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("NNOP_TEST_FILTER"));
     memset(tests, 0, sizeof tests);
     for (i = 0; i < n; i++) {
         const void *row = (const char *)rows + i * row_size;
