@@ -35,7 +35,7 @@ typedef struct worker {
 
 struct nnop__prefetch {
     prefetched *items;
-    int32_t n_items, n_ready;
+    int32_t n_items;
     worker w[NNOP_DESER_MAX_THREADS - 1];
     int n_threads, joined, device;
     cudaStream_t stream;
@@ -57,8 +57,10 @@ static void rebuild(worker *w, prefetched *it, char **mem, size_t *cap)
         bytes[i] = it->e.io[i].bytes;
     }
     need = nnop__warm_up_bytes(it->e.n_io, bytes, it->workspace);
-    if (need > *cap) { /* the stream is synchronized before scratch memory is replaced */
-        if (*mem && (cudaStreamSynchronize(w->pf->stream) != cudaSuccess || cudaFree(*mem)))
+    if (need > *cap) { /* the warm-ups queued so far read the old block: wait, then replace */
+        if (*mem && cudaStreamSynchronize(w->pf->stream) != cudaSuccess)
+            (void)cudaGetLastError();
+        if (*mem && cudaFree(*mem) != cudaSuccess)
             (void)cudaGetLastError();
         *cap = 0;
         if (cudaMalloc((void **)mem, need) != cudaSuccess) {
@@ -189,15 +191,12 @@ uint64_t nnop__prefetch_join(nnop_context *ctx)
     struct nnop__prefetch *pf = c ? c->prefetch : NULL;
     uint64_t t0 = nnop__monotonic_ns();
     int k;
-    int32_t i;
     if (!pf || pf->joined)
         return 0;
     for (k = 0; k < pf->n_threads; k++)
         nnop__thread_join(pf->w[k].t);
     pf->joined = 1;
     adopt_handles(c, pf);
-    for (i = 0; i < pf->n_items; i++)
-        pf->n_ready += pf->items[i].plan != NULL;
     if (ctx->plan_cache && pf->finished_ns > pf->started_ns)
         nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_DESERIALIZE,
                              pf->finished_ns - pf->started_ns);
