@@ -9,6 +9,27 @@
 
 static uint64_t rng = 88172645463325252ull;
 
+/* With bench_resnet50_keep_weights: the host data of every constant, in the order built, so a
+ * later build replays them (copies only) instead of generating them again. */
+static void **kept;
+static size_t n_kept, cap_kept, replay_at;
+static int keeping;
+
+void bench_resnet50_keep_weights(void)
+{
+    keeping = 1;
+}
+
+static void keep(void *h)
+{
+    if (n_kept == cap_kept) {
+        cap_kept = cap_kept ? 2 * cap_kept : 512;
+        kept = (void **)realloc(kept, cap_kept * sizeof *kept);
+        CHECK(kept != NULL);
+    }
+    kept[n_kept++] = h;
+}
+
 static float uniform(float a)
 {
     rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
@@ -18,16 +39,23 @@ static float uniform(float a)
 static nnop_value constant(nnop_graph *g, const nnop_tensor_desc *d, float a, float base)
 {
     int64_t n = nnop_tensor_elements(d), i;
-    float *f = (float *)malloc((size_t)n * sizeof(float));
-    void *h = malloc(nnop_tensor_bytes(d));
+    float *f;
+    void *h;
     nnop_value v;
+    if (keeping && replay_at < n_kept)
+        return nnop_constant(g, NULL, d, kept[replay_at++]);
+    f = (float *)malloc((size_t)n * sizeof(float));
+    h = malloc(nnop_tensor_bytes(d));
     CHECK(f && h);
     for (i = 0; i < n; i++)
         f[i] = base + uniform(a);
     CHECK(nnop_convert(NNOP_F32, f, d->dtype, h, n) == NNOP_OK);
     v = nnop_constant(g, NULL, d, h);
     free(f);
-    free(h);
+    if (keeping)
+        keep(h);
+    else
+        free(h);
     return v;
 }
 
@@ -66,6 +94,7 @@ nnop_graph *bench_resnet50_graph(nnop_context *ctx, int64_t n)
     nnop_value y;
     int64_t cin = 64, width = 64;
     int s, b;
+    replay_at = 0;
     CHECK(nnop_graph_create(ctx, &g) == NNOP_OK);
     y = nnop_pool(g, conv_bn(g, nnop_input(g, "x", &xd), 3, 64, 7, 2, 1), NNOP_POOL_MAX, &pp);
     for (s = 0; s < 4; s++, width *= 2)

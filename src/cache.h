@@ -122,7 +122,9 @@ int nnop__fp_equal(const nnop__fp *a, const nnop__fp *b);
 
 enum {
     NNOP_CACHE_FLAG_RUNTIME_COMPILED = 1u, /* engine had CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION */
-    NNOP_CACHE_FLAG_DETERMINISTIC = 2u     /* engine had no NONDETERMINISTIC numerical note */
+    NNOP_CACHE_FLAG_DETERMINISTIC = 2u,    /* engine had no NONDETERMINISTIC numerical note */
+    NNOP_CACHE_FLAG_NO_ENGINE = 4u         /* the search found no engine under the policy: a warm
+                                            * compile takes the fallback without searching again */
 };
 
 #define NNOP_CACHE_MAX_IO 16 /* as NNOP_STEP_MAX_IO (src/cuda/cuda_plan.h) */

@@ -106,6 +106,14 @@ if wants coldstart; then
         "$BUILD/bench/bench_coldstart" --cache "$cache" --policy "$policy" --batch 32 \
             --no-prefetch >>"$OUT/coldstart.txt" 2>&1 ||
             echo "coldstart $policy warm-no-prefetch FAILED" | tee -a "$OUT/coldstart.txt"
+        # warm with the weights generated before the context: the graph is built in tens of
+        # ms, so the compile soon joins the prefetch (and helps with what is left)
+        for extra in "" --no-prefetch; do
+            printf 'warm-weights-first%s ' "$extra" >>"$OUT/coldstart.txt"
+            "$BUILD/bench/bench_coldstart" --cache "$cache" --policy "$policy" --batch 32 \
+                --weights-first $extra >>"$OUT/coldstart.txt" 2>&1 ||
+                echo "coldstart $policy weights-first $extra FAILED" | tee -a "$OUT/coldstart.txt"
+        done
         # the same warm start with the cached plans rebuilt on the compiling thread alone
         # (load_threads 1: no prefetch and no threads)
         printf 'warm-serial ' >>"$OUT/coldstart.txt"

@@ -166,13 +166,20 @@ static nnop_status from_prefetch(nnop_plan *p, nnop__dnn_step *s, const nnop__fp
     return NNOP_OK;
 }
 
-nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp)
+nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp,
+                                 int *no_engine)
 {
     nnop_context *ctx = p->ctx;
     nnop__cache_entry e;
     nnop_status st = NNOP_ERR_UNSUPPORTED;
+    *no_engine = 0;
     if (!nnop__cache_lookup(ctx->plan_cache, fp, &e))
         return st;
+    if (e.flags & NNOP_CACHE_FLAG_NO_ENGINE) {
+        *no_engine = 1;
+        nnop__cache_entry_clear(&e);
+        return st;
+    }
     if (e.blob_len > 0)
         st = from_prefetch(p, s, fp);
     if (st != NNOP_OK && e.blob_len > 0 && p->cuda->deser_threads > 0)
@@ -250,6 +257,19 @@ static void io_list(const nnop__dnn_step *s, nnop__cache_entry *e)
         e->io[i].bytes = s->bytes[i];
     }
     e->n_io = s->n_io;
+}
+
+void nnop__dnn_no_engine_to_cache(nnop_context *ctx, const nnop__fp *fp)
+{
+    nnop__cache_entry *e = (nnop__cache_entry *)calloc(1, sizeof *e);
+    if (!e)
+        return;
+    e->engine_id = -1;
+    e->flags = NNOP_CACHE_FLAG_NO_ENGINE;
+    e->time_us = -1.0f;
+    e->workspace_bytes = -1;
+    (void)nnop__cache_insert(ctx->plan_cache, fp, e);
+    free(e);
 }
 
 void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__fp *fp)

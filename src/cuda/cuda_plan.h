@@ -258,8 +258,12 @@ nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, voi
 nnop__fp nnop__dnn_fingerprint(const nnop_context *ctx, const nnop__dnn_step *s);
 /* Build s->plan from a cached entry (its plan JSON, else its engine and knobs), or queue its
  * JSON for nnop__deser_resolve when the plan deserializes on threads. NNOP_OK on success;
- * any failure leaves s without a plan (the caller searches instead). */
-nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp);
+ * any failure leaves s without a plan (the caller searches instead), except that *no_engine
+ * is set when the entry remembers a search that found no engine (the caller falls back). */
+nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp,
+                                 int *no_engine);
+/* Remember that the search for s found no engine under the context's policy. */
+void nnop__dnn_no_engine_to_cache(nnop_context *ctx, const nnop__fp *fp);
 /* An execution plan from its JSON with handle h, with the raw status so that threads that
  * must not touch the context can call it; *call names the call that failed. */
 cudnnStatus_t nnop__plan_from_json(cudnnHandle_t h, const void *json, size_t len,

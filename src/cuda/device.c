@@ -184,7 +184,7 @@ nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream)
     cudaStream_t s = stream ? (cudaStream_t)stream : c->own_stream;
     nnop_status st;
     int i;
-    (void)nnop__prefetch_join(ctx); /* its threads' handles become the context's */
+    (void)nnop__prefetch_join(ctx, 1); /* its threads' handles become the context's */
     st = NNOP_DNN(ctx, cudnnSetStream(c->handle, s));
     for (i = 0; st == NNOP_OK && i < c->n_deser; i++)
         st = NNOP_DNN(ctx, cudnnSetStream(c->deser[i], s));

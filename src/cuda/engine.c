@@ -400,9 +400,14 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
     nnop_context *ctx = p->ctx;
     search *s;
     nnop_status r;
-    if (cache_usable(ctx) && nnop__dnn_from_cache(p, st, fp) == NNOP_OK) {
+    int no_engine = 0;
+    if (cache_usable(ctx) && nnop__dnn_from_cache(p, st, fp, &no_engine) == NNOP_OK) {
         nnop__clear_error(ctx);
         return NNOP_OK;
+    }
+    if (no_engine) {
+        snprintf(why, len, "no engine under this policy (a search remembered by the plan cache)");
+        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "%s", why);
     }
     r = nnop__dnn_graph(ctx, st); /* a graph cuDNN refuses: the caller splits the chain */
     if (r != NNOP_OK) {
@@ -427,6 +432,8 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
              "%d engine-0 fallbacks refused for a fused graph, %d failed%s%s",
              s->per_mode[0], s->per_mode[1], s->per_mode[2], s->skipped_policy, s->skipped_eng0,
              s->failed, s->failed ? "; last: " : "", s->last_fail);
+    if (cache_usable(ctx) && s->failed == 0) /* refused outright, not a failure to build or run */
+        nnop__dnn_no_engine_to_cache(ctx, fp);
     nnop__free(s);
     return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "%s", why);
 }

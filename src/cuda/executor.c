@@ -445,7 +445,7 @@ static nnop_status build_once(nnop_plan *p, int deser_threads)
 
 nnop_status nnop__cuda_plan_build(nnop_plan *p)
 {
-    uint64_t waited = nnop__prefetch_join(p->ctx); /* its plans are taken by fingerprint */
+    uint64_t waited = nnop__prefetch_join(p->ctx, 1); /* its plans are taken by fingerprint */
     int threads = nnop__deser_threads(p->ctx);
     nnop_status st = build_once(p, threads);
     if (st != NNOP_OK && p->cuda && p->cuda->deser_failed) {

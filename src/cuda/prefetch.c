@@ -5,8 +5,9 @@
  * otherwise pay. A program builds or loads its graph between nnop_context_create and
  * nnop_graph_compile, so threads started at context creation (load_threads of them, each with
  * a cuDNN handle of its own) rebuild the newest cached plans meanwhile and run each once on
- * scratch memory; the compile waits for them to finish, then takes the plans it needs by
- * fingerprint. Plans no compile takes are destroyed with the context.
+ * scratch memory; the compile joins in on what is left (with the context's handle), waits
+ * for the threads, then takes the plans it needs by fingerprint. Plans no compile takes are
+ * destroyed with the context, which stops the threads early if no compile came.
  *
  * Needs cuDNN 9.8 or later (plans usable with another handle than the one that built them,
  * as deserialize.c) and entries that record their tensors (cache format 2). Off with
@@ -28,28 +29,29 @@ typedef struct prefetched {
 
 typedef struct worker {
     struct nnop__prefetch *pf;
-    int index, stride; /* items index, index + stride, ... */
-    cudnnHandle_t h;   /* made by the thread, handed to the context at join */
+    cudnnHandle_t h; /* made by the thread, handed to the context at join */
     nnop__thread *t;
 } worker;
 
 struct nnop__prefetch {
     prefetched *items;
     int32_t n_items;
+    int32_t next; /* the first item no thread has claimed */
     worker w[NNOP_DESER_MAX_THREADS - 1];
     int n_threads, joined, device;
     cudaStream_t stream;
-    uint64_t started_ns, finished_ns; /* monotonic; finished: the last thread's end */
-    nnop__mutex *mu;                  /* guards finished_ns */
+    uint64_t started_ns, finished_ns; /* monotonic; finished: the last rebuild's end */
+    nnop__mutex *mu;                  /* guards next and finished_ns */
 };
 
-static void rebuild(worker *w, prefetched *it, char **mem, size_t *cap)
+static void rebuild(struct nnop__prefetch *pf, cudnnHandle_t h, prefetched *it, char **mem,
+                    size_t *cap)
 {
     int64_t uids[NNOP_CACHE_MAX_IO], bytes[NNOP_CACHE_MAX_IO];
     const char *call = "";
     size_t need;
     int i;
-    if (nnop__plan_from_json(w->h, it->e.blob, it->e.blob_len, &it->plan, &it->workspace, &call) !=
+    if (nnop__plan_from_json(h, it->e.blob, it->e.blob_len, &it->plan, &it->workspace, &call) !=
         CUDNN_STATUS_SUCCESS)
         return;
     for (i = 0; i < it->e.n_io; i++) {
@@ -58,7 +60,7 @@ static void rebuild(worker *w, prefetched *it, char **mem, size_t *cap)
     }
     need = nnop__warm_up_bytes(it->e.n_io, bytes, it->workspace);
     if (need > *cap) { /* the warm-ups queued so far read the old block: wait, then replace */
-        if (*mem && cudaStreamSynchronize(w->pf->stream) != cudaSuccess)
+        if (*mem && cudaStreamSynchronize(pf->stream) != cudaSuccess)
             (void)cudaGetLastError();
         if (*mem && cudaFree(*mem) != cudaSuccess)
             (void)cudaGetLastError();
@@ -70,30 +72,48 @@ static void rebuild(worker *w, prefetched *it, char **mem, size_t *cap)
         }
         *cap = need;
     }
-    nnop__plan_warm_up(w->h, it->plan, it->e.n_io, uids, bytes, it->workspace, *mem);
+    nnop__plan_warm_up(h, it->plan, it->e.n_io, uids, bytes, it->workspace, *mem);
 }
 
-/* A thread's share of the items. It touches no context state (the
- * context's error text is not thread-safe): failures only leave plans NULL. */
-static void worker_main(void *arg)
+/* Items are claimed one at a time, so that a compile can help with what is left. */
+static int32_t claim(struct nnop__prefetch *pf)
 {
-    worker *w = (worker *)arg;
-    struct nnop__prefetch *pf = w->pf;
+    int32_t i = -1;
+    nnop__mutex_lock(pf->mu);
+    if (pf->next < pf->n_items)
+        i = pf->next++;
+    nnop__mutex_unlock(pf->mu);
+    return i;
+}
+
+/* Rebuild claimed items with handle h until none is left, then wait for their warm-ups. It
+ * touches no context state (the context's error text is not thread-safe): failures only leave
+ * plans NULL, for the compile to rebuild in its own way. */
+static void drain(struct nnop__prefetch *pf, cudnnHandle_t h)
+{
     char *mem = NULL;
     size_t cap = 0;
     int32_t i;
-    if (cudaSetDevice(pf->device) == cudaSuccess && cudnnCreate(&w->h) == CUDNN_STATUS_SUCCESS &&
-        cudnnSetStream(w->h, pf->stream) == CUDNN_STATUS_SUCCESS)
-        for (i = w->index; i < pf->n_items; i += w->stride)
-            rebuild(w, &pf->items[i], &mem, &cap);
+    while ((i = claim(pf)) >= 0)
+        rebuild(pf, h, &pf->items[i], &mem, &cap);
     if (cudaStreamSynchronize(pf->stream) != cudaSuccess) /* the warm-ups read mem */
         (void)cudaGetLastError();
     if (mem && cudaFree(mem) != cudaSuccess)
         (void)cudaGetLastError();
-    (void)cudaGetLastError(); /* a failed warm-up leaves nothing for the context */
+    (void)cudaGetLastError(); /* a failed warm-up leaves nothing behind */
     nnop__mutex_lock(pf->mu);
     pf->finished_ns = nnop__monotonic_ns();
     nnop__mutex_unlock(pf->mu);
+}
+
+static void worker_main(void *arg)
+{
+    worker *w = (worker *)arg;
+    struct nnop__prefetch *pf = w->pf;
+    if (cudaSetDevice(pf->device) == cudaSuccess && cudnnCreate(&w->h) == CUDNN_STATUS_SUCCESS &&
+        cudnnSetStream(w->h, pf->stream) == CUDNN_STATUS_SUCCESS)
+        drain(pf, w->h);
+    (void)cudaGetLastError();
 }
 
 static void prefetch_free(struct nnop__prefetch *pf)
@@ -158,10 +178,8 @@ void nnop__prefetch_start(nnop_context *ctx)
     pf->started_ns = nnop__monotonic_ns();
     for (k = 0; k < n; k++) {
         pf->w[k].pf = pf;
-        pf->w[k].index = k;
-        pf->w[k].stride = n;
         if (nnop__thread_start(worker_main, &pf->w[k], &pf->w[k].t) != NNOP_OK)
-            break; /* the shares of threads not started stay unbuilt: compiles rebuild them */
+            break; /* fewer threads: the others, or the compile, take the items */
         pf->n_threads = k + 1;
     }
     c->prefetch = pf;
@@ -185,7 +203,7 @@ static void adopt_handles(struct nnop__cuda_ctx *c, struct nnop__prefetch *pf)
     }
 }
 
-uint64_t nnop__prefetch_join(nnop_context *ctx)
+uint64_t nnop__prefetch_join(nnop_context *ctx, int help)
 {
     struct nnop__cuda_ctx *c = ctx->cuda;
     struct nnop__prefetch *pf = c ? c->prefetch : NULL;
@@ -193,6 +211,13 @@ uint64_t nnop__prefetch_join(nnop_context *ctx)
     int k;
     if (!pf || pf->joined)
         return 0;
+    if (help) {
+        drain(pf, c->handle); /* this thread's handle is free while it waits anyway */
+    } else {
+        nnop__mutex_lock(pf->mu); /* no new items: what is unclaimed stays unbuilt */
+        pf->next = pf->n_items;
+        nnop__mutex_unlock(pf->mu);
+    }
     for (k = 0; k < pf->n_threads; k++)
         nnop__thread_join(pf->w[k].t);
     pf->joined = 1;
@@ -227,7 +252,7 @@ void nnop__prefetch_stop(nnop_context *ctx)
     struct nnop__prefetch *pf = ctx->cuda ? ctx->cuda->prefetch : NULL;
     if (!pf)
         return;
-    (void)nnop__prefetch_join(ctx);
+    (void)nnop__prefetch_join(ctx, 0);
     prefetch_free(pf);
     ctx->cuda->prefetch = NULL;
 }

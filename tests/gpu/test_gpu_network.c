@@ -327,6 +327,45 @@ static void test_gpu_plan_cache_parallel_deserialize(void **state)
     remove(path);
 }
 
+/* fp32 linear + bias + sigmoid: neither a cuBLASLt epilogue nor, under the precompiled-only
+ * policy, any cuDNN engine (sm_90's matmul engines are runtime-compiled): it runs on the own
+ * linear kernel. */
+static void build_linear_sigmoid(nnop_graph *g, const void *arg)
+{
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 8, 64);
+    nnop_tensor_desc wd = nnop_tensor_2d(NNOP_F32, 32, 64);
+    nnop_tensor_desc bd = nnop_tensor_1d(NNOP_F32, 32);
+    nnop_value y;
+    (void)arg;
+    y = nnop_linear(g, nnop_input(g, "x", &xd), h_const(g, "w", &wd, 81, -0.125f, 0.125f),
+                    h_const(g, "b", &bd, 82, -0.5f, 0.5f));
+    assert_int_equal(nnop_output(g, nnop_act(g, y, NNOP_ACT_SIGMOID, 0.0f), "y"), NNOP_OK);
+}
+
+/* A search that found no engine is remembered by the cache file: the next process takes the
+ * fallback without searching (the reason says so) and still matches the reference. */
+static void test_gpu_plan_cache_remembers_no_engine(void **state)
+{
+    char path[256];
+    h_run r;
+    int i;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    snprintf(path, sizeof path, "/tmp/nnop_gpu_cache_none_%ld.bin", (long)time(NULL));
+    remove(path);
+    for (i = 0; i < 2; i++) {
+        h_run_init(&r, NNOP_F32, 64.0);
+        r.gpu_opts.cache_path = path;
+        r.gpu_opts.policy = NNOP_POLICY_PRECOMPILED_ONLY;
+        if (!h_run_compare(&r, build_linear_sigmoid, NULL))
+            fail_msg("run %d: %s %s", i, nnop_status_string(r.gpu_compile_status), r.gpu_error);
+        print_message("run %d: %s", i, r.describe);
+        assert_non_null(strstr(r.describe, "own kernel: linear"));
+        assert_int_equal(strstr(r.describe, "remembered by the plan cache") != NULL, i == 1);
+    }
+    remove(path);
+}
+
 static void build_cbr32(nnop_graph *g, const void *arg)
 {
     nnop_dtype dt = NNOP_F32;
@@ -408,6 +447,7 @@ int main(void)
             cmocka_unit_test(test_gpu_execute_rejects_misaligned_pointer),
             cmocka_unit_test(test_gpu_plan_cache_file_reuses_plan),
             cmocka_unit_test(test_gpu_plan_cache_parallel_deserialize),
+            cmocka_unit_test(test_gpu_plan_cache_remembers_no_engine),
             cmocka_unit_test(test_gpu_deterministic_policy_matches_ref),
             cmocka_unit_test(test_gpu_fp32_tf32_allowed_matches_ref),
     };
