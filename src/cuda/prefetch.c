@@ -93,14 +93,18 @@ static void drain(struct nnop__prefetch *pf, cudnnHandle_t h)
 {
     char *mem = NULL;
     size_t cap = 0;
-    int32_t i;
-    while ((i = claim(pf)) >= 0)
+    int32_t i, built = 0;
+    while ((i = claim(pf)) >= 0) {
         rebuild(pf, h, &pf->items[i], &mem, &cap);
+        built++;
+    }
     if (cudaStreamSynchronize(pf->stream) != cudaSuccess) /* the warm-ups read mem */
         (void)cudaGetLastError();
     if (mem && cudaFree(mem) != cudaSuccess)
         (void)cudaGetLastError();
     (void)cudaGetLastError(); /* a failed warm-up leaves nothing behind */
+    if (!built)
+        return; /* the prefetch's time ends with the last rebuild, not with an idle join */
     nnop__mutex_lock(pf->mu);
     pf->finished_ns = nnop__monotonic_ns();
     nnop__mutex_unlock(pf->mu);
