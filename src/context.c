@@ -75,12 +75,17 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
 {
     nnop_context *ctx;
     nnop_status st;
-    if (!out)
+    creation_error[0] = '\0'; /* no stale message from an earlier failure */
+    if (!out) {
+        snprintf(creation_error, sizeof creation_error, "nnop_context_create: out is NULL");
         return NNOP_ERR_INVALID_ARGUMENT;
+    }
     *out = NULL;
     ctx = (nnop_context *)nnop__calloc(1, sizeof *ctx);
-    if (!ctx)
+    if (!ctx) {
+        snprintf(creation_error, sizeof creation_error, "nnop_context_create: out of memory");
         return NNOP_ERR_OUT_OF_MEMORY;
+    }
     if (o)
         ctx->opts = *o;
     else

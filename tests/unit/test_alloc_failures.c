@@ -1,0 +1,318 @@
+/* test_alloc_failures.c: every host allocation nnop makes, failed in turn. A whole CPU run
+ * (context, graph with conv/bias/relu/pool/flatten/linear/softmax, compile, execute, destroy)
+ * is repeated with the k-th allocation failing, for k = 1, 2, ... until a run needs fewer
+ * allocations than k: each run must fail with NNOP_ERR_OUT_OF_MEMORY and a message saying so
+ * ("out of memory" or "cannot allocate")
+ * (or succeed when the failure fell where a fallback exists), leave the output buffer
+ * untouched unless it succeeded, and free everything it allocated. Also: executing a compiled
+ * plan allocates nothing.
+ *
+ * malloc, calloc, realloc and free are replaced in this executable (glibc supports this and
+ * routes its own calls through the replacement), forwarding to glibc's __libc_* functions.
+ * Elsewhere (other C libraries, sanitizers, which replace malloc themselves) the tests skip. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nnop_test.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+        __has_feature(memory_sanitizer)
+#define NNOP_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NNOP_SANITIZED 1
+#endif
+
+#if defined(__GLIBC__) && !defined(NNOP_SANITIZED)
+#define NNOP_CAN_INJECT 1
+#include <pthread.h>
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+enum { TRACK_SLOTS = 1 << 16 };
+
+/* While armed: allocations are counted, the fail_at-th fails, and the live ones are tracked
+ * (open addressing on the pointer) so that leaks show. */
+static pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
+static int armed_;
+static long count_, fail_at_, failed_, live_, overflow_;
+static void *slots_[TRACK_SLOTS];
+
+static size_t slot_of(const void *p)
+{
+    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 48) & (TRACK_SLOTS - 1);
+}
+
+static void track_add(void *p)
+{
+    size_t i = slot_of(p), n;
+    for (n = 0; n < TRACK_SLOTS; n++, i = (i + 1) & (TRACK_SLOTS - 1))
+        if (!slots_[i] || slots_[i] == (void *)1) {
+            slots_[i] = p;
+            live_++;
+            return;
+        }
+    overflow_++;
+}
+
+static void track_remove(void *p)
+{
+    size_t i = slot_of(p), n;
+    for (n = 0; n < TRACK_SLOTS && slots_[i]; n++, i = (i + 1) & (TRACK_SLOTS - 1))
+        if (slots_[i] == p) {
+            slots_[i] = (void *)1; /* a tombstone keeps later probes going */
+            live_--;
+            return;
+        }
+}
+
+/* 1 when this allocation is the one to fail. */
+static int next_fails(void)
+{
+    int fail;
+    if (!armed_)
+        return 0;
+    pthread_mutex_lock(&mu_);
+    fail = ++count_ == fail_at_;
+    failed_ += fail;
+    pthread_mutex_unlock(&mu_);
+    return fail;
+}
+
+static void *tracked(void *p)
+{
+    if (p && armed_) {
+        pthread_mutex_lock(&mu_);
+        track_add(p);
+        pthread_mutex_unlock(&mu_);
+    }
+    return p;
+}
+
+static void untrack(void *p)
+{
+    if (p && armed_) {
+        pthread_mutex_lock(&mu_);
+        track_remove(p);
+        pthread_mutex_unlock(&mu_);
+    }
+}
+
+void *malloc(size_t n)
+{
+    return next_fails() ? NULL : tracked(__libc_malloc(n));
+}
+
+void *calloc(size_t n, size_t size)
+{
+    return next_fails() ? NULL : tracked(__libc_calloc(n, size));
+}
+
+void *realloc(void *p, size_t n)
+{
+    void *q;
+    if (next_fails())
+        return NULL; /* p stays valid, as after a real failure */
+    q = __libc_realloc(p, n);
+    if (q || n == 0) {
+        untrack(p);
+        tracked(q);
+    }
+    return q;
+}
+
+void free(void *p)
+{
+    untrack(p);
+    __libc_free(p);
+}
+
+static void arm(long fail_at)
+{
+    pthread_mutex_lock(&mu_);
+    memset(slots_, 0, sizeof slots_);
+    count_ = failed_ = live_ = overflow_ = 0;
+    fail_at_ = fail_at;
+    armed_ = 1;
+    pthread_mutex_unlock(&mu_);
+}
+
+static void disarm(void)
+{
+    pthread_mutex_lock(&mu_);
+    armed_ = 0;
+    pthread_mutex_unlock(&mu_);
+}
+#endif /* glibc, no sanitizer */
+
+#define SKIP_WITHOUT_INJECTION()                                                                   \
+    do {                                                                                           \
+        if (!NNOP_CAN_INJECT_V) {                                                                  \
+            print_message("malloc cannot be replaced here (not glibc, or a sanitizer)\n");         \
+            skip();                                                                                \
+        }                                                                                          \
+    } while (0)
+#ifdef NNOP_CAN_INJECT
+#define NNOP_CAN_INJECT_V 1
+#else
+#define NNOP_CAN_INJECT_V 0
+#endif
+
+enum { N = 2, C = 3, H = 8, W = 8, K = 4, CLASSES = 5 };
+
+typedef struct run_data {
+    float x[N * C * H * W];
+    float w[K * C * 3 * 3], b[K];
+    float fw[CLASSES * K * (H / 2) * (W / 2)], fb[CLASSES];
+    float y[N * CLASSES];
+} run_data;
+
+static nnop_graph *build(nnop_context *ctx, const run_data *d)
+{
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, N, C, H, W);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, K, C, 3, 3);
+    nnop_tensor_desc bd = nnop_tensor_1d(NNOP_F32, K);
+    nnop_tensor_desc fwd = nnop_tensor_2d(NNOP_F32, CLASSES, K * (H / 2) * (W / 2));
+    nnop_tensor_desc fbd = nnop_tensor_1d(NNOP_F32, CLASSES);
+    nnop_conv_params cp = {{1, 1}, {1, 1}, {1, 1}, 1};
+    nnop_pool_params pp = {{2, 2}, {2, 2}, {0, 0}, 0};
+    nnop_graph *g = NULL;
+    nnop_value v;
+    if (nnop_graph_create(ctx, &g) != NNOP_OK)
+        return NULL;
+    v = nnop_conv(g, nnop_input(g, "x", &xd), nnop_constant(g, "w", &wd, d->w), &cp);
+    v = nnop_act(g, nnop_bias(g, v, nnop_constant(g, "b", &bd, d->b)), NNOP_ACT_RELU, 0.0f);
+    v = nnop_flatten(g, nnop_pool(g, v, NNOP_POOL_MAX, &pp));
+    v = nnop_linear(g, v, nnop_constant(g, "fw", &fwd, d->fw), nnop_constant(g, "fb", &fbd, d->fb));
+    (void)nnop_output(g, nnop_softmax(g, v), "y"); /* its status is the graph's (sticky) */
+    return g;
+}
+
+/* One whole run; returns its first failing status. *error gets the message of a failure. */
+static nnop_status whole_run(run_data *d, char *error, size_t len)
+{
+    nnop_context_options o;
+    nnop_context *ctx = NULL;
+    nnop_graph *g = NULL;
+    nnop_plan *plan = NULL;
+    const void *in[1];
+    void *out[1];
+    nnop_status st;
+    in[0] = d->x, out[0] = d->y;
+    error[0] = '\0';
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CPU;
+    st = nnop_context_create(&o, &ctx);
+    if (st != NNOP_OK) {
+        snprintf(error, len, "%s", nnop_context_create_error());
+        return st;
+    }
+    g = build(ctx, d);
+    st = g ? nnop_graph_compile(g, NULL, &plan) : NNOP_ERR_OUT_OF_MEMORY;
+    if (st == NNOP_OK)
+        st = nnop_plan_execute(plan, in, out);
+    if (st != NNOP_OK)
+        snprintf(error, len, "%s", nnop_context_last_error(ctx));
+    nnop_plan_destroy(plan);
+    nnop_graph_destroy(g);
+    nnop_context_destroy(ctx);
+    return st;
+}
+
+static run_data *new_data(void)
+{
+    run_data *d = (run_data *)calloc(1, sizeof *d);
+    assert_non_null(d);
+    nnop_test_fill_f32(d->x, N * C * H * W, 1, -1.0f, 1.0f);
+    nnop_test_fill_f32(d->w, K * C * 9, 2, -0.3f, 0.3f);
+    nnop_test_fill_f32(d->b, K, 3, -0.5f, 0.5f);
+    nnop_test_fill_f32(d->fw, CLASSES * K * (H / 2) * (W / 2), 4, -0.1f, 0.1f);
+    nnop_test_fill_f32(d->fb, CLASSES, 5, -0.5f, 0.5f);
+    return d;
+}
+
+static void test_every_allocation_failure_is_clean(void **state)
+{
+    SKIP_WITHOUT_INJECTION();
+#ifdef NNOP_CAN_INJECT
+    run_data *d = new_data();
+    float want[N * CLASSES];
+    char error[512];
+    long k, total = 0;
+    (void)state;
+    arm(0); /* counting only: how many allocations a whole run makes */
+    assert_int_equal(whole_run(d, error, sizeof error), NNOP_OK);
+    disarm();
+    total = count_;
+    assert_int_equal(live_, 0);
+    assert_true(total > 20); /* the test means something only if nnop allocates */
+    memcpy(want, d->y, sizeof want);
+    for (k = 1; k <= total; k++) {
+        nnop_status st;
+        nnop_test_poison(d->y, sizeof d->y);
+        arm(k);
+        st = whole_run(d, error, sizeof error);
+        disarm();
+        if (failed_ != 1)
+            fail_msg("allocation %ld of %ld: the run made only %ld", k, total, count_);
+        if (live_ != 0 || overflow_ != 0)
+            fail_msg("allocation %ld of %ld failed: %ld allocations leaked (%s)", k, total, live_,
+                     nnop_status_string(st));
+        if (st == NNOP_OK) { /* a fallback took over: the result must still be right */
+            assert_memory_equal(d->y, want, sizeof want);
+            continue;
+        }
+        if (st != NNOP_ERR_OUT_OF_MEMORY ||
+            !(strstr(error, "out of memory") || strstr(error, "allocate")))
+            fail_msg("allocation %ld of %ld failed: status %s, message '%s'", k, total,
+                     nnop_status_string(st), error);
+        if (!nnop_test_is_poisoned(d->y, sizeof d->y))
+            fail_msg("allocation %ld of %ld failed: the output was written", k, total);
+    }
+    print_message("%ld allocations, each failed in turn\n", total);
+    free(d);
+#endif
+}
+
+static void test_execute_allocates_nothing(void **state)
+{
+    SKIP_WITHOUT_INJECTION();
+#ifdef NNOP_CAN_INJECT
+    run_data *d = new_data();
+    nnop_context *ctx = nnop_test_cpu_context();
+    nnop_graph *g = build(ctx, d);
+    nnop_plan *plan = NULL;
+    const void *in[1];
+    void *out[1];
+    int i;
+    (void)state;
+    in[0] = d->x, out[0] = d->y;
+    assert_non_null(g);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
+    assert_int_equal(nnop_plan_execute(plan, in, out), NNOP_OK); /* a first run may set up */
+    arm(0);
+    for (i = 0; i < 3; i++)
+        assert_int_equal(nnop_plan_execute(plan, in, out), NNOP_OK);
+    disarm();
+    assert_int_equal(count_, 0);
+    nnop_plan_destroy(plan);
+    nnop_graph_destroy(g);
+    nnop_context_destroy(ctx);
+    free(d);
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_every_allocation_failure_is_clean),
+            cmocka_unit_test(test_execute_allocates_nothing),
+    };
+    return cmocka_run_group_tests_name("alloc_failures", tests, NULL, NULL);
+}
