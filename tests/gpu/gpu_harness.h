@@ -26,7 +26,7 @@ typedef struct h_run {
     char gpu_error[1024];
 } h_run;
 
-static void h_run_init(h_run *r, nnop_dtype t, double red_len)
+static inline void h_run_init(h_run *r, nnop_dtype t, double red_len)
 {
     double scale = sqrt(red_len > 1.0 ? red_len : 1.0) / 8.0;
     memset(r, 0, sizeof *r);
@@ -40,7 +40,7 @@ static void h_run_init(h_run *r, nnop_dtype t, double red_len)
     r->seed = 1234;
 }
 
-static nnop_context *h_gpu_context(const nnop_context_options *o)
+static inline nnop_context *h_gpu_context(const nnop_context_options *o)
 {
     nnop_context *ctx = NULL;
     nnop_status st = nnop_context_create(o, &ctx);
@@ -50,7 +50,7 @@ static nnop_context *h_gpu_context(const nnop_context_options *o)
 }
 
 /* Constant data for a builder: seeded uniform values in [lo, hi) of dtype t (caller frees). */
-static void *h_const_data(const nnop_tensor_desc *d, uint64_t seed, float lo, float hi)
+static inline void *h_const_data(const nnop_tensor_desc *d, uint64_t seed, float lo, float hi)
 {
     int64_t n = nnop_tensor_elements(d);
     void *p = malloc(nnop_tensor_bytes(d));
@@ -59,8 +59,8 @@ static void *h_const_data(const nnop_tensor_desc *d, uint64_t seed, float lo, fl
     return p;
 }
 
-static nnop_value h_const(nnop_graph *g, const char *name, const nnop_tensor_desc *d, uint64_t seed,
-                          float lo, float hi)
+static inline nnop_value h_const(nnop_graph *g, const char *name, const nnop_tensor_desc *d,
+                                 uint64_t seed, float lo, float hi)
 {
     void *data = h_const_data(d, seed, lo, hi);
     nnop_value v = nnop_constant(g, name, d, data);
@@ -77,7 +77,7 @@ typedef struct h_pair {
     void *hin[H_MAX_IO], *din[H_MAX_IO], *hout[H_MAX_IO], *dout[H_MAX_IO];
 } h_pair;
 
-static int h_compile(h_run *r, h_pair *hp, h_build_fn build, const void *arg)
+static inline int h_compile(h_run *r, h_pair *hp, h_build_fn build, const void *arg)
 {
     memset(hp, 0, sizeof *hp);
     hp->cpu = nnop_test_cpu_context();
@@ -100,7 +100,7 @@ static int h_compile(h_run *r, h_pair *hp, h_build_fn build, const void *arg)
 }
 
 /* Host and device buffers: inputs seeded in [-1, 1), outputs poisoned with 0xFF (NaN). */
-static void h_buffers(const h_run *r, h_pair *hp)
+static inline void h_buffers(const h_run *r, h_pair *hp)
 {
     int i;
     for (i = 0; i < hp->n_in + hp->n_out; i++) {
@@ -124,7 +124,7 @@ static void h_buffers(const h_run *r, h_pair *hp)
     }
 }
 
-static void h_execute(const h_run *r, h_pair *hp)
+static inline void h_execute(const h_run *r, h_pair *hp)
 {
     nnop_status st;
     assert_int_equal(nnop_plan_execute(hp->pc, (const void *const *)hp->hin, hp->hout), NNOP_OK);
@@ -137,7 +137,7 @@ static void h_execute(const h_run *r, h_pair *hp)
 }
 
 /* Output k of the GPU against the CPU's, per dtype. */
-static int h_compare(const h_run *r, h_pair *hp, int k)
+static inline int h_compare(const h_run *r, h_pair *hp, int k)
 {
     nnop_tensor_desc d;
     int64_t n;
@@ -158,7 +158,7 @@ static int h_compare(const h_run *r, h_pair *hp, int k)
     return ok;
 }
 
-static void h_release(h_pair *hp)
+static inline void h_release(h_pair *hp)
 {
     int i;
     for (i = 0; i < hp->n_in; i++) {
@@ -179,7 +179,7 @@ static void h_release(h_pair *hp)
 
 /* Compile on both backends, run, compare every output. Returns 1 when all match; 0 when the
  * GPU compile failed (status in r) or an output differs. */
-static int h_run_compare(h_run *r, h_build_fn build, const void *arg)
+static inline int h_run_compare(h_run *r, h_build_fn build, const void *arg)
 {
     h_pair hp;
     int k, ok = h_compile(r, &hp, build, arg);
@@ -193,6 +193,45 @@ static int h_run_compare(h_run *r, h_build_fn build, const void *arg)
     }
     h_release(&hp);
     return ok;
+}
+
+typedef struct net_case {
+    nnop_dtype dt;
+    nnop_layout lay;
+    int64_t n, c, hw, k, classes;
+} net_case;
+
+/* A small residual network (conv-bn-relu, max pool, conv-bias + residual add + relu, global
+ * average pool, flatten, linear, softmax) of the dtype and layout of *arg (a net_case). */
+static inline void build_net(nnop_graph *g, const void *arg)
+{
+    const net_case *nc = (const net_case *)arg;
+    nnop_tensor_desc xd = nnop_tensor_4d(nc->dt, nc->lay, nc->n, nc->c, nc->hw, nc->hw);
+    nnop_tensor_desc w1d = nnop_tensor_4d(nc->dt, nc->lay, nc->k, nc->c, 3, 3);
+    nnop_tensor_desc w2d = nnop_tensor_4d(nc->dt, nc->lay, nc->k, nc->k, 3, 3);
+    nnop_tensor_desc kd = nnop_tensor_1d(nc->dt, nc->k), cd = nnop_tensor_1d(nc->dt, nc->classes);
+    nnop_tensor_desc fd = nnop_tensor_2d(nc->dt, nc->classes, nc->k);
+    nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0};
+    float s1 = 1.0f / sqrtf((float)(nc->c * 9)), s2 = 1.0f / sqrtf((float)(nc->k * 9));
+    float s3 = 1.0f / sqrtf((float)nc->k);
+    nnop_value x = nnop_input(g, "x", &xd), y, skip;
+    y = nnop_conv(g, x, h_const(g, "w1", &w1d, 21, -s1, s1), &p);
+    y = nnop_batchnorm(g, y, h_const(g, "g", &kd, 22, 0.5f, 1.5f),
+                       h_const(g, "b", &kd, 23, -0.5f, 0.5f), h_const(g, "m", &kd, 24, -0.5f, 0.5f),
+                       h_const(g, "v", &kd, 25, 0.5f, 1.5f), 1e-5f);
+    y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
+    skip = nnop_pool(g, y, NNOP_POOL_MAX, &pp);
+    y = nnop_conv(g, skip, h_const(g, "w2", &w2d, 26, -s2, s2), &p);
+    y = nnop_bias(g, y, h_const(g, "b2", &kd, 27, -0.5f, 0.5f));
+    y = nnop_add(g, y, skip);
+    y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
+    y = nnop_global_avg_pool(g, y);
+    y = nnop_flatten(g, y);
+    y = nnop_linear(g, y, h_const(g, "fc", &fd, 28, -4 * s3, 4 * s3),
+                    h_const(g, "fcb", &cd, 29, -0.5f, 0.5f));
+    y = nnop_softmax(g, y);
+    assert_int_equal(nnop_output(g, y, "probs"), NNOP_OK);
 }
 
 /* h_run_compare for one row of a case table: fails with the GPU compile error or the

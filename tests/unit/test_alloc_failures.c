@@ -1,168 +1,19 @@
 /* test_alloc_failures.c: every host allocation nnop makes, failed in turn. A whole CPU run
  * (context, graph with conv/bias/relu/pool/flatten/linear/softmax, compile, execute, destroy)
- * is repeated with the k-th allocation failing, for k = 1, 2, ... until a run needs fewer
- * allocations than k: each run must fail with NNOP_ERR_OUT_OF_MEMORY and a message saying so
- * ("out of memory" or "cannot allocate")
- * (or succeed when the failure fell where a fallback exists), leave the output buffer
+ * is repeated with the k-th allocation failing, for k = 1, 2, ... up to the number a run
+ * makes: each run must fail with NNOP_ERR_OUT_OF_MEMORY and a message saying so ("out of
+ * memory" or "cannot allocate") or succeed where a fallback exists, leave the output buffer
  * untouched unless it succeeded, and free everything it allocated. Also: executing a compiled
- * plan allocates nothing.
- *
- * malloc, calloc, realloc and free are replaced in this executable (glibc supports this and
- * routes its own calls through the replacement), forwarding to glibc's __libc_* functions.
- * Elsewhere (other C libraries, sanitizers, which replace malloc themselves) the tests skip. */
+ * plan allocates nothing. The allocator is replaced in this executable
+ * (tests/common/alloc_inject.h); where it cannot be (not glibc, or a sanitizer) the tests
+ * skip. tests/gpu/test_gpu_alloc_failures.c does the same on the GPU. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "nnop_test.h"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
-        __has_feature(memory_sanitizer)
-#define NNOP_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NNOP_SANITIZED 1
-#endif
-
-#if defined(__GLIBC__) && !defined(NNOP_SANITIZED)
-#define NNOP_CAN_INJECT 1
-#include <pthread.h>
-
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-
-enum { TRACK_SLOTS = 1 << 16 };
-
-/* While armed: allocations are counted, the fail_at-th fails, and the live ones are tracked
- * (open addressing on the pointer) so that leaks show. */
-static pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
-static int armed_;
-static long count_, fail_at_, failed_, live_, overflow_;
-static void *slots_[TRACK_SLOTS];
-
-static size_t slot_of(const void *p)
-{
-    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 48) & (TRACK_SLOTS - 1);
-}
-
-static void track_add(void *p)
-{
-    size_t i = slot_of(p), n;
-    for (n = 0; n < TRACK_SLOTS; n++, i = (i + 1) & (TRACK_SLOTS - 1))
-        if (!slots_[i] || slots_[i] == (void *)1) {
-            slots_[i] = p;
-            live_++;
-            return;
-        }
-    overflow_++;
-}
-
-static void track_remove(void *p)
-{
-    size_t i = slot_of(p), n;
-    for (n = 0; n < TRACK_SLOTS && slots_[i]; n++, i = (i + 1) & (TRACK_SLOTS - 1))
-        if (slots_[i] == p) {
-            slots_[i] = (void *)1; /* a tombstone keeps later probes going */
-            live_--;
-            return;
-        }
-}
-
-/* 1 when this allocation is the one to fail. */
-static int next_fails(void)
-{
-    int fail;
-    if (!armed_)
-        return 0;
-    pthread_mutex_lock(&mu_);
-    fail = ++count_ == fail_at_;
-    failed_ += fail;
-    pthread_mutex_unlock(&mu_);
-    return fail;
-}
-
-static void *tracked(void *p)
-{
-    if (p && armed_) {
-        pthread_mutex_lock(&mu_);
-        track_add(p);
-        pthread_mutex_unlock(&mu_);
-    }
-    return p;
-}
-
-static void untrack(void *p)
-{
-    if (p && armed_) {
-        pthread_mutex_lock(&mu_);
-        track_remove(p);
-        pthread_mutex_unlock(&mu_);
-    }
-}
-
-void *malloc(size_t n)
-{
-    return next_fails() ? NULL : tracked(__libc_malloc(n));
-}
-
-void *calloc(size_t n, size_t size)
-{
-    return next_fails() ? NULL : tracked(__libc_calloc(n, size));
-}
-
-void *realloc(void *p, size_t n)
-{
-    void *q;
-    if (next_fails())
-        return NULL; /* p stays valid, as after a real failure */
-    q = __libc_realloc(p, n);
-    if (q || n == 0) {
-        untrack(p);
-        tracked(q);
-    }
-    return q;
-}
-
-void free(void *p)
-{
-    untrack(p);
-    __libc_free(p);
-}
-
-static void arm(long fail_at)
-{
-    pthread_mutex_lock(&mu_);
-    memset(slots_, 0, sizeof slots_);
-    count_ = failed_ = live_ = overflow_ = 0;
-    fail_at_ = fail_at;
-    armed_ = 1;
-    pthread_mutex_unlock(&mu_);
-}
-
-static void disarm(void)
-{
-    pthread_mutex_lock(&mu_);
-    armed_ = 0;
-    pthread_mutex_unlock(&mu_);
-}
-#endif /* glibc, no sanitizer */
-
-#define SKIP_WITHOUT_INJECTION()                                                                   \
-    do {                                                                                           \
-        if (!NNOP_CAN_INJECT_V) {                                                                  \
-            print_message("malloc cannot be replaced here (not glibc, or a sanitizer)\n");         \
-            skip();                                                                                \
-        }                                                                                          \
-    } while (0)
-#ifdef NNOP_CAN_INJECT
-#define NNOP_CAN_INJECT_V 1
-#else
-#define NNOP_CAN_INJECT_V 0
-#endif
+#include "alloc_inject.h"
 
 enum { N = 2, C = 3, H = 8, W = 8, K = 4, CLASSES = 5 };
 
@@ -246,7 +97,7 @@ static void test_every_allocation_failure_is_clean(void **state)
     char error[512];
     long k, total = 0;
     (void)state;
-    arm(0); /* counting only: how many allocations a whole run makes */
+    arm(0, 0); /* counting only: how many allocations a whole run makes */
     assert_int_equal(whole_run(d, error, sizeof error), NNOP_OK);
     disarm();
     total = count_;
@@ -256,7 +107,7 @@ static void test_every_allocation_failure_is_clean(void **state)
     for (k = 1; k <= total; k++) {
         nnop_status st;
         nnop_test_poison(d->y, sizeof d->y);
-        arm(k);
+        arm(k, 0);
         st = whole_run(d, error, sizeof error);
         disarm();
         if (failed_ != 1)
@@ -296,7 +147,7 @@ static void test_execute_allocates_nothing(void **state)
     assert_non_null(g);
     assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
     assert_int_equal(nnop_plan_execute(plan, in, out), NNOP_OK); /* a first run may set up */
-    arm(0);
+    arm(0, 0);
     for (i = 0; i < 3; i++)
         assert_int_equal(nnop_plan_execute(plan, in, out), NNOP_OK);
     disarm();
