@@ -259,6 +259,8 @@ static nnop_status build_fused(nnop_plan *p, int32_t i)
         nnop__clear_error(p->ctx);
         return nnop__step_build_linear(p, first, count, &p->cuda->steps[i]);
     }
+    if (st != NNOP_OK && !splittable(st))
+        return st; /* out of memory, a CUDA error: its own message says what */
     if (st != NNOP_OK) {
         char label[64];
         return nnop__fail(p->ctx, st, "nnop_graph_compile: no cuDNN engine for %s: %s",

@@ -195,45 +195,6 @@ static inline int h_run_compare(h_run *r, h_build_fn build, const void *arg)
     return ok;
 }
 
-typedef struct net_case {
-    nnop_dtype dt;
-    nnop_layout lay;
-    int64_t n, c, hw, k, classes;
-} net_case;
-
-/* A small residual network (conv-bn-relu, max pool, conv-bias + residual add + relu, global
- * average pool, flatten, linear, softmax) of the dtype and layout of *arg (a net_case). */
-static inline void build_net(nnop_graph *g, const void *arg)
-{
-    const net_case *nc = (const net_case *)arg;
-    nnop_tensor_desc xd = nnop_tensor_4d(nc->dt, nc->lay, nc->n, nc->c, nc->hw, nc->hw);
-    nnop_tensor_desc w1d = nnop_tensor_4d(nc->dt, nc->lay, nc->k, nc->c, 3, 3);
-    nnop_tensor_desc w2d = nnop_tensor_4d(nc->dt, nc->lay, nc->k, nc->k, 3, 3);
-    nnop_tensor_desc kd = nnop_tensor_1d(nc->dt, nc->k), cd = nnop_tensor_1d(nc->dt, nc->classes);
-    nnop_tensor_desc fd = nnop_tensor_2d(nc->dt, nc->classes, nc->k);
-    nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
-    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0};
-    float s1 = 1.0f / sqrtf((float)(nc->c * 9)), s2 = 1.0f / sqrtf((float)(nc->k * 9));
-    float s3 = 1.0f / sqrtf((float)nc->k);
-    nnop_value x = nnop_input(g, "x", &xd), y, skip;
-    y = nnop_conv(g, x, h_const(g, "w1", &w1d, 21, -s1, s1), &p);
-    y = nnop_batchnorm(g, y, h_const(g, "g", &kd, 22, 0.5f, 1.5f),
-                       h_const(g, "b", &kd, 23, -0.5f, 0.5f), h_const(g, "m", &kd, 24, -0.5f, 0.5f),
-                       h_const(g, "v", &kd, 25, 0.5f, 1.5f), 1e-5f);
-    y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
-    skip = nnop_pool(g, y, NNOP_POOL_MAX, &pp);
-    y = nnop_conv(g, skip, h_const(g, "w2", &w2d, 26, -s2, s2), &p);
-    y = nnop_bias(g, y, h_const(g, "b2", &kd, 27, -0.5f, 0.5f));
-    y = nnop_add(g, y, skip);
-    y = nnop_act(g, y, NNOP_ACT_RELU, 0.0f);
-    y = nnop_global_avg_pool(g, y);
-    y = nnop_flatten(g, y);
-    y = nnop_linear(g, y, h_const(g, "fc", &fd, 28, -4 * s3, 4 * s3),
-                    h_const(g, "fcb", &cd, 29, -0.5f, 0.5f));
-    y = nnop_softmax(g, y);
-    assert_int_equal(nnop_output(g, y, "probs"), NNOP_OK);
-}
-
 /* h_run_compare for one row of a case table: fails with the GPU compile error or the
  * mismatch, prints the plan, and fails unless its description contains expect (NULL: no
  * check). */
