@@ -11,6 +11,7 @@
 #include "gpu_harness.h"
 
 #include "alloc_inject.h"
+#include "cuda_alloc_inject.h"
 
 /* A small residual network, fp16 NHWC: conv-bn-relu, max pool, conv-bias + residual add +
  * relu, global average pool, flatten, linear + bias, softmax. Its constants are made before
@@ -152,9 +153,29 @@ static void poison_output(gpu_run *r, void *host)
     assert_int_equal(nnop_copy_in(r->ctx, r->y, host, r->yb), NNOP_OK);
 }
 
+#ifdef NNOP_CAN_INJECT
+/* Host (malloc and friends, nnop's own calls) or device (cudaMalloc) failures. */
+typedef struct injector {
+    const char *what;
+    void (*arm)(long fail_at);
+    void (*disarm)(void);
+    const long *count, *failed, *live;
+    long min_total; /* a run must make at least this many, or the test means little */
+} injector;
+
+static void host_arm(long fail_at)
+{
+    arm(fail_at, 1);
+}
+
+static const injector host_failures = {"host", host_arm, disarm, &count_, &failed_, &live_, 50};
+static const injector device_failures = {"device",     dev_arm,    dev_disarm, &dev_count_,
+                                         &dev_failed_, &dev_live_, 2};
+#endif
+
 /* Each run cold (no cache file), or warm: plans from a cache file, rebuilt by the prefetch
  * threads (their allocations fail too) and the compile. */
-static void every_allocation_fails_cleanly(int warm)
+static void every_allocation_fails_cleanly(int warm, const void *injector_)
 {
     nnop_context_options o;
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, N, C, HW, HW);
@@ -166,6 +187,7 @@ static void every_allocation_fails_cleanly(int warm)
     int64_t n_out = N * CLASSES;
     float *want_f32;
 #ifdef NNOP_CAN_INJECT
+    const injector *inj = (const injector *)injector_;
     memset(&r, 0, sizeof r);
     make_data(&data);
     r.data = &data;
@@ -188,12 +210,12 @@ static void every_allocation_fails_cleanly(int warm)
     if (warm)
         copy_file(r.cache, r.pristine);
     fresh_cache(&r);
-    arm(0, 1);
+    inj->arm(0);
     assert_int_equal(once(&r, error, sizeof error), NNOP_OK);
-    disarm();
-    total = count_;
-    assert_int_equal(live_, 0);
-    assert_true(total > 50);
+    inj->disarm();
+    total = *inj->count;
+    assert_int_equal(*inj->live, 0);
+    assert_true(total >= inj->min_total);
     assert_int_equal(nnop_copy_out(r.ctx, want, r.y, r.yb), NNOP_OK);
     want_f32 = (float *)malloc((size_t)n_out * sizeof(float));
     assert_non_null(want_f32);
@@ -202,12 +224,12 @@ static void every_allocation_fails_cleanly(int warm)
         nnop_status st;
         poison_output(&r, got);
         fresh_cache(&r);
-        arm(k, 1);
+        inj->arm(k);
         st = once(&r, error, sizeof error);
-        disarm();
-        if (failed_ != 1) /* the path changed: the counts below would mean nothing */
-            fail_msg("allocation %ld of %ld: the run made only %ld", k, total, count_);
-        if (live_ != 0 || overflow_ != 0)
+        inj->disarm();
+        if (*inj->failed != 1) /* the path changed: the counts below would mean nothing */
+            fail_msg("allocation %ld of %ld: the run made only %ld", k, total, *inj->count);
+        if (*inj->live != 0 || overflow_ != 0)
             problems += report(k, total, "leaked allocations", st, error);
         assert_int_equal(nnop_copy_out(r.ctx, got, r.y, r.yb), NNOP_OK);
         if (st == NNOP_OK) { /* a fallback (another engine, a split) took over */
@@ -224,9 +246,9 @@ static void every_allocation_fails_cleanly(int warm)
         if (!nnop_test_is_poisoned(got, r.yb))
             problems += report(k, total, "the output was written", st, error);
     }
-    print_message("%s: %ld nnop allocations failed in turn: %ld runs out of memory, %ld "
+    print_message("%s, %s: %ld nnop allocations failed in turn: %ld runs out of memory, %ld "
                   "through a fallback, %ld problems\n",
-                  warm ? "warm" : "cold", total, oom, fallback, problems);
+                  inj->what, warm ? "warm" : "cold", total, oom, fallback, problems);
     assert_int_equal(problems, 0);
     fresh_cache(&r);
     assert_int_equal(once(&r, error, sizeof error), NNOP_OK); /* nothing is left broken */
@@ -240,16 +262,24 @@ static void every_allocation_fails_cleanly(int warm)
     remove(r.cache);
     remove(r.pristine);
 #else
-    (void)warm;
+    (void)warm, (void)injector_;
 #endif
 }
+
+#ifdef NNOP_CAN_INJECT
+#define HOST_FAILURES   (&host_failures)
+#define DEVICE_FAILURES (&device_failures)
+#else
+#define HOST_FAILURES   NULL
+#define DEVICE_FAILURES NULL
+#endif
 
 static void test_gpu_every_allocation_failure_is_clean_cold(void **state)
 {
     (void)state;
     NNOP_TEST_REQUIRE_GPU();
     SKIP_WITHOUT_INJECTION();
-    every_allocation_fails_cleanly(0);
+    every_allocation_fails_cleanly(0, HOST_FAILURES);
 }
 
 static void test_gpu_every_allocation_failure_is_clean_warm(void **state)
@@ -257,7 +287,23 @@ static void test_gpu_every_allocation_failure_is_clean_warm(void **state)
     (void)state;
     NNOP_TEST_REQUIRE_GPU();
     SKIP_WITHOUT_INJECTION();
-    every_allocation_fails_cleanly(1);
+    every_allocation_fails_cleanly(1, HOST_FAILURES);
+}
+
+static void test_gpu_every_device_allocation_failure_is_clean_cold(void **state)
+{
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    SKIP_WITHOUT_INJECTION();
+    every_allocation_fails_cleanly(0, DEVICE_FAILURES);
+}
+
+static void test_gpu_every_device_allocation_failure_is_clean_warm(void **state)
+{
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    SKIP_WITHOUT_INJECTION();
+    every_allocation_fails_cleanly(1, DEVICE_FAILURES);
 }
 
 int main(void)
@@ -265,6 +311,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_gpu_every_allocation_failure_is_clean_cold),
             cmocka_unit_test(test_gpu_every_allocation_failure_is_clean_warm),
+            cmocka_unit_test(test_gpu_every_device_allocation_failure_is_clean_cold),
+            cmocka_unit_test(test_gpu_every_device_allocation_failure_is_clean_warm),
     };
     return cmocka_run_group_tests_name("gpu_alloc_failures", tests, NULL, NULL);
 }
