@@ -201,7 +201,8 @@ static nnop_status split(nnop_plan *p, int32_t i, int32_t cut, const char *why)
     tail->first = head->first + cut;
     tail->count = head->count - cut;
     head->count = cut;
-    snprintf(head->reason, sizeof head->reason, "split, cuDNN refused the longer chain: %s", why);
+    snprintf(head->reason, sizeof head->reason, "split, cuDNN refused the longer chain: %.200s",
+             why);
     snprintf(tail->reason, sizeof tail->reason, "epilogue split off partition %d, own kernel",
              (int)i);
     return NNOP_OK;
@@ -255,7 +256,8 @@ static nnop_status build_fused(nnop_plan *p, int32_t i)
             return lt;
     }
     if (st != NNOP_OK && splittable(st) && linear) {
-        snprintf(p->parts[i].reason, sizeof p->parts[i].reason, "own linear kernel: %s", first_why);
+        snprintf(p->parts[i].reason, sizeof p->parts[i].reason, "own linear kernel: %.200s",
+                 first_why);
         nnop__clear_error(p->ctx);
         return nnop__step_build_linear(p, first, count, &p->cuda->steps[i]);
     }

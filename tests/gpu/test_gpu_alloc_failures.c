@@ -13,6 +13,7 @@
 #include "alloc_inject.h"
 #include "cuda_alloc_inject.h"
 
+#ifdef NNOP_CAN_INJECT
 /* A small residual network, fp16 NHWC: conv-bn-relu, max pool, conv-bias + residual add +
  * relu, global average pool, flatten, linear + bias, softmax. Its constants are made before
  * any allocation fails, and building it asserts nothing: its status is the graph's. */
@@ -153,7 +154,6 @@ static void poison_output(gpu_run *r, void *host)
     assert_int_equal(nnop_copy_in(r->ctx, r->y, host, r->yb), NNOP_OK);
 }
 
-#ifdef NNOP_CAN_INJECT
 /* Host (malloc and friends, nnop's own calls) or device (cudaMalloc) failures. */
 typedef struct injector {
     const char *what;
@@ -171,11 +171,10 @@ static void host_arm(long fail_at)
 static const injector host_failures = {"host", host_arm, disarm, &count_, &failed_, &live_, 50};
 static const injector device_failures = {"device",     dev_arm,    dev_disarm, &dev_count_,
                                          &dev_failed_, &dev_live_, 2};
-#endif
 
 /* Each run cold (no cache file), or warm: plans from a cache file, rebuilt by the prefetch
  * threads (their allocations fail too) and the compile. */
-static void every_allocation_fails_cleanly(int warm, const void *injector_)
+static void every_allocation_fails_cleanly(int warm, const injector *inj)
 {
     nnop_context_options o;
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, N, C, HW, HW);
@@ -186,8 +185,6 @@ static void every_allocation_fails_cleanly(int warm, const void *injector_)
     long k, total, oom = 0, fallback = 0, problems = 0;
     int64_t n_out = N * CLASSES;
     float *want_f32;
-#ifdef NNOP_CAN_INJECT
-    const injector *inj = (const injector *)injector_;
     memset(&r, 0, sizeof r);
     make_data(&data);
     r.data = &data;
@@ -261,25 +258,21 @@ static void every_allocation_fails_cleanly(int warm, const void *injector_)
     free_data(&data);
     remove(r.cache);
     remove(r.pristine);
-#else
-    (void)warm, (void)injector_;
-#endif
 }
 
-#ifdef NNOP_CAN_INJECT
-#define HOST_FAILURES   (&host_failures)
-#define DEVICE_FAILURES (&device_failures)
+#define HOST_FAILURES      (&host_failures)
+#define DEVICE_FAILURES    (&device_failures)
+#define RUN_ALL(warm, inj) every_allocation_fails_cleanly((warm), (inj))
 #else
-#define HOST_FAILURES   NULL
-#define DEVICE_FAILURES NULL
-#endif
+#define RUN_ALL(warm, inj) (void)0
+#endif /* NNOP_CAN_INJECT */
 
 static void test_gpu_every_allocation_failure_is_clean_cold(void **state)
 {
     (void)state;
     NNOP_TEST_REQUIRE_GPU();
     SKIP_WITHOUT_INJECTION();
-    every_allocation_fails_cleanly(0, HOST_FAILURES);
+    RUN_ALL(0, HOST_FAILURES);
 }
 
 static void test_gpu_every_allocation_failure_is_clean_warm(void **state)
@@ -287,7 +280,7 @@ static void test_gpu_every_allocation_failure_is_clean_warm(void **state)
     (void)state;
     NNOP_TEST_REQUIRE_GPU();
     SKIP_WITHOUT_INJECTION();
-    every_allocation_fails_cleanly(1, HOST_FAILURES);
+    RUN_ALL(1, HOST_FAILURES);
 }
 
 static void test_gpu_every_device_allocation_failure_is_clean_cold(void **state)
@@ -295,7 +288,7 @@ static void test_gpu_every_device_allocation_failure_is_clean_cold(void **state)
     (void)state;
     NNOP_TEST_REQUIRE_GPU();
     SKIP_WITHOUT_INJECTION();
-    every_allocation_fails_cleanly(0, DEVICE_FAILURES);
+    RUN_ALL(0, DEVICE_FAILURES);
 }
 
 static void test_gpu_every_device_allocation_failure_is_clean_warm(void **state)
@@ -303,7 +296,7 @@ static void test_gpu_every_device_allocation_failure_is_clean_warm(void **state)
     (void)state;
     NNOP_TEST_REQUIRE_GPU();
     SKIP_WITHOUT_INJECTION();
-    every_allocation_fails_cleanly(1, DEVICE_FAILURES);
+    RUN_ALL(1, DEVICE_FAILURES);
 }
 
 int main(void)
