@@ -139,14 +139,14 @@ static void breakdown(const nnop_plan *plan, const nnop_cache_stats *s, double c
 {
     const nnop__compile_prof *f = &plan->cuda->prof;
     uint64_t lower = f->parts_ns - f->select_ns - f->upload_ns;
-    double known =
-            ms_of(f->prefetch_wait_ns + f->parts_ns + f->resolve_ns + f->buffers_ns + f->sync_ns);
-    printf("  breakdown: compile %.1f ms = finishing prefetch %.1f + lowering %.1f + engine "
-           "selection %.1f + constants %.1f + deferred JSON %.1f + buffers %.1f + final sync "
-           "%.1f + other %.1f | plans prefetched and taken %d | JSON deserialization %.1f ms "
-           "(prefetch included; compile threads %d, their handles %.1f ms%s) | constants: %d "
-           "copies, %.1f MB, %d device allocations | first execute %.1f ms\n",
-           compile_ms, ms_of(f->prefetch_wait_ns), ms_of(lower), ms_of(f->select_ns),
+    double known = ms_of(f->parts_ns + f->resolve_ns + f->buffers_ns + f->sync_ns);
+    printf("  breakdown: compile %.1f ms = lowering %.1f + engine selection %.1f (taking "
+           "prefetched plans %.1f of it) + constants %.1f + deferred JSON %.1f + buffers %.1f + "
+           "final sync %.1f + other %.1f | plans prefetched and taken %d | JSON deserialization "
+           "%.1f ms (prefetch threads' wall time included once they are done; compile threads "
+           "%d, their handles %.1f ms%s) | constants: %d copies, %.1f MB, %d device allocations "
+           "| first execute %.1f ms\n",
+           compile_ms, ms_of(lower), ms_of(f->select_ns), ms_of(f->prefetch_wait_ns),
            ms_of(f->upload_ns), ms_of(f->resolve_ns), ms_of(f->buffers_ns), ms_of(f->sync_ns),
            compile_ms - known, (int)f->prefetched, ms_of(s->deserialize_ns), (int)f->deser_threads,
            ms_of(f->handles_ns),

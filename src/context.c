@@ -116,9 +116,9 @@ void nnop_context_destroy(nnop_context *ctx)
     if (!ctx)
         return;
     nnop__oneshot_destroy(ctx);
-    nnop__context_cache_fini(ctx); /* saves the cache file if it has new entries */
-    if (ctx->cuda)
+    if (ctx->cuda) /* first: its prefetch threads report to the cache until they stop */
         nnop__cuda_context_fini(ctx);
+    nnop__context_cache_fini(ctx); /* saves the cache file if it has new entries */
     nnop__free(ctx);
 }
 

@@ -145,14 +145,17 @@ static nnop_status from_entry(nnop_context *ctx, nnop__dnn_step *s, const nnop__
     return st;
 }
 
-/* The plan the context's prefetch threads rebuilt for fp, if any and within the workspace
- * limit (a plan over it stays with the prefetch and is destroyed with the context). */
+/* The plan the context's prefetch rebuilt for fp (waiting for it, or rebuilding it here if no
+ * thread has started it), if any and within the workspace limit. */
 static nnop_status from_prefetch(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp)
 {
     nnop_context *ctx = p->ctx;
     cudnnBackendDescriptor_t plan = NULL;
     int64_t ws = 0;
-    if (!nnop__prefetch_take(ctx, fp, &plan, &ws))
+    uint64_t t0 = nnop__monotonic_ns();
+    int taken = nnop__prefetch_take(ctx, fp, &plan, &ws);
+    p->cuda->prof.prefetch_wait_ns += nnop__monotonic_ns() - t0;
+    if (!taken)
         return NNOP_ERR_UNSUPPORTED;
     if (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) {
         (void)cudnnBackendDestroyDescriptor(plan);

@@ -34,11 +34,11 @@ struct nnop__cuda_ctx {
 
 /* prefetch.c: start rebuilding the cache file's newest plans on load_threads threads (end of
  * context init; nothing without a bound cache, cuDNN 9.8, load_threads > 1, or with prefetch
- * -1; never fails the context). join waits for those threads (idempotent: before a compile
- * or a stream change), with help rebuilding what no thread has claimed yet on the calling
- * thread (the context's handle), else leaving it unbuilt; it gives the threads' handles to
- * the context and returns the nanoseconds spent. stop joins without help and destroys the
- * plans no compile took (the context's end). */
+ * -1; never fails the context). Compiles take plans from it one by one (cuda_plan.h). join
+ * waits for the threads (idempotent: before a stream change), with help rebuilding what no
+ * thread has claimed yet on the calling thread (the context's handle), else leaving it
+ * unbuilt; it gives the threads' handles to the context and returns the nanoseconds spent.
+ * stop joins without help and destroys the plans no compile took (the context's end). */
 void nnop__prefetch_start(nnop_context *ctx);
 uint64_t nnop__prefetch_join(nnop_context *ctx, int help);
 void nnop__prefetch_stop(nnop_context *ctx);

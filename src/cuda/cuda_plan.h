@@ -116,7 +116,8 @@ typedef struct nnop__compile_prof {
     uint64_t select_ns;  /* of which engine selection: plan cache, JSON, graph finalize, search */
     uint64_t upload_ns;  /* of which constants: device memory and the copy calls */
     uint64_t resolve_ns; /* plans deserialized on worker threads after the partitions */
-    uint64_t prefetch_wait_ns; /* waiting for the context's prefetch threads (prefetch.c) */
+    uint64_t prefetch_wait_ns; /* taking plans from the context's prefetch: waiting for them,
+                                * or rebuilding those no thread had started (prefetch.c) */
     int32_t prefetched;        /* plans taken from them */
     uint64_t buffers_ns;       /* intermediate buffers and the workspace */
     uint64_t sync_ns;          /* the final wait for queued copies and kernels */
@@ -276,8 +277,9 @@ nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg
                                  cudnnBackendDescriptor_t *plan, int64_t *ws);
 
 /* ------------------------------------------------------------------ prefetch.c */
-/* (start, join and stop are in cuda_ctx.h) After a join: 1 and the plan the context's
- * prefetch threads rebuilt for fp (now the caller's), else 0. */
+/* (start, join and stop are in cuda_ctx.h) 1 and the plan the context's prefetch rebuilt for
+ * fp (now the caller's): ready, waited for, or rebuilt on the calling thread if no prefetch
+ * thread had started it; 0 when the prefetch has none (or cuDNN refused it). */
 int nnop__prefetch_take(nnop_context *ctx, const nnop__fp *fp, cudnnBackendDescriptor_t *plan,
                         int64_t *workspace);
 

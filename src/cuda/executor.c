@@ -449,7 +449,6 @@ static nnop_status build_once(nnop_plan *p, int deser_threads)
 
 nnop_status nnop__cuda_plan_build(nnop_plan *p)
 {
-    uint64_t waited = nnop__prefetch_join(p->ctx, 1); /* its plans are taken by fingerprint */
     int threads = nnop__deser_threads(p->ctx);
     nnop_status st = build_once(p, threads);
     if (st != NNOP_OK && p->cuda && p->cuda->deser_failed) {
@@ -461,8 +460,6 @@ nnop_status nnop__cuda_plan_build(nnop_plan *p)
         if (p->cuda)
             p->cuda->prof.restarted = 1;
     }
-    if (p->cuda)
-        p->cuda->prof.prefetch_wait_ns = waited;
     return st;
 }
 

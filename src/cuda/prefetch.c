@@ -5,9 +5,11 @@
  * otherwise pay. A program builds or loads its graph between nnop_context_create and
  * nnop_graph_compile, so threads started at context creation (load_threads of them, each with
  * a cuDNN handle of its own) rebuild the newest cached plans meanwhile and run each once on
- * scratch memory; the compile joins in on what is left (with the context's handle), waits
- * for the threads, then takes the plans it needs by fingerprint. Plans no compile takes are
- * destroyed with the context, which stops the threads early if no compile came.
+ * scratch memory. A compile asks for the plans it needs by fingerprint: one that is ready it
+ * takes, one being rebuilt it waits for, one not started yet it rebuilds itself (with the
+ * context's handle). So a compile waits only for its own plans, even when the cache file
+ * holds other graphs' too. Plans no compile takes are destroyed with the context, which stops
+ * the threads early.
  *
  * Needs cuDNN 9.8 or later (plans usable with another handle than the one that built them,
  * as deserialize.c) and entries that record their tensors (cache format 2). Off with
@@ -20,11 +22,14 @@
 
 #define PREFETCH_MAX 256 /* plans rebuilt at most: the newest entries of a large cache file */
 
+enum { UNCLAIMED, BUILDING, READY }; /* an item's state */
+
 typedef struct prefetched {
     nnop__fp fp;
     nnop__cache_entry e;           /* blob: the JSON (owned); io: the tensors */
     cudnnBackendDescriptor_t plan; /* NULL when cuDNN refused it, or once taken */
     int64_t workspace;
+    int state; /* guarded by the prefetch's mutex, as plan once READY */
 } prefetched;
 
 typedef struct worker {
@@ -36,12 +41,14 @@ typedef struct worker {
 struct nnop__prefetch {
     prefetched *items;
     int32_t n_items;
-    int32_t next; /* the first item no thread has claimed */
+    int32_t next; /* no item before it is UNCLAIMED */
     worker w[NNOP_DESER_MAX_THREADS - 1];
     int n_threads, joined, device;
+    int running;            /* threads not done yet (guarded by mu) */
+    nnop_plan_cache *cache; /* the context's: the last thread adds the wall time to it */
     cudaStream_t stream;
     uint64_t started_ns, finished_ns; /* monotonic; finished: the last rebuild's end */
-    nnop__mutex *mu;                  /* guards next and finished_ns */
+    nnop__mutex *mu;                  /* guards next, the items' states and finished_ns */
 };
 
 static void rebuild(struct nnop__prefetch *pf, cudnnHandle_t h, prefetched *it, char **mem,
@@ -75,15 +82,35 @@ static void rebuild(struct nnop__prefetch *pf, cudnnHandle_t h, prefetched *it, 
     nnop__plan_warm_up(h, it->plan, it->e.n_io, uids, bytes, it->workspace, *mem);
 }
 
-/* Items are claimed one at a time, so that a compile can help with what is left. */
+/* Items are claimed one at a time, in order, so that a compile can take any of them over. */
 static int32_t claim(struct nnop__prefetch *pf)
 {
-    int32_t i = -1;
+    int32_t i;
     nnop__mutex_lock(pf->mu);
-    if (pf->next < pf->n_items)
-        i = pf->next++;
+    while (pf->next < pf->n_items && pf->items[pf->next].state != UNCLAIMED)
+        pf->next++;
+    i = pf->next < pf->n_items ? pf->next++ : -1;
+    if (i >= 0)
+        pf->items[i].state = BUILDING;
     nnop__mutex_unlock(pf->mu);
     return i;
+}
+
+static void set_ready(struct nnop__prefetch *pf, prefetched *it)
+{
+    nnop__mutex_lock(pf->mu);
+    it->state = READY;
+    nnop__mutex_unlock(pf->mu);
+}
+
+/* After rebuilds with scratch memory mem: wait for their warm-ups, free it. */
+static void release_scratch(struct nnop__prefetch *pf, char *mem)
+{
+    if (cudaStreamSynchronize(pf->stream) != cudaSuccess) /* the warm-ups read mem */
+        (void)cudaGetLastError();
+    if (mem && cudaFree(mem) != cudaSuccess)
+        (void)cudaGetLastError();
+    (void)cudaGetLastError(); /* a failed warm-up leaves nothing behind */
 }
 
 /* Rebuild claimed items with handle h until none is left, then wait for their warm-ups. It
@@ -96,18 +123,29 @@ static void drain(struct nnop__prefetch *pf, cudnnHandle_t h)
     int32_t i, built = 0;
     while ((i = claim(pf)) >= 0) {
         rebuild(pf, h, &pf->items[i], &mem, &cap);
+        set_ready(pf, &pf->items[i]);
         built++;
     }
-    if (cudaStreamSynchronize(pf->stream) != cudaSuccess) /* the warm-ups read mem */
-        (void)cudaGetLastError();
-    if (mem && cudaFree(mem) != cudaSuccess)
-        (void)cudaGetLastError();
-    (void)cudaGetLastError(); /* a failed warm-up leaves nothing behind */
+    release_scratch(pf, mem);
     if (!built)
         return; /* the prefetch's time ends with the last rebuild, not with an idle join */
     nnop__mutex_lock(pf->mu);
     pf->finished_ns = nnop__monotonic_ns();
     nnop__mutex_unlock(pf->mu);
+}
+
+/* The last of `gone` threads to finish (or not start) adds the prefetch's wall time to the
+ * cache's statistics. */
+static void threads_done(struct nnop__prefetch *pf, int gone)
+{
+    uint64_t wall = 0;
+    nnop__mutex_lock(pf->mu);
+    pf->running -= gone;
+    if (gone > 0 && pf->running == 0 && pf->finished_ns > pf->started_ns)
+        wall = pf->finished_ns - pf->started_ns;
+    nnop__mutex_unlock(pf->mu);
+    if (wall && pf->cache)
+        nnop__cache_add_time(pf->cache, NNOP_CACHE_T_DESERIALIZE, wall);
 }
 
 static void worker_main(void *arg)
@@ -118,6 +156,7 @@ static void worker_main(void *arg)
         cudnnSetStream(w->h, pf->stream) == CUDNN_STATUS_SUCCESS)
         drain(pf, w->h);
     (void)cudaGetLastError();
+    threads_done(pf, 1);
 }
 
 static void prefetch_free(struct nnop__prefetch *pf)
@@ -179,13 +218,16 @@ void nnop__prefetch_start(nnop_context *ctx)
     n = n < pf->n_items ? n : (int)pf->n_items;
     pf->device = c->device;
     pf->stream = c->stream;
+    pf->cache = ctx->plan_cache;
     pf->started_ns = nnop__monotonic_ns();
+    pf->running = n;
     for (k = 0; k < n; k++) {
         pf->w[k].pf = pf;
         if (nnop__thread_start(worker_main, &pf->w[k], &pf->w[k].t) != NNOP_OK)
             break; /* fewer threads: the others, or the compile, take the items */
         pf->n_threads = k + 1;
     }
+    threads_done(pf, n - pf->n_threads); /* those that did not start */
     c->prefetch = pf;
 }
 
@@ -226,29 +268,51 @@ uint64_t nnop__prefetch_join(nnop_context *ctx, int help)
         nnop__thread_join(pf->w[k].t);
     pf->joined = 1;
     adopt_handles(c, pf);
-    if (ctx->plan_cache && pf->finished_ns > pf->started_ns)
-        nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_DESERIALIZE,
-                             pf->finished_ns - pf->started_ns);
     return nnop__monotonic_ns() - t0;
+}
+
+/* The item of fp, or NULL. Fingerprints never change after the start: no lock needed. */
+static prefetched *find(struct nnop__prefetch *pf, const nnop__fp *fp)
+{
+    int32_t i;
+    for (i = 0; i < pf->n_items; i++)
+        if (nnop__fp_equal(&pf->items[i].fp, fp))
+            return &pf->items[i];
+    return NULL;
 }
 
 int nnop__prefetch_take(nnop_context *ctx, const nnop__fp *fp, cudnnBackendDescriptor_t *plan,
                         int64_t *workspace)
 {
     struct nnop__prefetch *pf = ctx->cuda->prefetch;
-    int32_t i;
-    if (!pf || !pf->joined)
+    prefetched *it = pf ? find(pf, fp) : NULL;
+    int state;
+    if (!it)
         return 0;
-    for (i = 0; i < pf->n_items; i++) {
-        prefetched *it = &pf->items[i];
-        if (it->plan && nnop__fp_equal(&it->fp, fp)) {
-            *plan = it->plan;
-            *workspace = it->workspace;
-            it->plan = NULL;
-            return 1;
-        }
+    nnop__mutex_lock(pf->mu);
+    state = it->state;
+    if (state == UNCLAIMED)
+        it->state = BUILDING; /* this thread's now */
+    nnop__mutex_unlock(pf->mu);
+    if (state == UNCLAIMED) { /* not started: rebuild it here rather than wait for a thread */
+        char *mem = NULL;
+        size_t cap = 0;
+        rebuild(pf, ctx->cuda->handle, it, &mem, &cap);
+        release_scratch(pf, mem);
+        set_ready(pf, it);
     }
-    return 0;
+    for (;;) { /* being rebuilt by a thread: a few ms at most */
+        nnop__mutex_lock(pf->mu);
+        state = it->state;
+        *plan = state == READY ? it->plan : NULL;
+        *workspace = it->workspace;
+        if (state == READY)
+            it->plan = NULL; /* taken: a later compile rebuilds its own */
+        nnop__mutex_unlock(pf->mu);
+        if (state == READY)
+            return *plan != NULL;
+        nnop__thread_yield();
+    }
 }
 
 void nnop__prefetch_stop(nnop_context *ctx)

@@ -21,6 +21,8 @@ typedef struct nnop__thread nnop__thread;
 nnop_status nnop__thread_start(void (*fn)(void *), void *arg, nnop__thread **out);
 /* Wait for the thread to end and free it. */
 void nnop__thread_join(nnop__thread *t);
+/* Let other threads run (a short wait for another thread's result). */
+void nnop__thread_yield(void);
 
 /* ---------------------------------------------------------------- clock, process */
 /* Monotonic nanoseconds since an arbitrary start. */

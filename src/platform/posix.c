@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/types.h>
@@ -89,6 +90,11 @@ void nnop__thread_join(nnop__thread *t)
         return;
     pthread_join(t->t, NULL);
     free(t);
+}
+
+void nnop__thread_yield(void)
+{
+    (void)sched_yield();
 }
 
 uint64_t nnop__monotonic_ns(void)

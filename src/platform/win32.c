@@ -84,6 +84,11 @@ void nnop__thread_join(nnop__thread *t)
     free(t);
 }
 
+void nnop__thread_yield(void)
+{
+    (void)SwitchToThread();
+}
+
 uint64_t nnop__monotonic_ns(void)
 {
     LARGE_INTEGER freq, now;

@@ -327,6 +327,29 @@ static void test_gpu_plan_cache_parallel_deserialize(void **state)
     remove(path);
 }
 
+/* A cache file holding two graphs' plans: a warm compile of one takes its plans from the
+ * prefetch (waiting only for those, or rebuilding them itself) and matches the reference. */
+static void test_gpu_prefetch_with_other_graphs_in_the_file(void **state)
+{
+    char path[256];
+    h_run r;
+    int i;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    snprintf(path, sizeof path, "/tmp/nnop_gpu_cache_two_%ld.bin", (long)time(NULL));
+    remove(path);
+    for (i = 0; i < 3; i++) { /* cold A, cold B (same file), warm B */
+        h_build_fn build = i == 0 ? build_cbr3 : build_cbg;
+        h_run_init(&r, NNOP_F16, 64.0 * 9.0);
+        r.gpu_opts.cache_path = path;
+        if (!h_run_compare(&r, build, NULL))
+            fail_msg("run %d: %s %s", i, nnop_status_string(r.gpu_compile_status), r.gpu_error);
+        print_message("run %d: %s", i, r.describe);
+        assert_int_equal(count(r.describe, "prefetched") > 0, i == 2);
+    }
+    remove(path);
+}
+
 /* fp32 linear + bias + sigmoid: neither a cuBLASLt epilogue nor, under the precompiled-only
  * policy, any cuDNN engine (sm_90's matmul engines are runtime-compiled): it runs on the own
  * linear kernel. */
@@ -448,6 +471,7 @@ int main(void)
             cmocka_unit_test(test_gpu_plan_cache_file_reuses_plan),
             cmocka_unit_test(test_gpu_plan_cache_parallel_deserialize),
             cmocka_unit_test(test_gpu_plan_cache_remembers_no_engine),
+            cmocka_unit_test(test_gpu_prefetch_with_other_graphs_in_the_file),
             cmocka_unit_test(test_gpu_deterministic_policy_matches_ref),
             cmocka_unit_test(test_gpu_fp32_tf32_allowed_matches_ref),
     };
