@@ -169,6 +169,36 @@ nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
     return st;
 }
 
+nnop_status nnop_test_whole_run(const nnop_context_options *o, nnop_test_build_fn build,
+                                const void *arg, const void *const *in, void *const *out,
+                                char *error, size_t len)
+{
+    nnop_context *ctx = NULL;
+    nnop_graph *g = NULL;
+    nnop_plan *plan = NULL;
+    nnop_status st = nnop_context_create(o, &ctx);
+    error[0] = '\0';
+    if (st != NNOP_OK) {
+        snprintf(error, len, "%s", nnop_context_create_error());
+        return st;
+    }
+    st = nnop_graph_create(ctx, &g);
+    if (st == NNOP_OK) {
+        build(g, arg);
+        st = nnop_graph_compile(g, NULL, &plan);
+    }
+    if (st == NNOP_OK)
+        st = nnop_plan_execute(plan, in, out);
+    if (st == NNOP_OK)
+        st = nnop_context_synchronize(ctx);
+    if (st != NNOP_OK)
+        snprintf(error, len, "%s", nnop_context_last_error(ctx));
+    nnop_plan_destroy(plan);
+    nnop_graph_destroy(g);
+    nnop_context_destroy(ctx);
+    return st;
+}
+
 unsigned char *nnop_test_read_file(const char *path, size_t *len)
 {
     FILE *f = nnop__fopen(path, "rb", NULL);

@@ -64,6 +64,14 @@ void nnop_test_unpack(const nnop_tensor_desc *d, const void *src, float *logical
  * first failing status (compile or execute). */
 nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
                                 const void *const *in, void *const *out);
+/* A whole run on a context of its own: create it with o, build a graph with build(g, arg)
+ * (which asserts nothing: a failure is the graph's sticky status), compile, execute once with
+ * in/out, synchronize, destroy everything. Returns the first failing status; error (len
+ * bytes) gets its message, "" on success. For tests that fail allocations in turn. */
+typedef void (*nnop_test_build_fn)(nnop_graph *g, const void *arg);
+nnop_status nnop_test_whole_run(const nnop_context_options *o, nnop_test_build_fn build,
+                                const void *arg, const void *const *in, void *const *out,
+                                char *error, size_t len);
 /* CMocka group setup and teardown: *state is a CPU-backend context (nnop_test_cpu_context). */
 int nnop_test_setup_cpu_context(void **state);
 int nnop_test_teardown_context(void **state);

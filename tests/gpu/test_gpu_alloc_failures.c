@@ -50,8 +50,9 @@ static void free_data(net_data *d)
     free(d->w2), free(d->b2), free(d->fc), free(d->fcb);
 }
 
-static void build(nnop_graph *g, const net_data *d)
+static void build(nnop_graph *g, const void *arg)
 {
+    const net_data *d = (const net_data *)arg;
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, N, C, HW, HW);
     nnop_tensor_desc w1d = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, K, C, 3, 3);
     nnop_tensor_desc w2d = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, K, K, 3, 3);
@@ -94,42 +95,17 @@ static void copy_file(const char *src, const char *dst)
     free(data);
 }
 
-/* A whole run on a fresh CUDA context (so everything it allocates must be freed by its end):
- * create, build, compile, execute, synchronize, destroy. The first failing status. */
+/* A whole run on a fresh CUDA context (so everything it allocates must be freed by its end). */
 static nnop_status once(gpu_run *r, char *error, size_t len)
 {
     nnop_context_options o;
-    nnop_context *ctx = NULL;
-    nnop_graph *g = NULL;
-    nnop_plan *plan = NULL;
     const void *in[1];
     void *out[1];
-    nnop_status st;
     in[0] = r->x, out[0] = r->y;
-    error[0] = '\0';
     nnop_context_options_init(&o);
     o.backend = NNOP_BACKEND_CUDA;
     o.cache_path = r->warm ? r->cache : NULL;
-    st = nnop_context_create(&o, &ctx);
-    if (st != NNOP_OK) {
-        snprintf(error, len, "%s", nnop_context_create_error());
-        return st;
-    }
-    st = nnop_graph_create(ctx, &g);
-    if (st == NNOP_OK) {
-        build(g, r->data);
-        st = nnop_graph_compile(g, NULL, &plan);
-    }
-    if (st == NNOP_OK)
-        st = nnop_plan_execute(plan, in, out);
-    if (st == NNOP_OK)
-        st = nnop_context_synchronize(ctx);
-    if (st != NNOP_OK)
-        snprintf(error, len, "%s", nnop_context_last_error(ctx));
-    nnop_plan_destroy(plan);
-    nnop_graph_destroy(g);
-    nnop_context_destroy(ctx);
-    return st;
+    return nnop_test_whole_run(&o, build, r->data, in, out, error, len);
 }
 
 /* Every problem is printed; the test fails after trying all allocations, so one run shows

@@ -25,8 +25,9 @@ typedef struct run_data {
     float y[N * CLASSES];
 } run_data;
 
-static nnop_graph *build(nnop_context *ctx, const run_data *d)
+static void build(nnop_graph *g, const void *arg)
 {
+    const run_data *d = (const run_data *)arg;
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, N, C, H, W);
     nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, K, C, 3, 3);
     nnop_tensor_desc bd = nnop_tensor_1d(NNOP_F32, K);
@@ -34,47 +35,24 @@ static nnop_graph *build(nnop_context *ctx, const run_data *d)
     nnop_tensor_desc fbd = nnop_tensor_1d(NNOP_F32, CLASSES);
     nnop_conv_params cp = {{1, 1}, {1, 1}, {1, 1}, 1};
     nnop_pool_params pp = {{2, 2}, {2, 2}, {0, 0}, 0};
-    nnop_graph *g = NULL;
     nnop_value v;
-    if (nnop_graph_create(ctx, &g) != NNOP_OK)
-        return NULL;
     v = nnop_conv(g, nnop_input(g, "x", &xd), nnop_constant(g, "w", &wd, d->w), &cp);
     v = nnop_act(g, nnop_bias(g, v, nnop_constant(g, "b", &bd, d->b)), NNOP_ACT_RELU, 0.0f);
     v = nnop_flatten(g, nnop_pool(g, v, NNOP_POOL_MAX, &pp));
     v = nnop_linear(g, v, nnop_constant(g, "fw", &fwd, d->fw), nnop_constant(g, "fb", &fbd, d->fb));
     (void)nnop_output(g, nnop_softmax(g, v), "y"); /* its status is the graph's (sticky) */
-    return g;
 }
 
-/* One whole run; returns its first failing status. *error gets the message of a failure. */
+/* One whole run on a CPU context of its own; returns its first failing status. */
 static nnop_status whole_run(run_data *d, char *error, size_t len)
 {
     nnop_context_options o;
-    nnop_context *ctx = NULL;
-    nnop_graph *g = NULL;
-    nnop_plan *plan = NULL;
     const void *in[1];
     void *out[1];
-    nnop_status st;
     in[0] = d->x, out[0] = d->y;
-    error[0] = '\0';
     nnop_context_options_init(&o);
     o.backend = NNOP_BACKEND_CPU;
-    st = nnop_context_create(&o, &ctx);
-    if (st != NNOP_OK) {
-        snprintf(error, len, "%s", nnop_context_create_error());
-        return st;
-    }
-    g = build(ctx, d);
-    st = g ? nnop_graph_compile(g, NULL, &plan) : NNOP_ERR_OUT_OF_MEMORY;
-    if (st == NNOP_OK)
-        st = nnop_plan_execute(plan, in, out);
-    if (st != NNOP_OK)
-        snprintf(error, len, "%s", nnop_context_last_error(ctx));
-    nnop_plan_destroy(plan);
-    nnop_graph_destroy(g);
-    nnop_context_destroy(ctx);
-    return st;
+    return nnop_test_whole_run(&o, build, d, in, out, error, len);
 }
 
 static run_data *new_data(void)
@@ -141,13 +119,14 @@ static void test_execute_allocates_nothing(void **state)
 #ifdef NNOP_CAN_INJECT
     run_data *d = new_data();
     nnop_context *ctx = nnop_test_cpu_context();
-    nnop_graph *g = build(ctx, d);
+    nnop_graph *g = NULL;
     nnop_plan *plan = NULL;
     const void *in[1];
     void *out[1];
     int i;
     in[0] = d->x, out[0] = d->y;
-    assert_non_null(g);
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    build(g, d);
     assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
     assert_int_equal(nnop_plan_execute(plan, in, out), NNOP_OK); /* a first run may set up */
     arm(0, 0);
