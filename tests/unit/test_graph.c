@@ -672,18 +672,12 @@ static void test_plan_is_unaffected_by_later_graph_changes(void **state)
     nnop_plan_destroy(plan);
 }
 
+/* The shared CPU-context setup, also kept in ctx_ for the helpers that take no state. */
 static int setup(void **state)
 {
-    (void)state;
-    ctx_ = nnop_test_cpu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    nnop_context_destroy(ctx_);
-    return 0;
+    int r = nnop_test_setup_cpu_context(state);
+    ctx_ = (nnop_context *)*state;
+    return r;
 }
 
 int main(void)
@@ -710,5 +704,5 @@ int main(void)
             cmocka_unit_test(test_inputs_and_constants_can_be_outputs),
             cmocka_unit_test(test_plan_is_unaffected_by_later_graph_changes),
     };
-    return cmocka_run_group_tests_name("graph", tests, setup, teardown);
+    return cmocka_run_group_tests_name("graph", tests, setup, nnop_test_teardown_context);
 }

@@ -1350,18 +1350,12 @@ static void test_input_accepts_8_dims(void **state)
     nnop_graph_destroy(g);
 }
 
+/* The shared CPU-context setup, also kept in ctx_ for the helpers that take no state. */
 static int setup(void **state)
 {
-    (void)state;
-    ctx_ = nnop_test_cpu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    nnop_context_destroy(ctx_);
-    return 0;
+    int r = nnop_test_setup_cpu_context(state);
+    ctx_ = (nnop_context *)*state;
+    return r;
 }
 
 int main(void)
@@ -1465,5 +1459,5 @@ int main(void)
             cmocka_unit_test(test_input_rejects_0_and_negative_dims_count),
             cmocka_unit_test(test_input_accepts_8_dims),
     };
-    return cmocka_run_group_tests_name("graph_errors", tests, setup, teardown);
+    return cmocka_run_group_tests_name("graph_errors", tests, setup, nnop_test_teardown_context);
 }

@@ -415,18 +415,12 @@ static void test_conv_bias_relu_f16_and_bf16(void **state)
     }
 }
 
+/* The shared CPU-context setup, also kept in ctx_ for the helpers that take no state. */
 static int setup(void **state)
 {
-    (void)state;
-    ctx_ = nnop_test_cpu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    nnop_context_destroy(ctx_);
-    return 0;
+    int r = nnop_test_setup_cpu_context(state);
+    ctx_ = (nnop_context *)*state;
+    return r;
 }
 
 int main(void)
@@ -445,5 +439,5 @@ int main(void)
             cmocka_unit_test(test_many_shapes_evict_and_stay_correct),
             cmocka_unit_test(test_conv_bias_relu_f16_and_bf16),
     };
-    return cmocka_run_group_tests_name("oneshot", tests, setup, teardown);
+    return cmocka_run_group_tests_name("oneshot", tests, setup, nnop_test_teardown_context);
 }
