@@ -190,19 +190,21 @@ static void run_flatten(nnop_context *ctx, const nnop_tensor_desc *d, const floa
     free(yb);
 }
 
-/* x[n,c,h,w] = 1000n + 100c + 10h + w: the flattened row n must read
- * 100c + 10h + w in c, h, w order (torch.flatten order), in either layout. */
-static void test_flatten_nchw_keeps_logical_chw_order(void **state)
+/* x[n,c,h,w] = 1000n + 100c + 10h + w (logical order, 2x3x2x4): the flattened row n must
+ * read 100c + 10h + w in c, h, w order (torch.flatten order), in either layout. */
+static void order_pattern(float *x)
 {
-    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 2, 3, 2, 4);
-    float x[48], y[48];
     int n, c, h, w;
     for (n = 0; n < 2; n++)
         for (c = 0; c < 3; c++)
             for (h = 0; h < 2; h++)
                 for (w = 0; w < 4; w++)
                     x[((n * 3 + c) * 2 + h) * 4 + w] = (float)(1000 * n + 100 * c + 10 * h + w);
-    run_flatten((nnop_context *)*state, &d, x, y, 24);
+}
+
+static void check_chw_order(const float *y)
+{
+    int n, c, h, w;
     for (n = 0; n < 2; n++)
         for (c = 0; c < 3; c++)
             for (h = 0; h < 2; h++)
@@ -211,24 +213,23 @@ static void test_flatten_nchw_keeps_logical_chw_order(void **state)
                                 (float)(1000 * n + 100 * c + 10 * h + w));
 }
 
+static void test_flatten_nchw_keeps_logical_chw_order(void **state)
+{
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 2, 3, 2, 4);
+    float x[48], y[48];
+    order_pattern(x);
+    run_flatten((nnop_context *)*state, &d, x, y, 24);
+    check_chw_order(y);
+}
+
 static void test_flatten_nhwc_gives_chw_order_not_memory_order(void **state)
 {
     nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 2, 3, 2, 4);
     float x[48], y[48];
     float mem[48];
-    int n, c, h, w;
-    for (n = 0; n < 2; n++)
-        for (c = 0; c < 3; c++)
-            for (h = 0; h < 2; h++)
-                for (w = 0; w < 4; w++)
-                    x[((n * 3 + c) * 2 + h) * 4 + w] = (float)(1000 * n + 100 * c + 10 * h + w);
+    order_pattern(x);
     run_flatten((nnop_context *)*state, &d, x, y, 24);
-    for (n = 0; n < 2; n++)
-        for (c = 0; c < 3; c++)
-            for (h = 0; h < 2; h++)
-                for (w = 0; w < 4; w++)
-                    assert_true(y[n * 24 + c * 8 + h * 4 + w] ==
-                                (float)(1000 * n + 100 * c + 10 * h + w));
+    check_chw_order(y);
     /* and the NHWC memory order is different, so a plain copy would have failed */
     nnop_test_pack(&d, x, mem);
     assert_true(memcmp(mem, y, sizeof y) != 0);
