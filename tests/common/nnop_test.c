@@ -169,6 +169,15 @@ nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
     return st;
 }
 
+void nnop_test_assert_floats(const float *got, const float *want, int64_t n, double tol)
+{
+    int64_t i;
+    for (i = 0; i < n; i++)
+        if (!(fabs((double)got[i] - (double)want[i]) <= tol))
+            fail_msg("element %lld: got %.9g, want %.9g", (long long)i, (double)got[i],
+                     (double)want[i]);
+}
+
 nnop_status nnop_test_whole_run(const nnop_context_options *o, nnop_test_build_fn build,
                                 const void *arg, const void *const *in, void *const *out,
                                 char *error, size_t len)

@@ -31,6 +31,8 @@ void nnop_test_poison(void *p, size_t bytes);
  * |want| and finite. Prints the first mismatches with what and seed; returns 1 if all match. */
 int nnop_test_compare(nnop_dtype t, const void *got, const float *want, int64_t n, double rtol,
                       double atol, const char *what, uint64_t seed);
+/* Fail unless every |got[i] - want[i]| <= tol (a NaN fails), naming the first bad element. */
+void nnop_test_assert_floats(const float *got, const float *want, int64_t n, double tol);
 /* Default tolerances per dtype (relative; absolute equal to the relative one). */
 double nnop_test_rtol(nnop_dtype t);
 

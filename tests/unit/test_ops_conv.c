@@ -114,15 +114,6 @@ static void fill_const(float *x, int64_t n, float v)
         x[i] = v;
 }
 
-static void assert_floats(const float *got, const float *want, int64_t n, double tol)
-{
-    int64_t i;
-    for (i = 0; i < n; i++)
-        if (fabs((double)got[i] - (double)want[i]) > tol)
-            fail_msg("element %lld: got %.9g, want %.9g", (long long)i, (double)got[i],
-                     (double)want[i]);
-}
-
 /* ------------------------------------------------------------------ known answers */
 
 static void test_conv_1x1_identity_kernel_copies_input(void **state)
@@ -131,7 +122,7 @@ static void test_conv_1x1_identity_kernel_copies_input(void **state)
     float x[2 * 3 * 4 * 5], w[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, y[2 * 3 * 4 * 5];
     nnop_test_fill_f32(x, 120, 11, -2.0f, 2.0f);
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NCHW, x, w, y);
-    assert_floats(y, x, 120, 0.0);
+    nnop_test_assert_floats(y, x, 120, 0.0);
 }
 
 static void test_conv_1x1_permutation_kernel_swaps_channels(void **state)
@@ -146,7 +137,7 @@ static void test_conv_1x1_permutation_kernel_swaps_channels(void **state)
         want[9 + i] = 3.0f * x[i];
     }
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NHWC, x, w, y);
-    assert_floats(y, want, 18, 0.0);
+    nnop_test_assert_floats(y, want, 18, 0.0);
 }
 
 static void test_conv_3x3_centre_tap_kernel_is_identity_with_pad_1(void **state)
@@ -155,7 +146,7 @@ static void test_conv_3x3_centre_tap_kernel_is_identity_with_pad_1(void **state)
     float x[35], w[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0}, y[35];
     nnop_test_fill_f32(x, 35, 13, -3.0f, 3.0f);
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NCHW, x, w, y);
-    assert_floats(y, x, 35, 0.0);
+    nnop_test_assert_floats(y, x, 35, 0.0);
 }
 
 /* 3x3 all-ones filter on an all-ones input with pad 1: each output counts the in-bounds taps:
@@ -169,7 +160,7 @@ static void test_conv_3x3_all_ones_pad_1_counts_4_6_9(void **state)
     fill_const(x, 20, 1.0f);
     fill_const(w, 9, 1.0f);
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NCHW, x, w, y);
-    assert_floats(y, want, 20, 0.0);
+    nnop_test_assert_floats(y, want, 20, 0.0);
 }
 
 static void test_conv_3x3_all_ones_two_channels_doubles_counts(void **state)
@@ -180,7 +171,7 @@ static void test_conv_3x3_all_ones_two_channels_doubles_counts(void **state)
     fill_const(x, 18, 1.0f);
     fill_const(w, 18, 1.0f);
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NHWC, x, w, y);
-    assert_floats(y, want, 9, 0.0);
+    nnop_test_assert_floats(y, want, 9, 0.0);
 }
 
 /* x = 1..9, Sobel-x filter, no padding: one output, worked out by hand:
@@ -205,9 +196,9 @@ static void test_conv_hand_computed_sobel_pad_1(void **state)
     static const float want[9] = {-9, -6, 9, -20, -8, 20, -21, -6, 21};
     float y[9];
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NCHW, x, w, y);
-    assert_floats(y, want, 9, 0.0);
+    nnop_test_assert_floats(y, want, 9, 0.0);
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NHWC, x, w, y);
-    assert_floats(y, want, 9, 0.0);
+    nnop_test_assert_floats(y, want, 9, 0.0);
 }
 
 /* x[h][w] = 5h + w on 5x5, 2x2 all-ones filter, stride 2: windows at (0,0), (0,2), (2,0),
@@ -221,7 +212,7 @@ static void test_conv_stride_2_hand_computed(void **state)
     for (i = 0; i < 25; i++)
         x[i] = (float)i;
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NCHW, x, w, y);
-    assert_floats(y, want, 4, 0.0);
+    nnop_test_assert_floats(y, want, 4, 0.0);
 }
 
 /* All ones 5x5, 3x3 ones, pad 1, stride 2: a 3x3 output sampling corners, edges, centre. */
@@ -233,7 +224,7 @@ static void test_conv_stride_2_pad_1_all_ones_counts(void **state)
     fill_const(x, 25, 1.0f);
     fill_const(w, 9, 1.0f);
     run_conv((nnop_context *)*state, &cc, NNOP_F32, NNOP_NHWC, x, w, y);
-    assert_floats(y, want, 9, 0.0);
+    nnop_test_assert_floats(y, want, 9, 0.0);
 }
 
 /* x[h][w] = 5h + w, 3x3 ones with dilation 2 and no padding: the taps are rows and columns
@@ -264,7 +255,7 @@ static void test_conv_dilation_2_pad_2_corner_and_centre(void **state)
     assert_true(y[0] == 24.0f);
     assert_true(y[12] == 108.0f);
     naive_conv(&cc, x, w, want);
-    assert_floats(y, want, 25, 0.0);
+    nnop_test_assert_floats(y, want, 25, 0.0);
 }
 
 /* C = 4, K = 2, groups = 2: channel c holds c + 1; each filter is [1, 10] over its group's
@@ -458,9 +449,9 @@ static void test_conv_f16_all_ones_counts_are_exact(void **state)
     fill_const(x, 12, 1.0f);
     fill_const(w, 9, 1.0f);
     run_conv((nnop_context *)*state, &cc, NNOP_F16, NNOP_NHWC, x, w, y);
-    assert_floats(y, want, 12, 0.0);
+    nnop_test_assert_floats(y, want, 12, 0.0);
     run_conv((nnop_context *)*state, &cc, NNOP_BF16, NNOP_NCHW, x, w, y);
-    assert_floats(y, want, 12, 0.0);
+    nnop_test_assert_floats(y, want, 12, 0.0);
 }
 
 int main(void)

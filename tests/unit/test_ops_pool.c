@@ -66,15 +66,6 @@ static void run_pool(nnop_context *ctx, nnop_dtype t, nnop_layout l, const int64
     free(yb);
 }
 
-static void assert_floats(const float *got, const float *want, int64_t n, double tol)
-{
-    int64_t i;
-    for (i = 0; i < n; i++)
-        if (!(fabs((double)got[i] - (double)want[i]) <= tol))
-            fail_msg("element %lld: got %.9g, want %.9g", (long long)i, (double)got[i],
-                     (double)want[i]);
-}
-
 /* The test's own pooling: loops over the window, skipping positions outside the input. */
 static void naive_pool(const int64_t dims[4], int kind, const nnop_pool_params *p, const float *x,
                        float *y)
@@ -121,7 +112,7 @@ static void test_max_pool_2x2_stride_2_hand_computed(void **state)
     for (i = 0; i < 16; i++)
         x[i] = (float)i;
     run_pool((nnop_context *)*state, NNOP_F32, NNOP_NCHW, dims, NNOP_POOL_MAX, &p, x, y);
-    assert_floats(y, want, 4, 0.0);
+    nnop_test_assert_floats(y, want, 4, 0.0);
 }
 
 /* All-negative input x[h][w] = -(5h + w) - 1, 3x3 window, stride 2, pad 1: padding must not
@@ -137,9 +128,9 @@ static void test_max_pool_padding_never_wins_on_negative_input(void **state)
     for (i = 0; i < 25; i++)
         x[i] = -(float)i - 1.0f;
     run_pool((nnop_context *)*state, NNOP_F32, NNOP_NCHW, dims, NNOP_POOL_MAX, &p, x, y);
-    assert_floats(y, want, 9, 0.0);
+    nnop_test_assert_floats(y, want, 9, 0.0);
     run_pool((nnop_context *)*state, NNOP_F32, NNOP_NHWC, dims, NNOP_POOL_MAX, &p, x, y);
-    assert_floats(y, want, 9, 0.0);
+    nnop_test_assert_floats(y, want, 9, 0.0);
 }
 
 static void test_max_pool_random_nchw_and_nhwc_match_naive(void **state)
@@ -155,7 +146,7 @@ static void test_max_pool_random_nchw_and_nhwc_match_naive(void **state)
     for (l = 0; l < 2; l++) {
         memset(y, 0, sizeof y);
         run_pool((nnop_context *)*state, NNOP_F32, (nnop_layout)l, dims, NNOP_POOL_MAX, &p, x, y);
-        assert_floats(y, want, 2 * 3 * 4 * 4, 0.0);
+        nnop_test_assert_floats(y, want, 2 * 3 * 4 * 4, 0.0);
     }
 }
 
@@ -184,7 +175,7 @@ static void test_avg_pool_count_include_pad_divides_by_full_window(void **state)
     for (i = 0; i < 9; i++)
         x[i] = (float)i;
     run_pool((nnop_context *)*state, NNOP_F32, NNOP_NCHW, dims, NNOP_POOL_AVG, &p, x, y);
-    assert_floats(y, want, 9, 1e-6);
+    nnop_test_assert_floats(y, want, 9, 1e-6);
 }
 
 static void test_avg_pool_count_exclude_pad_divides_by_inside_count(void **state)
@@ -197,7 +188,7 @@ static void test_avg_pool_count_exclude_pad_divides_by_inside_count(void **state
     for (i = 0; i < 9; i++)
         x[i] = (float)i;
     run_pool((nnop_context *)*state, NNOP_F32, NNOP_NHWC, dims, NNOP_POOL_AVG, &p, x, y);
-    assert_floats(y, want, 9, 1e-6);
+    nnop_test_assert_floats(y, want, 9, 1e-6);
 }
 
 /* x = 1..25 on 5x5, 2x2 window, stride 2, pad 1: windows cover rows/cols [-1,0], [1,2],
@@ -213,9 +204,9 @@ static void test_avg_pool_border_windows_stride_2_both_count_modes(void **state)
     for (i = 0; i < 25; i++)
         x[i] = (float)(i + 1);
     run_pool((nnop_context *)*state, NNOP_F32, NNOP_NCHW, dims, NNOP_POOL_AVG, &incl, x, y);
-    assert_floats(y, want_incl, 9, 1e-6);
+    nnop_test_assert_floats(y, want_incl, 9, 1e-6);
     run_pool((nnop_context *)*state, NNOP_F32, NNOP_NHWC, dims, NNOP_POOL_AVG, &excl, x, y);
-    assert_floats(y, want_excl, 9, 1e-6);
+    nnop_test_assert_floats(y, want_excl, 9, 1e-6);
 }
 
 static void test_avg_pool_without_padding_modes_agree(void **state)
@@ -315,7 +306,7 @@ static void test_pool_f16_and_bf16_match_naive(void **state)
         /* max of representable values is exact */
         naive_pool(dims, NNOP_POOL_MAX, &p, x, want);
         run_pool((nnop_context *)*state, types[t], NNOP_NHWC, dims, NNOP_POOL_MAX, &p, x, y);
-        assert_floats(y, want, 27, 0.0);
+        nnop_test_assert_floats(y, want, 27, 0.0);
         naive_pool(dims, NNOP_POOL_AVG, &p, x, want);
         run_pool((nnop_context *)*state, types[t], NNOP_NCHW, dims, NNOP_POOL_AVG, &p, x, y);
         assert_true(nnop_test_compare(NNOP_F32, y, want, 27, nnop_test_rtol(types[t]),

@@ -34,15 +34,6 @@ static void run_softmax(nnop_context *ctx, const nnop_tensor_desc *d, const floa
     free(yb);
 }
 
-static void assert_floats(const float *got, const float *want, int64_t n, double tol)
-{
-    int64_t i;
-    for (i = 0; i < n; i++)
-        if (!(fabs((double)got[i] - (double)want[i]) <= tol))
-            fail_msg("element %lld: got %.9g, want %.9g", (long long)i, (double)got[i],
-                     (double)want[i]);
-}
-
 /* softmax([1, 2, 3]) = e^k / (e + e^2 + e^3) = [0.0900305732, 0.244728471, 0.665240956] */
 static void test_softmax_known_values_1_2_3(void **state)
 {
@@ -50,7 +41,7 @@ static void test_softmax_known_values_1_2_3(void **state)
     const float x[3] = {1, 2, 3}, want[3] = {0.0900305732f, 0.244728471f, 0.665240956f};
     float y[3];
     run_softmax((nnop_context *)*state, &d, x, y);
-    assert_floats(y, want, 3, 1e-7);
+    nnop_test_assert_floats(y, want, 3, 1e-7);
 }
 
 static void test_softmax_equal_inputs_give_uniform_rows(void **state)
@@ -62,7 +53,7 @@ static void test_softmax_equal_inputs_give_uniform_rows(void **state)
     for (i = 0; i < 12; i++)
         want[i] = 0.25f;
     run_softmax((nnop_context *)*state, &d, x, y);
-    assert_floats(y, want, 12, 0.0);
+    nnop_test_assert_floats(y, want, 12, 0.0);
 }
 
 static void test_softmax_single_class_is_one(void **state)
@@ -71,7 +62,7 @@ static void test_softmax_single_class_is_one(void **state)
     const float x[3] = {-100, 0, 55}, want[3] = {1, 1, 1};
     float y[3];
     run_softmax((nnop_context *)*state, &d, x, y);
-    assert_floats(y, want, 3, 0.0);
+    nnop_test_assert_floats(y, want, 3, 0.0);
 }
 
 /* Each row is a separate distribution: rows sum to 1, entries in [0, 1], and the order of the
@@ -125,7 +116,7 @@ static void test_softmax_large_inputs_are_stable(void **state)
                            0.665240956f,  0.244728471f, 0.0900305732f};
     float y[6];
     run_softmax((nnop_context *)*state, &d, x, y);
-    assert_floats(y, want, 6, 1e-6);
+    nnop_test_assert_floats(y, want, 6, 1e-6);
 }
 
 static void test_softmax_extreme_inputs_stay_finite(void **state)
@@ -135,7 +126,7 @@ static void test_softmax_extreme_inputs_stay_finite(void **state)
     const float want[6] = {0.5f, 0.5f, 0.0f, 1.0f, 1.0f, 0.0f};
     float y[6];
     run_softmax((nnop_context *)*state, &d, x, y);
-    assert_floats(y, want, 6, 0.0);
+    nnop_test_assert_floats(y, want, 6, 0.0);
 }
 
 static void test_softmax_is_shift_invariant(void **state)
@@ -148,7 +139,7 @@ static void test_softmax_is_shift_invariant(void **state)
         xs[i] = x[i] + 64.0f; /* exact in float for |x| < 3 */
     run_softmax((nnop_context *)*state, &d, x, y);
     run_softmax((nnop_context *)*state, &d, xs, ys);
-    assert_floats(ys, y, 12, 1e-6);
+    nnop_test_assert_floats(ys, y, 12, 1e-6);
 }
 
 /* 4-D: softmax over C at every (n, h, w), in both layouts. */
