@@ -169,6 +169,16 @@ nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
     return st;
 }
 
+void nnop_test_run_unpack(nnop_graph *g, const void *const *in, const nnop_tensor_desc *yd,
+                          void *yb, float *y)
+{
+    void *out[1];
+    out[0] = yb;
+    nnop_test_poison(yb, nnop_tensor_bytes(yd));
+    assert_int_equal(nnop_test_run_graph(g, NULL, in, out), NNOP_OK);
+    nnop_test_unpack(yd, yb, y);
+}
+
 void nnop_test_assert_floats(const float *got, const float *want, int64_t n, double tol)
 {
     int64_t i;

@@ -74,6 +74,10 @@ typedef void (*nnop_test_build_fn)(nnop_graph *g, const void *arg);
 nnop_status nnop_test_whole_run(const nnop_context_options *o, nnop_test_build_fn build,
                                 const void *arg, const void *const *in, void *const *out,
                                 char *error, size_t len);
+/* Poison yb (a buffer for a tensor yd), run g once with inputs in and yb as its one output
+ * (asserting success), and unpack yb into y (logical order, float32). */
+void nnop_test_run_unpack(nnop_graph *g, const void *const *in, const nnop_tensor_desc *yd,
+                          void *yb, float *y);
 /* CMocka group setup and teardown: *state is a CPU-backend context (nnop_test_cpu_context). */
 int nnop_test_setup_cpu_context(void **state);
 int nnop_test_teardown_context(void **state);

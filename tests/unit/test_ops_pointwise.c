@@ -22,7 +22,6 @@ static void run_act(nnop_context *ctx, const nnop_tensor_desc *d, const float *x
     size_t bytes = nnop_tensor_bytes(d);
     void *xb = malloc(bytes), *yb = malloc(bytes);
     const void *in[1];
-    void *out[1];
     int64_t i;
     assert_true(xb && yb);
     nnop_test_pack(d, x, xb);
@@ -33,11 +32,8 @@ static void run_act(nnop_context *ctx, const nnop_tensor_desc *d, const float *x
     assert_int_equal(nnop_value_desc(g, v, &got), NNOP_OK);
     assert_memory_equal(got.dims, d->dims, sizeof d->dims);
     assert_int_equal(got.dtype, d->dtype);
-    nnop_test_poison(yb, bytes);
     in[0] = xb;
-    out[0] = yb;
-    assert_int_equal(nnop_test_run_graph(g, NULL, in, out), NNOP_OK);
-    nnop_test_unpack(d, yb, y);
+    nnop_test_run_unpack(g, in, d, yb, y);
     for (i = 0; i < nnop_tensor_elements(d); i++)
         assert_false(isnan(y[i]));
     nnop_graph_destroy(g);
@@ -252,7 +248,6 @@ static void run_bias(nnop_context *ctx, const nnop_tensor_desc *d, const float *
     size_t bytes = nnop_tensor_bytes(d);
     void *xb = malloc(bytes), *yb = malloc(bytes), *bb = malloc(nnop_tensor_bytes(&bd));
     const void *in[2];
-    void *out[1];
     assert_true(xb && yb && bb);
     nnop_test_pack(d, x, xb);
     nnop_test_pack(&bd, b, bb);
@@ -261,12 +256,9 @@ static void run_bias(nnop_context *ctx, const nnop_tensor_desc *d, const float *
     vb = b_constant ? nnop_constant(g, "b", &bd, bb) : nnop_input(g, "b", &bd);
     vy = nnop_bias(g, vx, vb);
     assert_int_equal(nnop_output(g, vy, "y"), NNOP_OK);
-    nnop_test_poison(yb, bytes);
     in[0] = xb;
     in[1] = bb;
-    out[0] = yb;
-    assert_int_equal(nnop_test_run_graph(g, NULL, in, out), NNOP_OK);
-    nnop_test_unpack(d, yb, y);
+    nnop_test_run_unpack(g, in, d, yb, y);
     nnop_graph_destroy(g);
     free(xb);
     free(yb);
@@ -341,7 +333,6 @@ static void run_add(nnop_context *ctx, const nnop_tensor_desc *d, const float *a
     size_t bytes = nnop_tensor_bytes(d);
     void *ab = malloc(bytes), *bb = malloc(bytes), *yb = malloc(bytes);
     const void *in[2];
-    void *out[1];
     assert_true(ab && bb && yb);
     nnop_test_pack(d, a, ab);
     nnop_test_pack(d, b, bb);
@@ -349,12 +340,9 @@ static void run_add(nnop_context *ctx, const nnop_tensor_desc *d, const float *a
     va = nnop_input(g, "a", d);
     vb = nnop_input(g, "b", d);
     assert_int_equal(nnop_output(g, nnop_add(g, va, vb), "y"), NNOP_OK);
-    nnop_test_poison(yb, bytes);
     in[0] = ab;
     in[1] = bb;
-    out[0] = yb;
-    assert_int_equal(nnop_test_run_graph(g, NULL, in, out), NNOP_OK);
-    nnop_test_unpack(d, yb, y);
+    nnop_test_run_unpack(g, in, d, yb, y);
     nnop_graph_destroy(g);
     free(ab);
     free(bb);
