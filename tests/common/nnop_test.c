@@ -169,6 +169,22 @@ nnop_status nnop_test_run_graph(nnop_graph *g, const nnop_compile_options *opts,
     return st;
 }
 
+static void test_without_examples_support(void **state)
+{
+    (void)state;
+    if (nnop_test_gpu_required())
+        fail_msg("NNOP_REQUIRE_GPU=1 but nnop_examples_support was not built (cJSON not found: "
+                 "configure with -DCJSON_ROOT=<prefix>)");
+    print_message("nnop_examples_support was not built (cJSON missing?): skipping\n");
+    skip();
+}
+
+int nnop_test_main_without_examples_support(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_without_examples_support)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
 void nnop_test_run_unpack(nnop_graph *g, const void *const *in, const nnop_tensor_desc *yd,
                           void *yb, float *y)
 {

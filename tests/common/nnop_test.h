@@ -78,6 +78,9 @@ nnop_status nnop_test_whole_run(const nnop_context_options *o, nnop_test_build_f
  * (asserting success), and unpack yb into y (logical order, float32). */
 void nnop_test_run_unpack(nnop_graph *g, const void *const *in, const nnop_tensor_desc *yd,
                           void *yb, float *y);
+/* main() of a test of the examples' support code (cJSON) built without it: one test that
+ * skips, or fails where NNOP_REQUIRE_GPU=1 (the GPU machine is set up to build it). */
+int nnop_test_main_without_examples_support(void);
 /* CMocka group setup and teardown: *state is a CPU-backend context (nnop_test_cpu_context). */
 int nnop_test_setup_cpu_context(void **state);
 int nnop_test_teardown_context(void **state);

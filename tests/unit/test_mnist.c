@@ -278,20 +278,9 @@ int main(void)
 
 #else /* built without the examples' support library (no cJSON) */
 
-static void test_skipped(void **state)
-{
-    (void)state;
-    if (nnop_test_gpu_required())
-        fail_msg("NNOP_REQUIRE_GPU=1 but nnop_examples_support was not built (cJSON not found: "
-                 "configure with -DCJSON_ROOT=<prefix>)");
-    print_message("nnop_examples_support was not built (cJSON missing?): skipping\n");
-    skip();
-}
-
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_skipped)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return nnop_test_main_without_examples_support();
 }
 
 #endif
