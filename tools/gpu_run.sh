@@ -7,8 +7,9 @@
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
-# wants NAME: whether NAME (or all) is among the comma-separated modes
-wants() { case ",$WHAT," in *",$1,"* | *",all,"*) return 0 ;; esac; return 1; }
+# asked NAME: whether NAME is among the comma-separated modes; wants NAME: that, or all
+asked() { case ",$WHAT," in *",$1,"*) return 0 ;; esac; return 1; }
+wants() { asked "$1" || asked all; }
 # the device tool returns at most 8 files from $OUT: logs go to one folder, tarred at the end
 RESULTS=${OUT:-/tmp/nnop-out}
 OUT=/tmp/nnop-logs
@@ -129,7 +130,7 @@ if wants coldstart; then
     cat "$OUT/coldstart.txt"
 fi
 
-if case ",$WHAT," in *,sanitize,*) true ;; *) false ;; esac; then
+if asked sanitize; then
     # compute-sanitizer over the own kernels and the threaded plan paths: the stem kernel's
     # cases (memcheck and racecheck), the network tests (prefetch and deserialization
     # threads) and the cuBLASLt linear cases (memcheck)
@@ -146,7 +147,7 @@ if case ",$WHAT," in *,sanitize,*) true ;; *) false ;; esac; then
     san memcheck test_gpu_network
 fi
 
-if case ",$WHAT," in *,profile,*) true ;; *) false ;; esac; then
+if asked profile; then
     # where a cold and a warm (serial) compile of ResNet-50 spend their time: a wall-clock
     # stack sampler on the main thread, limited to compile -> first result
     echo "== profile"
@@ -162,7 +163,7 @@ if case ",$WHAT," in *,profile,*) true ;; *) false ;; esac; then
     done
 fi
 
-if [ "${NNOP_BENCH_19:-0}" = 1 ] || [ "$WHAT" = bench19 ]; then
+if [ "${NNOP_BENCH_19:-0}" = 1 ] || asked bench19; then
     # the same benchmark built against PyTorch's cuDNN 9.19, for a same-version comparison
     CUDNN19=$(python3 -c "import os,nvidia.cudnn as m;print(os.path.dirname(m.__file__) if m.__file__ else list(m.__path__)[0])" 2>/dev/null)
     if [ -n "$CUDNN19" ] && [ -d "$CUDNN19/include" ]; then
