@@ -135,7 +135,6 @@ typedef struct nnop__deser_job {
     size_t len;
     cudnnBackendDescriptor_t plan; /* NULL until done, and when cuDNN refused it */
     int64_t workspace;
-    int64_t workspace_hint; /* what the cache entry recorded (-1: unknown) */
 } nnop__deser_job;
 
 struct nnop__cuda_plan {
@@ -284,12 +283,19 @@ int nnop__prefetch_take(nnop_context *ctx, const nnop__fp *fp, cudnnBackendDescr
                         int64_t *workspace);
 
 /* ------------------------------------------------------------------ deserialize.c */
-/* Scratch bytes for one run of a plan with these real tensors and workspace. */
-size_t nnop__warm_up_bytes(int n_io, const int64_t *bytes, int64_t workspace);
-/* Run plan once on scratch memory mem (nnop__warm_up_bytes of it) with handle h, on h's
- * stream; best effort: failures are ignored (the real first execute reports them). */
+/* Scratch device memory for warm-up runs, on stream (which the runs are queued on). */
+typedef struct nnop__scratch {
+    cudaStream_t stream;
+    char *mem;
+    size_t cap;
+} nnop__scratch;
+/* Run plan once with handle h (on s's stream) on scratch memory from s, grown as needed; best
+ * effort: failures are ignored (the real first execute reports them). */
 void nnop__plan_warm_up(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n_io,
-                        const int64_t *uids, const int64_t *bytes, int64_t workspace, char *mem);
+                        const int64_t *uids, const int64_t *bytes, int64_t workspace,
+                        nnop__scratch *s);
+/* Wait for the warm-ups queued on s's stream and free its memory. */
+void nnop__scratch_release(nnop__scratch *s);
 /* Threads deserializing a compile's cached plans, the caller's included (the context's
  * load_threads, 4 by default), or 0: each plan deserialized in place (load_threads 1, cuDNN
  * older than 9.8, no usable plan cache). */

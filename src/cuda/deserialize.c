@@ -53,7 +53,6 @@ nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry
     j->step = s;
     j->json = e->blob; /* taken: the entry is cleared without it */
     j->len = e->blob_len;
-    j->workspace_hint = e->workspace_bytes;
     e->blob = NULL;
     e->blob_len = 0;
     s->cached = 2;
@@ -65,7 +64,8 @@ static size_t round256(int64_t bytes)
     return ((size_t)bytes + 255) / 256 * 256;
 }
 
-size_t nnop__warm_up_bytes(int n_io, const int64_t *bytes, int64_t workspace)
+/* Scratch for one execute: the real tensors, then the workspace. */
+static size_t warm_up_bytes(int n_io, const int64_t *bytes, int64_t workspace)
 {
     size_t total = round256(workspace);
     int i;
@@ -74,25 +74,49 @@ size_t nnop__warm_up_bytes(int n_io, const int64_t *bytes, int64_t workspace)
     return total;
 }
 
-/* Scratch for one execute of j's plan: its real tensors, then its workspace (before the plan
- * exists, the workspace the cache entry recorded). */
-static size_t scratch_bytes(const nnop__deser_job *j)
+/* s's block, at least bytes (the work queued on a smaller one is waited for before it is
+ * replaced); NULL when the memory cannot be had. */
+static char *scratch_get(nnop__scratch *s, size_t bytes)
 {
-    int64_t ws = j->plan ? j->workspace : j->workspace_hint;
-    return nnop__warm_up_bytes(j->step->n_io, j->step->bytes, ws > 0 ? ws : 0);
+    if (bytes <= s->cap)
+        return s->mem;
+    nnop__scratch_release(s);
+    if (cudaMalloc((void **)&s->mem, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        s->mem = NULL;
+        return NULL;
+    }
+    s->cap = bytes;
+    return s->mem;
+}
+
+void nnop__scratch_release(nnop__scratch *s)
+{
+    if (!s->mem)
+        return;
+    if (cudaStreamSynchronize(s->stream) != cudaSuccess) /* the warm-ups read the block */
+        (void)cudaGetLastError();
+    if (cudaFree(s->mem) != cudaSuccess)
+        (void)cudaGetLastError();
+    (void)cudaGetLastError(); /* a failed warm-up leaves nothing for the context */
+    s->mem = NULL;
+    s->cap = 0;
 }
 
 /* cuDNN spends ~3 ms in the first execute of each plan (80-130 ms for ResNet-50's 24 plans on
  * an H200: loading kernels, and cuBLASLt's own first-call work inside the engines ResNet-50
  * gets), so threads run each plan once before the real first execute. */
 void nnop__plan_warm_up(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n_io,
-                        const int64_t *uids, const int64_t *bytes, int64_t workspace, char *mem)
+                        const int64_t *uids, const int64_t *bytes, int64_t workspace,
+                        nnop__scratch *s)
 {
     void *ptrs[NNOP_STEP_MAX_IO], *ws;
     cudnnBackendDescriptor_t vp = NULL;
+    char *mem;
     size_t off = 0;
     int i;
-    if (n_io > NNOP_STEP_MAX_IO)
+    if (n_io > NNOP_STEP_MAX_IO ||
+        !(mem = scratch_get(s, warm_up_bytes(n_io, bytes, workspace > 0 ? workspace : 0))))
         return;
     for (i = 0; i < n_io; i++) {
         ptrs[i] = mem + off;
@@ -113,43 +137,24 @@ void nnop__plan_warm_up(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n_io
     (void)cudnnBackendDestroyDescriptor(vp);
 }
 
-static void warm_up(cudnnHandle_t h, const nnop__deser_job *j, char *mem)
-{
-    const nnop__dnn_step *s = j->step;
-    nnop__plan_warm_up(h, j->plan, s->n_io, s->uids, s->bytes, j->workspace, mem);
-}
-
 /* Worker threads must not touch the context (its error text is not thread-safe): a plan
  * cuDNN refuses is left NULL, and the serial rebuild reports why. With warm, each plan also
  * runs once on scratch memory of the thread's own. */
 static void run_share(const worker *w, int warm)
 {
+    nnop__scratch scratch = {NULL, NULL, 0};
     int32_t i;
-    size_t need = 0;
-    void *mem = NULL;
-    for (i = w->first; warm && i < w->n_jobs; i += w->stride) {
-        size_t b = scratch_bytes(&w->jobs[i]);
-        need = b > need ? b : need;
-    }
-    if (warm && cudaMalloc(&mem, need) != cudaSuccess) {
-        (void)cudaGetLastError();
-        mem = NULL;
-    }
+    if (warm && cudnnGetStream(w->h, &scratch.stream) != CUDNN_STATUS_SUCCESS)
+        warm = 0;
     for (i = w->first; i < w->n_jobs; i += w->stride) {
         nnop__deser_job *j = &w->jobs[i];
         const char *call = "";
         (void)nnop__plan_from_json(w->h, j->json, j->len, &j->plan, &j->workspace, &call);
-        if (mem && j->plan && scratch_bytes(j) <= need)
-            warm_up(w->h, j, (char *)mem);
+        if (warm && j->plan)
+            nnop__plan_warm_up(w->h, j->plan, j->step->n_io, j->step->uids, j->step->bytes,
+                               j->workspace, &scratch);
     }
-    if (mem) { /* the executes queued on the context's stream read it */
-        cudaStream_t st = NULL;
-        if (cudnnGetStream(w->h, &st) != CUDNN_STATUS_SUCCESS ||
-            cudaStreamSynchronize(st) != cudaSuccess)
-            (void)cudaDeviceSynchronize();
-        (void)cudaFree(mem);
-        (void)cudaGetLastError(); /* a failed warm-up leaves nothing for the context */
-    }
+    nnop__scratch_release(&scratch);
 }
 
 static void worker_main(void *arg)

@@ -51,12 +51,10 @@ struct nnop__prefetch {
     nnop__mutex *mu;                  /* guards next, the items' states and finished_ns */
 };
 
-static void rebuild(struct nnop__prefetch *pf, cudnnHandle_t h, prefetched *it, char **mem,
-                    size_t *cap)
+static void rebuild(cudnnHandle_t h, prefetched *it, nnop__scratch *scratch)
 {
     int64_t uids[NNOP_CACHE_MAX_IO], bytes[NNOP_CACHE_MAX_IO];
     const char *call = "";
-    size_t need;
     int i;
     if (nnop__plan_from_json(h, it->e.blob, it->e.blob_len, &it->plan, &it->workspace, &call) !=
         CUDNN_STATUS_SUCCESS)
@@ -65,21 +63,7 @@ static void rebuild(struct nnop__prefetch *pf, cudnnHandle_t h, prefetched *it, 
         uids[i] = it->e.io[i].uid;
         bytes[i] = it->e.io[i].bytes;
     }
-    need = nnop__warm_up_bytes(it->e.n_io, bytes, it->workspace);
-    if (need > *cap) { /* the warm-ups queued so far read the old block: wait, then replace */
-        if (*mem && cudaStreamSynchronize(pf->stream) != cudaSuccess)
-            (void)cudaGetLastError();
-        if (*mem && cudaFree(*mem) != cudaSuccess)
-            (void)cudaGetLastError();
-        *cap = 0;
-        if (cudaMalloc((void **)mem, need) != cudaSuccess) {
-            (void)cudaGetLastError();
-            *mem = NULL;
-            return;
-        }
-        *cap = need;
-    }
-    nnop__plan_warm_up(h, it->plan, it->e.n_io, uids, bytes, it->workspace, *mem);
+    nnop__plan_warm_up(h, it->plan, it->e.n_io, uids, bytes, it->workspace, scratch);
 }
 
 /* Items are claimed one at a time, in order, so that a compile can take any of them over. */
@@ -103,30 +87,20 @@ static void set_ready(struct nnop__prefetch *pf, prefetched *it)
     nnop__mutex_unlock(pf->mu);
 }
 
-/* After rebuilds with scratch memory mem: wait for their warm-ups, free it. */
-static void release_scratch(struct nnop__prefetch *pf, char *mem)
-{
-    if (cudaStreamSynchronize(pf->stream) != cudaSuccess) /* the warm-ups read mem */
-        (void)cudaGetLastError();
-    if (mem && cudaFree(mem) != cudaSuccess)
-        (void)cudaGetLastError();
-    (void)cudaGetLastError(); /* a failed warm-up leaves nothing behind */
-}
-
 /* Rebuild claimed items with handle h until none is left, then wait for their warm-ups. It
  * touches no context state (the context's error text is not thread-safe): failures only leave
  * plans NULL, for the compile to rebuild in its own way. */
 static void drain(struct nnop__prefetch *pf, cudnnHandle_t h)
 {
-    char *mem = NULL;
-    size_t cap = 0;
+    nnop__scratch scratch = {NULL, NULL, 0};
     int32_t i, built = 0;
+    scratch.stream = pf->stream;
     while ((i = claim(pf)) >= 0) {
-        rebuild(pf, h, &pf->items[i], &mem, &cap);
+        rebuild(h, &pf->items[i], &scratch);
         set_ready(pf, &pf->items[i]);
         built++;
     }
-    release_scratch(pf, mem);
+    nnop__scratch_release(&scratch);
     if (!built)
         return; /* the prefetch's time ends with the last rebuild, not with an idle join */
     nnop__mutex_lock(pf->mu);
@@ -295,10 +269,10 @@ int nnop__prefetch_take(nnop_context *ctx, const nnop__fp *fp, cudnnBackendDescr
         it->state = BUILDING; /* this thread's now */
     nnop__mutex_unlock(pf->mu);
     if (state == UNCLAIMED) { /* not started: rebuild it here rather than wait for a thread */
-        char *mem = NULL;
-        size_t cap = 0;
-        rebuild(pf, ctx->cuda->handle, it, &mem, &cap);
-        release_scratch(pf, mem);
+        nnop__scratch scratch = {NULL, NULL, 0};
+        scratch.stream = pf->stream;
+        rebuild(ctx->cuda->handle, it, &scratch);
+        nnop__scratch_release(&scratch);
         set_ready(pf, it);
     }
     for (;;) { /* being rebuilt by a thread: a few ms at most */
