@@ -46,6 +46,12 @@ static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *co
         NNOP_MSG("x and w must be 4-D (x is %d-D, w is %d-D)", x->ndim, w->ndim);
         return NNOP_ERR_SHAPE;
     }
+    if (!nnop__layout_ambiguous(x) && !nnop__fits_layout(w, nnop__layout_of(x))) {
+        NNOP_MSG("w must be packed in x's layout (x is %s, w is %s)",
+                 nnop__layout_of(x) == NNOP_NHWC ? "NHWC" : "NCHW",
+                 nnop__layout_of(w) == NNOP_NHWC ? "NHWC" : "NCHW");
+        return NNOP_ERR_SHAPE;
+    }
     c = x->dims[1], k = w->dims[0], g = p->groups;
     if (c % g != 0 || k % g != 0) {
         NNOP_MSG("groups = %lld does not divide C = %lld and K = %lld", (long long)g, (long long)c,

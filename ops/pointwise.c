@@ -73,8 +73,8 @@ static double act_value(const nnop__act_attr *a, double x)
     switch (a->kind) {
     case NNOP_ACT_IDENTITY:
         return x;
-    case NNOP_ACT_RELU:
-        return x > 0.0 ? x : 0.0;
+    case NNOP_ACT_RELU: /* NaN stays NaN, as in PyTorch */
+        return x < 0.0 ? 0.0 : x;
     case NNOP_ACT_RELU6:
         return x < 0.0 ? 0.0 : (x > 6.0 ? 6.0 : x);
     case NNOP_ACT_CLAMP:
@@ -122,10 +122,13 @@ static nnop_status add_infer(const nnop__node *node, const nnop_tensor_desc *con
                      (long long)in[1]->dims[i]);
             return NNOP_ERR_SHAPE;
         }
-    if (!nnop__desc_equal(in[0], in[1])) {
-        NNOP_MSG("operand layouts differ (strides)");
-        return NNOP_ERR_SHAPE;
-    }
+    for (i = 0; i < in[0]->ndim; i++) /* same offsets: dims of 1 may have any stride */
+        if (in[0]->dims[i] > 1 && in[0]->strides[i] != in[1]->strides[i]) {
+            NNOP_MSG("operand layouts differ (a is %s, b is %s)",
+                     nnop__layout_of(in[0]) == NNOP_NHWC ? "NHWC" : "NCHW",
+                     nnop__layout_of(in[1]) == NNOP_NHWC ? "NHWC" : "NCHW");
+            return NNOP_ERR_SHAPE;
+        }
     *out = *in[0];
     return NNOP_OK;
 }

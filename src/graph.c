@@ -67,6 +67,7 @@ nnop_status nnop_graph_create(nnop_context *ctx, nnop_graph **out)
     if (!g)
         return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_create: out of memory");
     g->ctx = ctx;
+    g->layout = -1;
     *out = g;
     return NNOP_OK;
 }
@@ -111,6 +112,29 @@ static int32_t new_value(nnop_graph *g, const nnop_tensor_desc *d, nnop__value_k
     return g->n_values++;
 }
 
+/* The graph's layout is that of its first 4-D value whose strides say NCHW or NHWC. */
+static void note_layout(nnop_graph *g, const nnop_tensor_desc *d)
+{
+    if (g->layout < 0 && d->ndim == 4 && !nnop__layout_ambiguous(d))
+        g->layout = (int)nnop__layout_of(d);
+}
+
+/* A 4-D result takes the layout of its first 4-D operand that has one of its own, else the
+ * graph's: a value like N x 1 x 1 x 1 must not turn an NHWC graph into NCHW downstream. */
+static void settle_layout(nnop_graph *g, const nnop_tensor_desc *const *in, int n_in,
+                          nnop_tensor_desc *out)
+{
+    int i, layout = g->layout;
+    if (out->ndim != 4)
+        return;
+    for (i = n_in - 1; i >= 0; i--)
+        if (in[i] && in[i]->ndim == 4 && !nnop__layout_ambiguous(in[i]))
+            layout = (int)nnop__layout_of(in[i]);
+    if (layout >= 0)
+        nnop__set_packed_strides(out, (nnop_layout)layout);
+    note_layout(g, out);
+}
+
 static nnop_value add_leaf(nnop_graph *g, const char *fn, const char *name,
                            const nnop_tensor_desc *d, nnop__value_kind kind)
 {
@@ -124,6 +148,7 @@ static nnop_value add_leaf(nnop_graph *g, const char *fn, const char *name,
     st = nnop__check_desc(d, msg, sizeof msg);
     if (st != NNOP_OK)
         return graph_fail(g, st, "%s('%s'): %s", fn, name ? name : "", msg);
+    note_layout(g, d);
     return value_of(new_value(g, d, kind, name));
 }
 
@@ -239,6 +264,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
         if (st != NNOP_OK)
             return graph_fail(g, st, "%s (node #%d): %s", fn, (int)g->n_nodes, msg);
     }
+    settle_layout(g, descs, n_in, &out);
     vid = new_value(g, &out, NNOP_VALUE_NODE, NULL);
     if (vid < 0)
         return value_of(ERROR_VALUE);
@@ -469,4 +495,16 @@ void nnop__graph_drop_borrowed(nnop_graph *g)
         return;
     for (i = 0; i < g->n_values; i++)
         g->values[i].data = NULL;
+}
+
+/* Before lowering: every value whose strides fit both layouts gets the graph's packed
+ * strides (same offsets), so the backends see one layout per graph, never a mix. */
+void nnop__graph_settle_layouts(nnop_graph *g)
+{
+    int32_t i;
+    if (g->layout < 0)
+        return;
+    for (i = 0; i < g->n_values; i++)
+        if (nnop__layout_ambiguous(&g->values[i].desc))
+            nnop__set_packed_strides(&g->values[i].desc, (nnop_layout)g->layout);
 }

@@ -114,6 +114,7 @@ struct nnop_graph {
     nnop_status status;         /* first builder error, sticky */
     char error[NNOP_ERROR_LEN]; /* its message, reported again by compile */
     int borrows_data;           /* a plan's copy: constants' data belong to the user's graph */
+    int layout; /* nnop_layout of the first 4-D value with a layout of its own, -1 before */
 };
 
 /* ------------------------------------------------------------------ context */
@@ -166,6 +167,10 @@ const char *nnop__dtype_name(nnop_dtype t);
 /* NHWC when the 4-D strides are channels-last; everything else is treated as packed
  * row-major (NCHW for 4-D). */
 nnop_layout nnop__layout_of(const nnop_tensor_desc *d);
+/* d is 4-D with offsets that NCHW and NHWC strides give alike (so no layout of its own). */
+int nnop__layout_ambiguous(const nnop_tensor_desc *d);
+/* d is 4-D and its offsets are those of packed layout l (ambiguous ones fit both). */
+int nnop__fits_layout(const nnop_tensor_desc *d, nnop_layout l);
 /* Validate a user descriptor: dtype, 1 <= ndim <= 8, positive dims, packed strides (NCHW or
  * NHWC for 4-D, row-major otherwise), element count without overflow. */
 nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len);
@@ -195,6 +200,8 @@ const char *nnop__node_label(const nnop_graph *g, int32_t node, char *buf, size_
  * backends read it while building and keep what they need (CPU buffers, device uploads). */
 nnop_status nnop__graph_clone(const nnop_graph *g, nnop_graph **out);
 void nnop__graph_drop_borrowed(nnop_graph *g);
+/* Give values that fit both layouts the graph's packed strides (offsets unchanged). */
+void nnop__graph_settle_layouts(nnop_graph *g);
 /* Check the graph is compilable: no builder error, at least one output, every id valid. */
 nnop_status nnop__graph_validate(nnop_graph *g);
 

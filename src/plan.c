@@ -42,8 +42,10 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
     else
         nnop_compile_options_init(&p->opts);
     st = nnop__graph_clone(g, &p->g);
-    if (st == NNOP_OK)
+    if (st == NNOP_OK) {
+        nnop__graph_settle_layouts(p->g);
         st = nnop__partition_graph(p->g, p->opts.fuse, &p->parts, &p->n_parts);
+    }
     if (st == NNOP_OK)
         st = build_backend(p);
     if (p->g)

@@ -90,16 +90,6 @@ nnop_tensor_desc nnop_tensor_2d(nnop_dtype t, int64_t rows, int64_t cols)
     return d;
 }
 
-nnop_layout nnop__layout_of(const nnop_tensor_desc *d)
-{
-    if (d->ndim == 4 && d->strides[1] == 1 && d->strides[3] == d->dims[1] && d->dims[1] > 1)
-        return NNOP_NHWC;
-    if (d->ndim == 4 && d->dims[1] == 1 && d->strides[3] == 1 && d->strides[1] == 1 &&
-        d->dims[2] * d->dims[3] > 1)
-        return NNOP_NHWC; /* C = 1: NHWC strides are [HW, 1, W, 1] */
-    return NNOP_NCHW;
-}
-
 static int strides_match(const nnop_tensor_desc *d, nnop_layout l)
 {
     nnop_tensor_desc want = *d;
@@ -109,6 +99,46 @@ static int strides_match(const nnop_tensor_desc *d, nnop_layout l)
         if (d->dims[i] > 1 && d->strides[i] != want.strides[i])
             return 0;
     return 1;
+}
+
+static int strides_equal(const nnop_tensor_desc *d, nnop_layout l)
+{
+    nnop_tensor_desc want = *d;
+    int i;
+    nnop__set_packed_strides(&want, l);
+    for (i = 0; i < d->ndim; i++)
+        if (d->strides[i] != want.strides[i])
+            return 0;
+    return 1;
+}
+
+int nnop__fits_layout(const nnop_tensor_desc *d, nnop_layout l)
+{
+    return d->ndim == 4 && strides_match(d, l);
+}
+
+/* nnop_tensor_4d's strides name the layout even where a dim of 1 makes the offsets alike
+ * (N x 1 x H x W NHWC has a C stride of 1); only where the strides of both layouts are the
+ * same (N x 1 x 1 x 1), or neither and the offsets fit both, is there no layout. */
+int nnop__layout_ambiguous(const nnop_tensor_desc *d)
+{
+    int nchw, nhwc;
+    if (d->ndim != 4)
+        return 0;
+    nchw = strides_equal(d, NNOP_NCHW), nhwc = strides_equal(d, NNOP_NHWC);
+    if (nchw != nhwc)
+        return 0;
+    return nchw || (strides_match(d, NNOP_NCHW) && strides_match(d, NNOP_NHWC));
+}
+
+nnop_layout nnop__layout_of(const nnop_tensor_desc *d)
+{
+    if (d->ndim != 4 || strides_equal(d, NNOP_NCHW))
+        return NNOP_NCHW;
+    return strides_equal(d, NNOP_NHWC) ||
+                           (strides_match(d, NNOP_NHWC) && !strides_match(d, NNOP_NCHW))
+                   ? NNOP_NHWC
+                   : NNOP_NCHW;
 }
 
 nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)

@@ -152,6 +152,10 @@ struct nnop__cuda_plan {
     /* whole-plan CUDA graph (compile option cuda_graph), keyed by the user pointers */
     cudaGraphExec_t gexec;
     void **gkey;
+    /* outputs that are inputs or constants: a device copy after the steps into out_ptr[i]
+     * from slot copy_slot[i] (-1 for computed outputs, which the steps write in place) */
+    int32_t *copy_slot;
+    void **out_ptr;
     int graph_failed;
     /* steps whose engine is chosen, by fingerprint: an identical later step (ResNet-50 has
      * 54 conv steps of 25 kinds) shares the execution plan instead of building it again */

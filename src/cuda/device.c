@@ -130,7 +130,10 @@ nnop_status nnop__cuda_context_init(nnop_context *ctx)
     if (st == NNOP_OK)
         st = NNOP_DNN(ctx, cudnnCreate(&ctx->cuda->handle));
     if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaStreamCreateWithFlags(&ctx->cuda->own_stream, cudaStreamNonBlocking));
+        /* a blocking stream orders with the legacy default stream, as cuDNN's default (the
+         * NULL stream) does: a plain cudaMemcpy after a call sees its result. Unlike the NULL
+         * stream itself it can be captured into a CUDA graph. */
+        st = NNOP_CU(ctx, cudaStreamCreateWithFlags(&ctx->cuda->own_stream, cudaStreamDefault));
     if (st == NNOP_OK)
         st = nnop__cuda_set_stream(ctx, ctx->opts.stream);
     if (st == NNOP_OK)

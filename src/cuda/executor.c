@@ -377,16 +377,20 @@ static nnop_status alloc_workspace(nnop_plan *p)
                                : NNOP_OK;
 }
 
-static nnop_status check_outputs(nnop_plan *p)
+/* An output that is an input or a constant is copied into the caller's buffer after the
+ * steps (as the CPU backend does); the constant is uploaded once here. */
+static nnop_status plan_output_copies(nnop_plan *p)
 {
+    struct nnop__cuda_plan *cp = p->cuda;
+    nnop_status st = NNOP_OK;
     int32_t i;
-    for (i = 0; i < p->g->n_outputs; i++)
-        if (p->g->values[p->g->outputs[i]].kind != NNOP_VALUE_NODE)
-            return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
-                              "nnop_graph_compile: output %d ('%s') is an input or constant; the "
-                              "CUDA backend only outputs computed values",
-                              (int)i, p->g->values[p->g->outputs[i]].name);
-    return NNOP_OK;
+    for (i = 0; i < p->g->n_outputs && st == NNOP_OK; i++) {
+        int32_t v = p->g->outputs[i];
+        cp->copy_slot[i] = -1;
+        if (p->g->values[v].kind != NNOP_VALUE_NODE)
+            st = nnop__slot_value(p, v, &cp->copy_slot[i]);
+    }
+    return st;
 }
 
 static nnop_status plan_init(nnop_plan *p)
@@ -401,7 +405,9 @@ static nnop_status plan_init(nnop_plan *p)
     cp->steps = (nnop__cuda_step *)nnop__calloc((size_t)p->g->n_nodes + 1, sizeof *cp->steps);
     cp->gkey =
             (void **)nnop__calloc((size_t)(p->g->n_inputs + p->g->n_outputs) + 1, sizeof *cp->gkey);
-    if (!cp->slot || !cp->steps || !cp->gkey)
+    cp->copy_slot = (int32_t *)nnop__calloc((size_t)p->g->n_outputs + 1, sizeof *cp->copy_slot);
+    cp->out_ptr = (void **)nnop__calloc((size_t)p->g->n_outputs + 1, sizeof *cp->out_ptr);
+    if (!cp->slot || !cp->steps || !cp->gkey || !cp->copy_slot || !cp->out_ptr)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     return NNOP_OK;
 }
@@ -410,7 +416,7 @@ static nnop_status build_parts(nnop_plan *p)
 {
     uint64_t t0 = nnop__monotonic_ns();
     int32_t i;
-    nnop_status st = check_outputs(p);
+    nnop_status st = plan_output_copies(p);
     for (i = 0; st == NNOP_OK && i < p->n_parts; i++)
         st = build_part(p, i);
     p->cuda->prof.parts_ns = nnop__monotonic_ns() - t0;
@@ -486,6 +492,8 @@ void nnop__cuda_plan_destroy(nnop_plan *p)
     nnop__free(cp->slot);
     nnop__free(cp->steps);
     nnop__free(cp->gkey);
+    nnop__free(cp->copy_slot);
+    nnop__free(cp->out_ptr);
     nnop__free(cp);
     p->cuda = NULL;
 }
@@ -517,6 +525,20 @@ static nnop_status run_dnn(nnop_plan *p, nnop__dnn_step *s)
     return NNOP_DNN(p->ctx, cudnnBackendExecute(p->ctx->cuda->handle, s->plan, s->vpack[k]));
 }
 
+static nnop_status copy_outputs(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    nnop_status st = NNOP_OK;
+    int32_t i;
+    for (i = 0; i < p->g->n_outputs && st == NNOP_OK; i++)
+        if (cp->copy_slot[i] >= 0)
+            st = NNOP_CU(p->ctx,
+                         cudaMemcpyAsync(cp->out_ptr[i], cp->slot[cp->copy_slot[i]],
+                                         nnop_tensor_bytes(&p->g->values[p->g->outputs[i]].desc),
+                                         cudaMemcpyDeviceToDevice, p->ctx->cuda->stream));
+    return st;
+}
+
 static nnop_status run_steps(nnop_plan *p)
 {
     int32_t i;
@@ -533,7 +555,7 @@ static nnop_status run_steps(nnop_plan *p)
             nnop__fail(p->ctx, st, "nnop_plan_execute: partition %d: %s", (int)i, msg);
         }
     }
-    return st;
+    return st == NNOP_OK ? copy_outputs(p) : st;
 }
 
 /* Run the plan eagerly (building any variant packs outside the capture), then capture it.
@@ -570,6 +592,12 @@ static nnop_status capture(nnop_plan *p)
     return st;
 }
 
+static void *bound_output(const nnop_plan *p, int32_t i)
+{
+    const struct nnop__cuda_plan *cp = p->cuda;
+    return cp->copy_slot[i] >= 0 ? cp->out_ptr[i] : cp->slot[p->g->outputs[i]];
+}
+
 /* Replay the plan as one CUDA graph, captured again when the user pointers change. The
  * first execute runs the plan eagerly once, then replays it (so it runs twice). */
 static nnop_status run_graph(nnop_plan *p)
@@ -577,8 +605,8 @@ static nnop_status run_graph(nnop_plan *p)
     struct nnop__cuda_plan *cp = p->cuda;
     int32_t i, n = p->g->n_inputs + p->g->n_outputs, same = cp->gexec != NULL;
     for (i = 0; i < n; i++) {
-        void *v =
-                cp->slot[i < p->g->n_inputs ? p->g->inputs[i] : p->g->outputs[i - p->g->n_inputs]];
+        void *v = i < p->g->n_inputs ? cp->slot[p->g->inputs[i]]
+                                     : bound_output(p, i - p->g->n_inputs);
         same &= cp->gkey[i] == v;
         cp->gkey[i] = v;
     }
@@ -608,8 +636,17 @@ nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *c
     nnop_status st = NNOP_OK;
     for (i = 0; i < p->g->n_inputs && st == NNOP_OK; i++)
         st = bind(p, p->g->inputs[i], in[i], "inputs", (int)i);
-    for (i = 0; i < p->g->n_outputs && st == NNOP_OK; i++)
-        st = bind(p, p->g->outputs[i], out[i], "outputs", (int)i);
+    for (i = 0; i < p->g->n_outputs && st == NNOP_OK; i++) {
+        if (p->cuda->copy_slot[i] < 0) {
+            st = bind(p, p->g->outputs[i], out[i], "outputs", (int)i);
+        } else if ((uintptr_t)out[i] % NNOP_TENSOR_ALIGN) {
+            st = nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                            "nnop_plan_execute: outputs[%d] is not %d-byte aligned", (int)i,
+                            NNOP_TENSOR_ALIGN);
+        } else {
+            p->cuda->out_ptr[i] = out[i];
+        }
+    }
     if (st != NNOP_OK)
         return st;
     if (p->opts.cuda_graph && !p->cuda->graph_failed)

@@ -34,10 +34,10 @@ __device__ __forceinline__ void st(void *p, int dt, int64_t i, float v)
 __device__ float act(const nnop__epi_op &o, float x)
 {
     switch (o.act) {
-    case 1:
-        return x > 0.f ? x : 0.f;
+    case 1: // NaN stays NaN, as in PyTorch (fmaxf would drop it)
+        return x < 0.f ? 0.f : x;
     case 2:
-        return fminf(fmaxf(x, 0.f), 6.f);
+        return x < 0.f ? 0.f : (x > 6.f ? 6.f : x);
     case 3:
         return x < o.lo ? o.lo : (x > o.hi ? o.hi : x);
     case 4:
