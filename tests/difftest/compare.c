@@ -1,0 +1,63 @@
+/* compare.c: every output of a run against a reference, with the graph dtype's tolerance. */
+#include <stdlib.h>
+
+#include "difftest.h"
+
+/* "output 1 (node 7 conv 2x13x3x3): rel_l2 ... at [n,c,h,w] got ... want ..." */
+static void describe(const dt_graph *g, int i, const dts_diff *d, double got, double want,
+                     char *msg, size_t len)
+{
+    const dt_node *v = &g->node[g->out[i]];
+    int64_t at = d->worst, idx[4] = {0, 0, 0, 0};
+    int k;
+    for (k = v->ndim - 1; k >= 0; k--) {
+        idx[k] = at % v->dims[k];
+        at /= v->dims[k];
+    }
+    snprintf(msg, len,
+             "output %d (node %d %s, %lldx%lldx%lldx%lld): rel_l2 %.3g, max_rel %.3g, %lld "
+             "NaN/Inf mismatches (tol %.3g); worst at [%lld,%lld,%lld,%lld]: got %.8g want %.8g",
+             i, g->out[i], dt_kind_name(v->kind), (long long)v->dims[0],
+             (long long)(v->ndim > 1 ? v->dims[1] : 1), (long long)(v->ndim > 2 ? v->dims[2] : 1),
+             (long long)(v->ndim > 3 ? v->dims[3] : 1), d->rel_l2, d->max_rel,
+             (long long)d->nonfinite, dts_tolerance(g->dtype), (long long)idx[0],
+             (long long)idx[1], (long long)idx[2], (long long)idx[3], got, want);
+}
+
+int dt_agree(const dt_graph *g, float *const *got, double *const *want, char *msg, size_t len)
+{
+    int i;
+    for (i = 0; i < g->n_out; i++) {
+        dts_diff d;
+        dts_compare(got[i], want[i], dt_elems(&g->node[g->out[i]]), &d);
+        if (!dts_diff_ok(&d, dts_tolerance(g->dtype))) {
+            describe(g, i, &d, d.worst >= 0 ? got[i][d.worst] : 0.0,
+                     d.worst >= 0 ? want[i][d.worst] : 0.0, msg, len);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* the same against a float reference (another run) */
+int dt_agree_f(const dt_graph *g, float *const *got, float *const *want, char *msg, size_t len)
+{
+    double *w[DT_MAX_OUT] = {0};
+    int i, ok = 1;
+    for (i = 0; i < g->n_out; i++) {
+        int64_t j, n = dt_elems(&g->node[g->out[i]]);
+        w[i] = (double *)malloc((size_t)n * sizeof(double));
+        if (!w[i]) {
+            snprintf(msg, len, "out of host memory");
+            ok = 0;
+            break;
+        }
+        for (j = 0; j < n; j++)
+            w[i][j] = want[i][j];
+    }
+    if (ok)
+        ok = dt_agree(g, got, w, msg, len);
+    for (i = 0; i < g->n_out; i++)
+        free(w[i]);
+    return ok;
+}

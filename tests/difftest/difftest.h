@@ -1,0 +1,86 @@
+/* difftest.h: the random differential tester's own graph description (built, run and checked
+ * through nnop.h alone) and its stages: generate, build and run, oracle, compare, reproduce. */
+#ifndef NNOP_DIFFTEST_H
+#define NNOP_DIFFTEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dt_support.h"
+
+#define DT_MAX_NODES 64
+#define DT_MAX_OUT 8
+#define DT_MAX_ELEMS 65536 /* per tensor: thousands of graphs a minute on a CPU */
+
+typedef enum dt_kind {
+    DT_INPUT,
+    DT_CONST,
+    DT_CONV,
+    DT_BIAS,
+    DT_ACT,
+    DT_CLAMP,
+    DT_BN,
+    DT_ADD,
+    DT_POOL,
+    DT_GAP,
+    DT_FLATTEN,
+    DT_LINEAR,
+    DT_SOFTMAX,
+    DT_NUM_KINDS
+} dt_kind;
+
+/* One value of the graph and the node that makes it (inputs and constants make themselves). */
+typedef struct dt_node {
+    dt_kind kind;
+    int in[5];    /* operand node indices, -1 = none (linear without bias) */
+    int n_in;
+    int ndim;     /* 2 or 4 (1 for bias and batch-norm parameters) */
+    int64_t dims[4];
+    nnop_conv_params conv;
+    nnop_pool_params pool;
+    nnop_pool_kind pool_kind;
+    nnop_act_kind act;
+    float alpha, lo, hi, eps;
+    uint64_t seed; /* inputs and constants: dts_fill(seed, scale, positive) */
+    float scale;
+    int positive;
+    float *data; /* inputs and constants: logical order, rounded to the graph's dtype */
+} dt_node;
+
+typedef struct dt_graph {
+    uint64_t seed;
+    nnop_dtype dtype;
+    nnop_layout layout;
+    int n_nodes;
+    dt_node node[DT_MAX_NODES];
+    int n_out;
+    int out[DT_MAX_OUT];
+} dt_graph;
+
+/* gen.c: a random valid graph from a case seed; 0 on success. */
+int dt_generate(uint64_t seed, dt_graph *g);
+void dt_graph_free(dt_graph *g);
+int64_t dt_elems(const dt_node *v);
+nnop_tensor_desc dt_desc(const dt_graph *g, const dt_node *v);
+const char *dt_kind_name(dt_kind k);
+const char *dt_dtype_name(nnop_dtype t);
+
+/* exec.c: the graph as a dts_case (in: room for its inputs, DT_MAX_NODES) run on ctx */
+void dt_case_of(const dt_graph *g, dts_tensor *in, dts_case *c);
+/* The library's descriptor of every value against the header's rules; 0 = all as expected */
+int dt_check_descs(nnop_context *ctx, const dt_graph *g, char *msg, size_t len);
+
+/* oracle.c: float64 results of the graph's outputs, from the ops' definitions */
+int dt_oracle(const dt_graph *g, double **out);
+
+/* compare.c: results against a reference; writes why to msg when they differ; 1 = agree */
+int dt_agree(const dt_graph *g, float *const *got, double *const *want, char *msg, size_t len);
+int dt_agree_f(const dt_graph *g, float *const *got, float *const *want, char *msg, size_t len);
+
+/* repro.c: a self-contained reproducer (nnop.h only). backend: what is tested; fuse: how;
+ * expected: oracle values to compare with, or NULL to compare with the CPU backend. */
+void dt_print_graph(FILE *f, const dt_graph *g, const char *prefix);
+int dt_write_repro(const char *dir, const dt_graph *g, nnop_backend backend, int fuse,
+                   double *const *expected, const char *why, char *path, size_t path_len);
+
+#endif /* NNOP_DIFFTEST_H */
