@@ -280,6 +280,7 @@ void dts_run(nnop_context *ctx, const dts_case *c, int fuse, dts_result *r)
         dts_fail(r, r->status, "compile: %s", nnop_context_last_error(ctx));
     } else {
         r->n_out = nnop_plan_num_outputs(p);
+        nnop_plan_describe(p, r->plan, sizeof r->plan);
         dts_execute(ctx, c, p, r);
     }
     nnop_plan_destroy(p);

@@ -47,6 +47,7 @@ typedef struct dts_result {
     dts_outcome outcome;
     nnop_status status;
     char message[600];
+    char plan[1500]; /* nnop_plan_describe of the plan that ran */
     int n_out;
     float *out[DTS_MAX_OUT]; /* logical order */
     int64_t count[DTS_MAX_OUT];

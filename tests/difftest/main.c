@@ -173,8 +173,10 @@ static int check_run(tester *t, const dt_graph *g, const dts_case *c, int fuse,
     } else if (!dt_agree_f(g, r.out, ref->out, msg, sizeof msg)) {
         failed = 1;
     }
-    if (failed)
+    if (failed) {
         report_failure(t, g, what, msg, b, fuse, NULL);
+        fprintf(stderr, "    plan:\n%s\n", r.plan);
+    }
     dts_result_free(&r);
     return failed;
 }
