@@ -111,9 +111,10 @@ static void on_crash(int sig)
 {
     /* best effort: name the case, then die of the signal as before */
     if (g_current_valid)
-        fprintf(stderr, "\ndifftest: signal %d in case 0x%016" PRIx64 "; rerun it alone with "
-                        "--case 0x%016" PRIx64 " --repro-dir DIR (the reproducer is written "
-                        "before it runs)\n",
+        fprintf(stderr,
+                "\ndifftest: signal %d in case 0x%016" PRIx64 "; rerun it alone with "
+                "--case 0x%016" PRIx64 " --repro-dir DIR (the reproducer is written "
+                "before it runs)\n",
                 sig, (uint64_t)g_current_case, (uint64_t)g_current_case);
     signal(sig, SIG_DFL);
     raise(sig);
@@ -151,6 +152,8 @@ static void report_failure(tester *t, const dt_graph *g, const char *what, const
     if (t->o.repro_dir &&
         dt_write_repro(t->o.repro_dir, g, b, fuse, expected, msg, path, sizeof path) == 0)
         fprintf(stderr, "    reproducer: %s\n", path);
+    else if (t->o.repro_dir)
+        fprintf(stderr, "    could not write a reproducer into %s\n", t->o.repro_dir);
 }
 
 /* One run under test against the reference; 1 = failed, 0 = agreed or refused (*refused) */
@@ -247,9 +250,11 @@ static void run_case(tester *t, uint64_t case_seed, long index)
         fprintf(stderr, "FAIL generator: case 0x%016" PRIx64 " could not be built\n", case_seed);
     }
     if (t->o.verbose)
-        printf("case %ld 0x%016" PRIx64 " %s %s: %s\n", index, case_seed,
-               dt_dtype_name(g.dtype), g.layout == NNOP_NCHW ? "NCHW" : "NHWC",
-               rc < 0 ? "FAILED" : rc ? "refused" : "passed");
+        printf("case %ld 0x%016" PRIx64 " %s %s: %s\n", index, case_seed, dt_dtype_name(g.dtype),
+               g.layout == NNOP_NCHW ? "NCHW" : "NHWC",
+               rc < 0 ? "FAILED"
+               : rc   ? "refused"
+                      : "passed");
     (rc < 0 ? t->s.failed : rc ? t->s.refused : t->s.passed)[g.dtype][g.layout]++;
     dt_graph_free(&g);
     g_current_valid = 0;
@@ -262,8 +267,8 @@ static void prewrite_repro(tester *t)
     char path[1024];
     if (!t->o.single || !t->o.repro_dir || dt_generate(t->o.case_seed, &g) != 0)
         return;
-    if (dt_write_repro(t->o.repro_dir, &g, t->o.backend, 1, NULL, "written before running it",
-                       path, sizeof path) == 0)
+    if (dt_write_repro(t->o.repro_dir, &g, t->o.backend, 1, NULL, "written before running it", path,
+                       sizeof path) == 0)
         printf("reproducer: %s\n", path);
     dt_graph_free(&g);
 }
