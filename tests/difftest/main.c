@@ -32,7 +32,7 @@ typedef struct options {
 typedef struct stats {
     long passed[3][2], refused[3][2], failed[3][2];
     long ops[DT_NUM_KINDS], oracle_checked;
-    char reason[MAX_REASONS][96];
+    char reason[MAX_REASONS][120];
     long reason_count[MAX_REASONS];
 } stats;
 
@@ -107,6 +107,20 @@ static int parse(options *o, int argc, char **argv)
     return 0;
 }
 
+/* AddressSanitizer reports crashes itself, with more to say than the handler below */
+#if defined(__SANITIZE_ADDRESS__)
+#define DT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DT_ASAN 1
+#endif
+#endif
+
+#ifdef DT_ASAN
+static void install_crash_handler(void)
+{
+}
+#else
 static void on_crash(int sig)
 {
     /* best effort: name the case, then die of the signal as before */
@@ -122,24 +136,37 @@ static void on_crash(int sig)
 
 static void install_crash_handler(void)
 {
-#if !defined(__SANITIZE_ADDRESS__)
     signal(SIGSEGV, on_crash);
     signal(SIGFPE, on_crash);
     signal(SIGILL, on_crash);
     signal(SIGABRT, on_crash);
+}
 #endif
+
+/* msg with every number as '#', so that one reason on different nodes counts once */
+static void normalize(const char *msg, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *msg && o + 1 < len; msg++)
+        if (*msg < '0' || *msg > '9')
+            out[o++] = *msg;
+        else if (o == 0 || out[o - 1] != '#')
+            out[o++] = '#';
+    out[o] = '\0';
 }
 
 static void count_reason(stats *s, const char *msg)
 {
+    char key[sizeof s->reason[0]];
     int i;
+    normalize(msg, key, sizeof key);
     for (i = 0; i < MAX_REASONS && s->reason[i][0]; i++)
-        if (strncmp(s->reason[i], msg, sizeof s->reason[i] - 1) == 0)
+        if (strcmp(s->reason[i], key) == 0)
             break;
     if (i == MAX_REASONS)
         i = MAX_REASONS - 1; /* the last row collects the rest */
     else if (!s->reason[i][0])
-        snprintf(s->reason[i], sizeof s->reason[i], "%s", msg);
+        memcpy(s->reason[i], key, sizeof key);
     s->reason_count[i]++;
 }
 
