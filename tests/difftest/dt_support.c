@@ -179,6 +179,15 @@ nnop_value dts_input(nnop_graph *g, const dts_case *c, const dts_tensor *x)
     return nnop_input(g, NULL, &d);
 }
 
+/* printf checking of dts_fail's format where the compiler has it */
+#if defined(__MINGW32__)
+#define DTS_PRINTF __attribute__((format(gnu_printf, 3, 4)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define DTS_PRINTF __attribute__((format(printf, 3, 4)))
+#else
+#define DTS_PRINTF
+#endif
+static void dts_fail(dts_result *r, nnop_status st, const char *fmt, ...) DTS_PRINTF;
 static void dts_fail(dts_result *r, nnop_status st, const char *fmt, ...)
 {
     va_list ap;
