@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|examples|coldstart|profile|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|examples|coldstart|profile|difftest-random|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -49,6 +49,29 @@ if wants tests; then
     TEST_RC=$?
     grep -E "^\[  (FAILED|SKIPPED|  OK    |PASSED  )|tests passed|tests failed|Failed|Passed|cudnn eng|own kernel" "$OUT/ctest.log" | grep -vE "^\[       OK" | tail -80
     tail -25 "$OUT/ctest.log"
+    # the differential tester's fixed-seed GPU set (difftest.gpu ran 5000 above) again under
+    # memcheck, smaller since memcheck is slow: no invalid access in any kernel it reaches
+    echo "== difftest under compute-sanitizer memcheck"
+    NNOP_REQUIRE_GPU=1 timeout 1200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$BUILD/tests/difftest/difftest" --seed 1 --count "${NNOP_DIFFTEST_MEMCHECK_COUNT:-500}" \
+        --backend cuda --repro-dir "$OUT/difftest-repro" >"$OUT/difftest_memcheck.log" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && TEST_RC=1
+    echo "difftest memcheck: rc $rc | $(grep -E 'ERROR SUMMARY' "$OUT/difftest_memcheck.log" | tail -1)"
+    grep -E "^FAIL" "$OUT/difftest_memcheck.log" | head -20
+    sed -n '/^difftest: backend/,$p' "$OUT/difftest_memcheck.log"
+fi
+
+if asked difftest-random; then
+    # a time-boxed random run (fresh seed, printed) of the differential tester on the GPU
+    echo "== difftest random (${NNOP_DIFFTEST_SECONDS:-600} s)"
+    NNOP_REQUIRE_GPU=1 "$BUILD/tests/difftest/difftest" --backend cuda \
+        --time-limit "${NNOP_DIFFTEST_SECONDS:-600}" --repro-dir "$OUT/difftest-repro" \
+        >"$OUT/difftest_random.log" 2>&1 || TEST_RC=1
+    head -1 "$OUT/difftest_random.log"
+    grep -E "^FAIL" "$OUT/difftest_random.log" | head -20
+    sed -n '/^difftest: backend/,$p' "$OUT/difftest_random.log"
+    ls "$OUT/difftest-repro" 2>/dev/null | head -20
 fi
 
 if wants bench; then

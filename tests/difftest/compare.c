@@ -20,8 +20,8 @@ static void describe(const dt_graph *g, int i, const dts_diff *d, double got, do
              i, g->out[i], dt_kind_name(v->kind), (long long)v->dims[0],
              (long long)(v->ndim > 1 ? v->dims[1] : 1), (long long)(v->ndim > 2 ? v->dims[2] : 1),
              (long long)(v->ndim > 3 ? v->dims[3] : 1), d->rel_l2, d->max_rel,
-             (long long)d->nonfinite, dts_tolerance(g->dtype), (long long)idx[0],
-             (long long)idx[1], (long long)idx[2], (long long)idx[3], got, want);
+             (long long)d->nonfinite, dts_tolerance(g->dtype), (long long)idx[0], (long long)idx[1],
+             (long long)idx[2], (long long)idx[3], got, want);
 }
 
 int dt_agree(const dt_graph *g, float *const *got, double *const *want, char *msg, size_t len)

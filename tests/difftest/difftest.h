@@ -9,7 +9,7 @@
 #include "dt_support.h"
 
 #define DT_MAX_NODES 64
-#define DT_MAX_OUT 8
+#define DT_MAX_OUT   8
 #define DT_MAX_ELEMS 65536 /* per tensor: thousands of graphs a minute on a CPU */
 
 typedef enum dt_kind {
@@ -32,9 +32,9 @@ typedef enum dt_kind {
 /* One value of the graph and the node that makes it (inputs and constants make themselves). */
 typedef struct dt_node {
     dt_kind kind;
-    int in[5];    /* operand node indices, -1 = none (linear without bias) */
+    int in[5]; /* operand node indices, -1 = none (linear without bias) */
     int n_in;
-    int ndim;     /* 2 or 4 (1 for bias and batch-norm parameters) */
+    int ndim; /* 2 or 4 (1 for bias and batch-norm parameters) */
     int64_t dims[4];
     nnop_conv_params conv;
     nnop_pool_params pool;

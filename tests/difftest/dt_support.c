@@ -86,7 +86,8 @@ int dts_same_layout(const nnop_tensor_desc *got, const nnop_tensor_desc *want)
     if (got->ndim != want->ndim || got->dtype != want->dtype)
         return 0;
     for (k = 0; k < want->ndim; k++)
-        if (got->dims[k] != want->dims[k] || (want->dims[k] > 1 && got->strides[k] != want->strides[k]))
+        if (got->dims[k] != want->dims[k] ||
+            (want->dims[k] > 1 && got->strides[k] != want->strides[k]))
             return 0;
     return 1;
 }
@@ -178,6 +179,15 @@ nnop_value dts_input(nnop_graph *g, const dts_case *c, const dts_tensor *x)
     return nnop_input(g, NULL, &d);
 }
 
+/* printf checking of dts_fail's format where the compiler has it */
+#if defined(__MINGW32__)
+#define DTS_PRINTF __attribute__((format(gnu_printf, 3, 4)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define DTS_PRINTF __attribute__((format(printf, 3, 4)))
+#else
+#define DTS_PRINTF
+#endif
+static void dts_fail(dts_result *r, nnop_status st, const char *fmt, ...) DTS_PRINTF;
 static void dts_fail(dts_result *r, nnop_status st, const char *fmt, ...)
 {
     va_list ap;
@@ -216,9 +226,11 @@ static void dts_read_output(nnop_context *ctx, const dts_case *c, nnop_plan *p, 
     nnop_plan_output_desc(p, i, &d);
     want = dts_desc(c->dtype, c->layout, d.ndim, d.dims);
     if (!dts_same_layout(&d, &want)) {
-        dts_fail(r, NNOP_OK, "output %d is %d-D with strides %lld,%lld,%lld,%lld: not packed in "
-                 "the graph's layout", i, d.ndim, (long long)d.strides[0],
-                 (long long)d.strides[1], (long long)d.strides[2], (long long)d.strides[3]);
+        dts_fail(r, NNOP_OK,
+                 "output %d is %d-D with strides %lld,%lld,%lld,%lld: not packed in "
+                 "the graph's layout",
+                 i, d.ndim, (long long)d.strides[0], (long long)d.strides[1],
+                 (long long)d.strides[2], (long long)d.strides[3]);
         return;
     }
     host = malloc(nnop_tensor_bytes(&d));
@@ -248,7 +260,8 @@ static void dts_execute(nnop_context *ctx, const dts_case *c, nnop_plan *p, dts_
              (out[i] = dts_device_copy(ctx, &d, NULL)) != NULL;
     }
     if (!ok)
-        dts_fail(r, NNOP_OK, "could not set up the inputs and outputs (or the plan's counts differ)");
+        dts_fail(r, NNOP_OK,
+                 "could not set up the inputs and outputs (or the plan's counts differ)");
     else if ((r->status = nnop_plan_execute(p, (const void *const *)in, out)) != NNOP_OK)
         dts_fail(r, r->status, "execute: %s", nnop_context_last_error(ctx));
     for (i = 0; i < r->n_out && r->outcome == DTS_RAN; i++)

@@ -101,8 +101,7 @@ static void describe_mismatch(const dt_graph *g, int i, const nnop_tensor_desc *
              (long long)got->strides[0], (long long)got->strides[1], (long long)got->strides[2],
              (long long)got->strides[3], (long long)want->dims[0], (long long)want->dims[1],
              (long long)want->dims[2], (long long)want->dims[3], (long long)want->strides[0],
-             (long long)want->strides[1], (long long)want->strides[2],
-             (long long)want->strides[3]);
+             (long long)want->strides[1], (long long)want->strides[2], (long long)want->strides[3]);
 }
 
 int dt_check_descs(nnop_context *ctx, const dt_graph *g, char *msg, size_t len)

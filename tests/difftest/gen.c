@@ -142,10 +142,10 @@ static int gen_bias(gen *s, int x)
 
 static int gen_act(gen *s, int x)
 {
-    static const int kinds[] = {NNOP_ACT_IDENTITY, NNOP_ACT_RELU,      NNOP_ACT_RELU6,
-                                NNOP_ACT_LEAKY_RELU, NNOP_ACT_GELU,    NNOP_ACT_GELU_TANH,
-                                NNOP_ACT_SIGMOID,  NNOP_ACT_TANH,      NNOP_ACT_SILU,
-                                NNOP_ACT_ELU,      NNOP_ACT_LEAKY_RELU, NNOP_ACT_ELU};
+    static const int kinds[] = {NNOP_ACT_IDENTITY,   NNOP_ACT_RELU,       NNOP_ACT_RELU6,
+                                NNOP_ACT_LEAKY_RELU, NNOP_ACT_GELU,       NNOP_ACT_GELU_TANH,
+                                NNOP_ACT_SIGMOID,    NNOP_ACT_TANH,       NNOP_ACT_SILU,
+                                NNOP_ACT_ELU,        NNOP_ACT_LEAKY_RELU, NNOP_ACT_ELU};
     static const float alphas[] = {0.01f, 0.1f, 0.2f, 0.5f, 1.0f, 1.5f, -0.25f};
     int i = add_op1(s, DT_ACT, x);
     if (i >= 0) {
@@ -189,7 +189,7 @@ static int64_t conv_groups(gen *s, int64_t c)
     if (r < 6 || c == 1)
         return 1;
     if (r < 8)
-        return c; /* depthwise */
+        return c;                    /* depthwise */
     for (d = (int)c - 1; d > 1; d--) /* the largest proper divisor, often c itself for primes */
         if (c % d == 0 && chance(s, 60))
             return d;
@@ -200,7 +200,8 @@ static int64_t conv_groups(gen *s, int64_t c)
  * exceed the kernel, and a kernel larger than the input gets just enough padding. */
 static int64_t conv_dim(gen *s, int64_t h, int64_t *r, nnop_conv_params *p, int i)
 {
-    static const int taps[] = {1, 1, 2, 3, 3, 5, 7}, dil[] = {1, 1, 1, 2, 3}, str[] = {1, 1, 1, 2, 3};
+    static const int taps[] = {1, 1, 2, 3, 3, 5, 7}, dil[] = {1, 1, 1, 2, 3},
+                     str[] = {1, 1, 1, 2, 3};
     int64_t extent;
     *r = pick(s, taps, COUNT(taps));
     p->dilation[i] = pick(s, dil, COUNT(dil));
@@ -473,8 +474,8 @@ void dt_graph_free(dt_graph *g)
 const char *dt_kind_name(dt_kind k)
 {
     static const char *const names[DT_NUM_KINDS] = {
-            "input", "constant", "conv",    "bias",    "act",    "clamp",  "batchnorm",
-            "add",   "pool",     "global_avg_pool", "flatten", "linear", "softmax"};
+            "input", "constant",        "conv",    "bias",   "act",    "clamp", "batchnorm", "add",
+            "pool",  "global_avg_pool", "flatten", "linear", "softmax"};
     return (int)k >= 0 && k < DT_NUM_KINDS ? names[k] : "?";
 }
 

@@ -32,7 +32,7 @@ typedef struct options {
 typedef struct stats {
     long passed[3][2], refused[3][2], failed[3][2];
     long ops[DT_NUM_KINDS], oracle_checked;
-    char reason[MAX_REASONS][96];
+    char reason[MAX_REASONS][120];
     long reason_count[MAX_REASONS];
 } stats;
 
@@ -107,13 +107,28 @@ static int parse(options *o, int argc, char **argv)
     return 0;
 }
 
+/* AddressSanitizer reports crashes itself, with more to say than the handler below */
+#if defined(__SANITIZE_ADDRESS__)
+#define DT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DT_ASAN 1
+#endif
+#endif
+
+#ifdef DT_ASAN
+static void install_crash_handler(void)
+{
+}
+#else
 static void on_crash(int sig)
 {
     /* best effort: name the case, then die of the signal as before */
     if (g_current_valid)
-        fprintf(stderr, "\ndifftest: signal %d in case 0x%016" PRIx64 "; rerun it alone with "
-                        "--case 0x%016" PRIx64 " --repro-dir DIR (the reproducer is written "
-                        "before it runs)\n",
+        fprintf(stderr,
+                "\ndifftest: signal %d in case 0x%016" PRIx64 "; rerun it alone with "
+                "--case 0x%016" PRIx64 " --repro-dir DIR (the reproducer is written "
+                "before it runs)\n",
                 sig, (uint64_t)g_current_case, (uint64_t)g_current_case);
     signal(sig, SIG_DFL);
     raise(sig);
@@ -121,24 +136,37 @@ static void on_crash(int sig)
 
 static void install_crash_handler(void)
 {
-#if !defined(__SANITIZE_ADDRESS__)
     signal(SIGSEGV, on_crash);
     signal(SIGFPE, on_crash);
     signal(SIGILL, on_crash);
     signal(SIGABRT, on_crash);
+}
 #endif
+
+/* msg with every number as '#', so that one reason on different nodes counts once */
+static void normalize(const char *msg, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *msg && o + 1 < len; msg++)
+        if (*msg < '0' || *msg > '9')
+            out[o++] = *msg;
+        else if (o == 0 || out[o - 1] != '#')
+            out[o++] = '#';
+    out[o] = '\0';
 }
 
 static void count_reason(stats *s, const char *msg)
 {
+    char key[sizeof s->reason[0]];
     int i;
+    normalize(msg, key, sizeof key);
     for (i = 0; i < MAX_REASONS && s->reason[i][0]; i++)
-        if (strncmp(s->reason[i], msg, sizeof s->reason[i] - 1) == 0)
+        if (strcmp(s->reason[i], key) == 0)
             break;
     if (i == MAX_REASONS)
         i = MAX_REASONS - 1; /* the last row collects the rest */
     else if (!s->reason[i][0])
-        snprintf(s->reason[i], sizeof s->reason[i], "%s", msg);
+        memcpy(s->reason[i], key, sizeof key);
     s->reason_count[i]++;
 }
 
@@ -151,6 +179,8 @@ static void report_failure(tester *t, const dt_graph *g, const char *what, const
     if (t->o.repro_dir &&
         dt_write_repro(t->o.repro_dir, g, b, fuse, expected, msg, path, sizeof path) == 0)
         fprintf(stderr, "    reproducer: %s\n", path);
+    else if (t->o.repro_dir)
+        fprintf(stderr, "    could not write a reproducer into %s\n", t->o.repro_dir);
 }
 
 /* One run under test against the reference; 1 = failed, 0 = agreed or refused (*refused) */
@@ -249,9 +279,11 @@ static void run_case(tester *t, uint64_t case_seed, long index)
         fprintf(stderr, "FAIL generator: case 0x%016" PRIx64 " could not be built\n", case_seed);
     }
     if (t->o.verbose)
-        printf("case %ld 0x%016" PRIx64 " %s %s: %s\n", index, case_seed,
-               dt_dtype_name(g.dtype), g.layout == NNOP_NCHW ? "NCHW" : "NHWC",
-               rc < 0 ? "FAILED" : rc ? "refused" : "passed");
+        printf("case %ld 0x%016" PRIx64 " %s %s: %s\n", index, case_seed, dt_dtype_name(g.dtype),
+               g.layout == NNOP_NCHW ? "NCHW" : "NHWC",
+               rc < 0 ? "FAILED"
+               : rc   ? "refused"
+                      : "passed");
     (rc < 0 ? t->s.failed : rc ? t->s.refused : t->s.passed)[g.dtype][g.layout]++;
     dt_graph_free(&g);
     g_current_valid = 0;
@@ -264,8 +296,8 @@ static void prewrite_repro(tester *t)
     char path[1024];
     if (!t->o.single || !t->o.repro_dir || dt_generate(t->o.case_seed, &g) != 0)
         return;
-    if (dt_write_repro(t->o.repro_dir, &g, t->o.backend, 1, NULL, "written before running it",
-                       path, sizeof path) == 0)
+    if (dt_write_repro(t->o.repro_dir, &g, t->o.backend, 1, NULL, "written before running it", path,
+                       sizeof path) == 0)
         printf("reproducer: %s\n", path);
     dt_graph_free(&g);
 }

@@ -90,7 +90,8 @@ static double act(const dt_node *v, double x)
     case NNOP_ACT_GELU:
         return x * 0.5 * erfc(-x / sqrt(2.0)); /* x * Phi(x) */
     case NNOP_ACT_GELU_TANH:
-        return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+        return 0.5 * x *
+               (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     case NNOP_ACT_SIGMOID:
         return 1.0 / (1.0 + exp(-x));
     case NNOP_ACT_TANH:
@@ -123,8 +124,8 @@ static double nan_max(double a, double b)
 
 /* One window: max over the input elements it covers, or their sum over the window (padding
  * included, as PyTorch) or over the elements. */
-static double pool_window(const dt_node *v, const double *x, const shape4 *xs, int64_t n,
-                          int64_t c, int64_t oh, int64_t ow)
+static double pool_window(const dt_node *v, const double *x, const shape4 *xs, int64_t n, int64_t c,
+                          int64_t oh, int64_t ow)
 {
     const nnop_pool_params *p = &v->pool;
     double acc = v->pool_kind == NNOP_POOL_MAX ? -INFINITY : 0.0;
@@ -215,9 +216,9 @@ static void o_data(const dt_graph *g, const dt_node *v, double *const *val, doub
         y[i] = v->data[i];
 }
 
-static const op_fn ops[DT_NUM_KINDS] = {o_data,  o_data, o_conv,      o_channel, o_pointwise,
-                                        o_pointwise, o_channel, o_pointwise, o_pool, o_gap,
-                                        o_flatten, o_linear, o_softmax};
+static const op_fn ops[DT_NUM_KINDS] = {o_data,      o_data,    o_conv,      o_channel, o_pointwise,
+                                        o_pointwise, o_channel, o_pointwise, o_pool,    o_gap,
+                                        o_flatten,   o_linear,  o_softmax};
 
 /* The output values as the library will store them: rounded to the graph's dtype. */
 static int round_to_dtype(nnop_dtype t, double *v, int64_t n)

@@ -6,15 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _WIN32
+#include <direct.h>
+#define make_dir(d) _mkdir(d)
+#else
+#include <sys/stat.h>
+#define make_dir(d) mkdir(d, 0777)
+#endif
+
 #include "difftest.h"
 #include "dt_support_text.h" /* dt_support_h_lines, dt_support_c_lines (generated) */
 
 static const char *act_name(nnop_act_kind k)
 {
     static const char *const names[] = {
-            "NNOP_ACT_IDENTITY", "NNOP_ACT_RELU",      "NNOP_ACT_RELU6",   "NNOP_ACT_CLAMP",
-            "NNOP_ACT_LEAKY_RELU", "NNOP_ACT_GELU",    "NNOP_ACT_GELU_TANH", "NNOP_ACT_SIGMOID",
-            "NNOP_ACT_TANH",     "NNOP_ACT_SILU",      "NNOP_ACT_ELU"};
+            "NNOP_ACT_IDENTITY",   "NNOP_ACT_RELU", "NNOP_ACT_RELU6",     "NNOP_ACT_CLAMP",
+            "NNOP_ACT_LEAKY_RELU", "NNOP_ACT_GELU", "NNOP_ACT_GELU_TANH", "NNOP_ACT_SIGMOID",
+            "NNOP_ACT_TANH",       "NNOP_ACT_SILU", "NNOP_ACT_ELU"};
     return (int)k >= 0 && (int)k <= (int)NNOP_ACT_ELU ? names[k] : "NNOP_ACT_IDENTITY";
 }
 
@@ -89,7 +97,7 @@ static int emit_tensors(FILE *f, const dt_graph *g, dt_kind kind, const char *na
         if (v->kind != kind)
             continue;
         fprintf(f, n++ ? ",\n" : "static const dts_tensor %s[] = {\n", name);
-        fprintf(f, "        {%d, {%lld, %lld, %lld, %lld}, 0x%016" PRIx64 "ull, %.9gf, %d}",
+        fprintf(f, "        {%d, {%lld, %lld, %lld, %lld}, 0x%016" PRIx64 "ull, (float)%.9g, %d}",
                 v->ndim, (long long)v->dims[0], (long long)v->dims[1], (long long)v->dims[2],
                 (long long)v->dims[3], v->seed, (double)v->scale, v->positive);
     }
@@ -155,8 +163,8 @@ static void emit_op(FILE *f, const dt_node *v, int i)
                 (double)v->hi);
         break;
     case DT_BN:
-        fprintf(f, "nnop_batchnorm(g, v[%d], v[%d], v[%d], v[%d], v[%d], (float)%.9g);\n",
-                v->in[0], v->in[1], v->in[2], v->in[3], v->in[4], (double)v->eps);
+        fprintf(f, "nnop_batchnorm(g, v[%d], v[%d], v[%d], v[%d], v[%d], (float)%.9g);\n", v->in[0],
+                v->in[1], v->in[2], v->in[3], v->in[4], (double)v->eps);
         break;
     case DT_ADD:
         fprintf(f, "nnop_add(g, v[%d], v[%d]);\n", v->in[0], v->in[1]);
@@ -209,7 +217,9 @@ static void emit_main(FILE *f, const dt_graph *g, nnop_backend backend, int fuse
 {
     fprintf(f, "int main(void)\n{\n    dts_case c;\n    memset(&c, 0, sizeof c);\n");
     fprintf(f, "    c.dtype = %s;\n    c.layout = %s;\n",
-            g->dtype == NNOP_F32 ? "NNOP_F32" : g->dtype == NNOP_F16 ? "NNOP_F16" : "NNOP_BF16",
+            g->dtype == NNOP_F32   ? "NNOP_F32"
+            : g->dtype == NNOP_F16 ? "NNOP_F16"
+                                   : "NNOP_BF16",
             g->layout == NNOP_NCHW ? "NNOP_NCHW" : "NNOP_NHWC");
     fprintf(f, "    c.backend = %s;\n    c.fuse = %d;\n",
             backend == NNOP_BACKEND_CUDA ? "NNOP_BACKEND_CUDA" : "NNOP_BACKEND_CPU", fuse);
@@ -222,12 +232,15 @@ static void emit_main(FILE *f, const dt_graph *g, nnop_backend backend, int fuse
 static void emit_header(FILE *f, const dt_graph *g, const char *name, const char *why,
                         int with_expected)
 {
-    fprintf(f, "/* %s: a reproducer written by tests/difftest. Run under test against %s.\n",
+    fprintf(f,
+            "/* %s: a reproducer written by tests/difftest.\n * The run under test is checked "
+            "against %s.\n",
             name, with_expected ? "float64 values (the tester's oracle)" : "the CPU backend");
     fprintf(f, " * Found: %s\n *\n", why);
     dt_print_graph(f, g, " * ");
-    fprintf(f, " *\n * Dropped into tests/difftest/regress/ it is the CTest case "
-               "difftest.regress.%s:\n * 0 = agrees (or refused), 1 = not, 77 = no GPU. */\n",
+    fprintf(f,
+            " *\n * Dropped into tests/difftest/regress/ it is the CTest case "
+            "difftest.regress.%s:\n * 0 = agrees (or refused), 1 = not, 77 = no GPU. */\n",
             name);
 }
 
@@ -239,8 +252,12 @@ int dt_write_repro(const char *dir, const dt_graph *g, nnop_backend backend, int
     int n_in;
     snprintf(name, sizeof name, "repro_%s_%s_%016" PRIx64,
              backend == NNOP_BACKEND_CUDA ? "cuda" : "cpu",
-             expected ? "oracle" : fuse ? "fused" : "unfused", g->seed);
+             expected ? "oracle"
+             : fuse   ? "fused"
+                      : "unfused",
+             g->seed);
     snprintf(path, path_len, "%s/%s.c", dir, name);
+    make_dir(dir); /* may exist already */
     f = fopen(path, "w");
     if (!f)
         return -1;
@@ -248,7 +265,8 @@ int dt_write_repro(const char *dir, const dt_graph *g, nnop_backend backend, int
     emit_lines(f, dt_support_h_lines, 0);
     fprintf(f, "\n");
     emit_lines(f, dt_support_c_lines, 1);
-    fprintf(f, "\n/* ---------------------------------------------------------------- the case */\n");
+    fprintf(f,
+            "\n/* ---------------------------------------------------------------- the case */\n");
     n_in = emit_tensors(f, g, DT_INPUT, "in");
     emit_tensors(f, g, DT_CONST, "k");
     if (expected)
