@@ -216,7 +216,7 @@ static nnop_value batchnorm(weights *w, nnop_value x, const char *prefix, int64_
     char name[160];
     int i;
     for (i = 0; i < 4; i++) {
-        snprintf(name, sizeof name, "%s.%s", prefix, suffix[i]);
+        snprintf(name, sizeof name, "%.140s.%s", prefix, suffix[i]);
         p[i] = weight(w, name, 1, &c, 0, i + 1);
     }
     return nnop_batchnorm(w->g, x, p[0], p[1], p[2], p[3], 1e-5f);

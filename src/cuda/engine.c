@@ -28,7 +28,7 @@ typedef struct search {
     cand c[MAX_CANDS];
     int n;
     int per_mode[3];
-    int skipped_eng0, skipped_policy, failed;
+    int skipped_eng0, skipped_policy, skipped_shape, failed;
     char last_fail[384];
 } search;
 
@@ -133,6 +133,10 @@ static int filter(const nnop_context *ctx, const nnop__dnn_step *st, const cand 
     const nnop_context_options *o = &ctx->opts;
     if (c->engine == 0 && st->is_conv && st->n_ops > 1) {
         s->skipped_eng0 += pass == 0;
+        return 2;
+    }
+    if (c->rtc && st->rtc_unsafe) {
+        s->skipped_shape += pass == 0;
         return 2;
     }
     if ((o->deterministic && c->nondet) || (st->fp32 && !o->allow_tf32 && c->tf32) ||
@@ -429,9 +433,10 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
     }
     snprintf(why, len,
              "no engine: heuristics A/B/FALLBACK offered %d/%d/%d engines, %d refused by policy, "
-             "%d engine-0 fallbacks refused for a fused graph, %d failed%s%s",
+             "%d engine-0 fallbacks refused for a fused graph, %d runtime-compiled refused for "
+             "this shape class, %d failed%s%s",
              s->per_mode[0], s->per_mode[1], s->per_mode[2], s->skipped_policy, s->skipped_eng0,
-             s->failed, s->failed ? "; last: " : "", s->last_fail);
+             s->skipped_shape, s->failed, s->failed ? "; last: " : "", s->last_fail);
     if (cache_usable(ctx) && s->failed == 0) /* refused outright, not a failure to build or run */
         nnop__dnn_no_engine_to_cache(ctx, fp);
     nnop__free(s);

@@ -185,7 +185,7 @@ static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cud
 }
 
 /* Partition i keeps its first `cut` nodes; the rest becomes partition i + 1. */
-static nnop_status split(nnop_plan *p, int32_t i, int32_t cut, const char *why)
+static nnop_status split(nnop_plan *p, int32_t i, int32_t cut, const char *who, const char *why)
 {
     nnop__partition *ps =
             (nnop__partition *)realloc(p->parts, (size_t)(p->n_parts + 1) * sizeof *ps);
@@ -201,8 +201,7 @@ static nnop_status split(nnop_plan *p, int32_t i, int32_t cut, const char *why)
     tail->first = head->first + cut;
     tail->count = head->count - cut;
     head->count = cut;
-    snprintf(head->reason, sizeof head->reason, "split, cuDNN refused the longer chain: %.200s",
-             why);
+    snprintf(head->reason, sizeof head->reason, "split, %s: %.200s", who, why);
     snprintf(tail->reason, sizeof tail->reason, "epilogue split off partition %d, own kernel",
              (int)i);
     return NNOP_OK;
@@ -213,53 +212,49 @@ static int splittable(nnop_status st)
     return st == NNOP_ERR_UNSUPPORTED || st == NNOP_ERR_CUDNN;
 }
 
-/* The linear partition i on cuBLASLt; NNOP_ERR_UNSUPPORTED (no message) when it does not
- * take it. */
-static nnop_status try_blaslt(nnop_plan *p, int32_t i)
+/* A linear partition: the longest prefix cuBLASLt's epilogues take (linear [+ bias]
+ * [+ ReLU/GELU]), the rest on the own epilogue kernel; the own linear kernel when cuBLASLt
+ * takes nothing. cuDNN's matmul engines are not used: on sm_90 they gave fp32 results off by
+ * TF32 rounding with TF32 off, dropped a clamp's lower bound, and the runtime-compiled one
+ * wrote wrong fp16 sums (issue 10's differential tester). */
+static nnop_status build_linear(nnop_plan *p, int32_t i)
 {
-    nnop_status st =
-            nnop__step_build_blaslt(p, p->parts[i].first, p->parts[i].count, &p->cuda->steps[i]);
-    if (st == NNOP_ERR_UNSUPPORTED)
-        nnop__clear_error(p->ctx);
-    return st;
+    int32_t first = p->parts[i].first, count = p->parts[i].count, cut;
+    nnop_status st = NNOP_ERR_UNSUPPORTED;
+    for (cut = count; cut >= 1 && st == NNOP_ERR_UNSUPPORTED; cut--) {
+        st = nnop__step_build_blaslt(p, first, cut, &p->cuda->steps[i]);
+        if (st == NNOP_ERR_UNSUPPORTED)
+            nnop__clear_error(p->ctx);
+        else if (st == NNOP_OK && cut < count)
+            return split(p, i, cut, "cuBLASLt took the prefix",
+                         "its epilogues take linear [+ bias] [+ ReLU/GELU]");
+    }
+    if (st != NNOP_ERR_UNSUPPORTED)
+        return st;
+    snprintf(p->parts[i].reason, sizeof p->parts[i].reason,
+             "own linear kernel: cuBLASLt has no algorithm for it");
+    return nnop__step_build_linear(p, first, count, &p->cuda->steps[i]);
 }
 
-/* A producer partition: the own stem kernel, a linear layer on cuBLASLt (before cuDNN unless
- * the policy is fastest), the whole chain on cuDNN, else shorter prefixes (the rest runs as
- * an own epilogue kernel), and for a linear layer nnop's own kernel last. */
+/* A producer partition: the own stem kernel, the whole chain on cuDNN, else shorter
+ * prefixes (the rest runs as an own epilogue kernel); linear layers go to build_linear. */
 static nnop_status build_fused(nnop_plan *p, int32_t i)
 {
     char why[NNOP_REASON_LEN], first_why[NNOP_REASON_LEN];
     int32_t first = p->parts[i].first, count = p->parts[i].count, cut;
-    nnop_status st = NNOP_ERR_UNSUPPORTED;
-    int linear = p->g->nodes[first].op == NNOP_OP_LINEAR;
-    int fastest = p->ctx->opts.policy == NNOP_POLICY_FASTEST;
+    nnop_status st;
     first_why[0] = '\0';
+    if (p->g->nodes[first].op == NNOP_OP_LINEAR)
+        return build_linear(p, i);
     st = nnop__stem_build_kernel(p, first, count, &p->cuda->steps[i]);
     if (st != NNOP_ERR_UNSUPPORTED)
         return st;
-    if (linear && !fastest) { /* cuBLASLt's kernels ship compiled; cuDNN's matmuls do not */
-        st = try_blaslt(p, i);
-        if (st != NNOP_ERR_UNSUPPORTED)
-            return st;
-    }
     for (cut = count; cut >= 1; cut--) {
         st = try_dnn(p, first, cut, &p->cuda->steps[i], why, sizeof why);
         if (st == NNOP_OK || !splittable(st))
             break;
         if (cut == count)
             snprintf(first_why, sizeof first_why, "%s", why);
-    }
-    if (st != NNOP_OK && splittable(st) && linear && fastest) {
-        nnop_status lt = try_blaslt(p, i);
-        if (lt != NNOP_ERR_UNSUPPORTED)
-            return lt;
-    }
-    if (st != NNOP_OK && splittable(st) && linear) {
-        snprintf(p->parts[i].reason, sizeof p->parts[i].reason, "own linear kernel: %.200s",
-                 first_why);
-        nnop__clear_error(p->ctx);
-        return nnop__step_build_linear(p, first, count, &p->cuda->steps[i]);
     }
     if (st != NNOP_OK && !splittable(st))
         return st; /* out of memory, a CUDA error: its own message says what */
@@ -268,7 +263,7 @@ static nnop_status build_fused(nnop_plan *p, int32_t i)
         return nnop__fail(p->ctx, st, "nnop_graph_compile: no cuDNN engine for %s: %s",
                           nnop__node_label(p->g, first, label, sizeof label), first_why);
     }
-    return cut < count ? split(p, i, cut, first_why) : NNOP_OK;
+    return cut < count ? split(p, i, cut, "cuDNN refused the longer chain", first_why) : NNOP_OK;
 }
 
 static nnop_status build_part(nnop_plan *p, int32_t i)
@@ -685,9 +680,10 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
         n = snprintf(buf, len, "[own kernel: %s%s]", kernel_name(s->kind),
                      s->folded ? ", bn/bias folded" : "");
     else
-        n = snprintf(buf, len, "[cudnn eng%lld %s, workspace %lld B%s%s%s]",
+        n = snprintf(buf, len, "[cudnn eng%lld %s, workspace %lld B%s%s%s%s]",
                      (long long)s->dnn->engine, s->dnn->rtc ? "runtime-compiled" : "precompiled",
                      (long long)s->dnn->workspace, tuned(s->dnn),
+                     s->dnn->rtc_unsafe ? ", runtime-compiled engines excluded for this shape" : "",
                      s->dnn->cached == 3   ? ", plan from cache, prefetched"
                      : s->dnn->cached == 2 ? ", plan from cache"
                      : s->dnn->cached == 1 ? ", engine from cache"

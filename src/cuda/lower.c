@@ -78,6 +78,16 @@ static int64_t extent_bytes(int ndim, const int64_t *dims, const int64_t *stride
     return e * (int64_t)nnop_dtype_size(dt);
 }
 
+/* The shape class in which cuDNN's runtime-compiled fusion engine (eng7 on sm_90, cuDNN
+ * 9.14) returned wrong sums and NaN, or faulted with misaligned 16-byte stores: fp16/bf16
+ * 4-D tensors with a channel count that is not a multiple of 8, or NCHW with H x W > 1. */
+static int rtc_unsafe_tensor(int ndim, const int64_t *dims, const int64_t *strides, nnop_dtype dt)
+{
+    if (dt == NNOP_F32 || ndim != 4)
+        return 0;
+    return dims[1] % 8 != 0 || (strides[1] != 1 && dims[2] * dims[3] > 1);
+}
+
 nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, const int64_t *dims,
                                const int64_t *strides, nnop_dtype dt, int32_t slot,
                                cudnnBackendDescriptor_t *out)
@@ -102,6 +112,10 @@ nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, c
     nnop__fp_add_i64(&s->fpb, align);
     nnop__fp_add_bytes(&s->fpb, dims, (size_t)ndim * sizeof *dims);
     nnop__fp_add_bytes(&s->fpb, strides, (size_t)ndim * sizeof *strides);
+    if (!virt && !s->rtc_unsafe && rtc_unsafe_tensor(ndim, dims, strides, dt)) {
+        s->rtc_unsafe = 1;
+        nnop__fp_add_str(&s->fpb, "runtime-compiled engines excluded");
+    }
     if (st == NNOP_OK && !virt)
         st = add_io(ctx, s, uid, slot, extent_bytes(ndim, dims, strides, dt));
     return st;

@@ -57,7 +57,12 @@ static nnop_status pw_desc(nnop_context *ctx, nnop__dnn_step *s, cudnnPointwiseM
     cudnnBackendAttributeName_t names[2];
     double v[2];
     int i, n = a ? act_params(a, names, v) : 0;
-    nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, out);
+    nnop_status st;
+    if (a && a->kind == NNOP_ACT_CLAMP && a->lo != 0.0f) /* seen by the differential tester */
+        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
+                          "clamp with lo = %g: fused cuDNN engines ignore a nonzero lower clip",
+                          (double)a->lo);
+    st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, out);
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1,
                           &mode);

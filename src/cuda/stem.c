@@ -21,8 +21,11 @@ int nnop__stem_applies(const nnop_plan *p, int32_t first)
         p->g->values[n->in[1]].kind != NNOP_VALUE_CONSTANT)
         return 0;
     x = &p->g->values[n->in[0]].desc;
+    /* channels-last x and w by their strides (an N x 3 x 1 x 1 NCHW x fits NHWC offsets, but
+     * its weights do not) */
     return x->ndim == 4 && x->dims[1] == STEM_C && x->dtype != NNOP_F32 &&
-           nnop__fits_layout(x, NNOP_NHWC);
+           nnop__layout_of(x) == NNOP_NHWC &&
+           nnop__layout_of(&p->g->values[n->in[1]].desc) == NNOP_NHWC;
 }
 
 nnop_status nnop__stem_pad(nnop_plan *p, nnop__chain *c, nnop__cuda_step *st)
@@ -81,8 +84,8 @@ static int conv_fits_kernel(const nnop_plan *p, const nnop__node *n)
     return p->ctx->cuda->cc_major >= 8 && cp->groups == 1 && cp->stride[0] == 2 &&
            cp->stride[1] == 2 && cp->dilation[0] == 1 && cp->dilation[1] == 1 &&
            p->g->values[n->in[1]].kind == NNOP_VALUE_CONSTANT && x->ndim == 4 &&
-           x->dtype != NNOP_F32 && nnop__fits_layout(x, NNOP_NHWC) && y->dtype == x->dtype &&
-           nnop__fits_layout(y, NNOP_NHWC) &&
+           x->dtype != NNOP_F32 && nnop__layout_of(x) == NNOP_NHWC && y->dtype == x->dtype &&
+           nnop__fits_layout(y, NNOP_NHWC) && nnop__fits_layout(w, NNOP_NHWC) &&
            nnop__stem_conv_fits((int)w->dims[2], (int)w->dims[3], (int)x->dims[1], (int)w->dims[0]);
 }
 

@@ -42,8 +42,8 @@ static const linear_case cases[] = {
     {"fp16_runtime_bias", F16, 16, 128, 64, 2, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue bias+relu"},
     {"fp16_runtime_weights", F16, 16, 128, 64, 1, RELU, 0, 1, PP, 0, "cublasLt matmul"},
     {"fp16_deterministic", F16, 32, 512, 256, 1, RELU, 0, 0, PP, 1, "cublasLt matmul"},
-    {"fp16_fastest_takes_cudnn", F16, 32, 256, 128, 1, RELU, 0, 0, FA, 0, "cudnn eng"},
-    {"fp16_sigmoid_not_cublaslt", F16, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PP, 0, "cudnn eng"},
+    {"fp16_fastest_cublaslt_too", F16, 32, 256, 128, 1, RELU, 0, 0, FA, 0, "cublasLt matmul, epilogue bias+relu"},
+    {"fp16_sigmoid_own_epilogue", F16, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PP, 0, "split, cuBLASLt took the prefix"},
     {"fp32_sigmoid_precompiled_only_own_kernel", F32, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PO, 0, "own kernel: linear"},
 };
 /* clang-format on */

@@ -79,13 +79,32 @@ static void test_lowering_residual_moves_before_bias(void **state)
     detach(&f);
 }
 
+/* A clamp with a nonzero lower bound is not lowered: fused engines dropped that bound. */
+static void test_lowering_refuses_clamp_with_nonzero_lo(void **state)
+{
+    fixture f;
+    nnop__chain c;
+    nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+    nnop_value y = conv_in(&f, NNOP_NHWC);
+    (void)state;
+    y = nnop_clamp(f.g, y, -1.0f, 1.0f);
+    assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+    attach(&f);
+    assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+    assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_ERR_UNSUPPORTED);
+    NNOP_TEST_ASSERT_ERROR(f.ctx, "clamp with lo = -1");
+    nnop__chain_free(&c);
+    nnop__dnn_step_destroy(s);
+    detach(&f);
+}
+
 static void lower_act(nnop_act_kind k, nnop_layout lay)
 {
     fixture f;
     nnop__chain c;
     nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
     nnop_value y = conv_in(&f, lay);
-    y = k == NNOP_ACT_CLAMP ? nnop_clamp(f.g, y, -1.0f, 1.0f) : nnop_act(f.g, y, k, 0.5f);
+    y = k == NNOP_ACT_CLAMP ? nnop_clamp(f.g, y, 0.0f, 1.0f) : nnop_act(f.g, y, k, 0.5f);
     assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
     attach(&f);
     assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
@@ -164,6 +183,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_lowering_residual_moves_before_bias),
             cmocka_unit_test(test_lowering_every_activation_finalizes),
+            cmocka_unit_test(test_lowering_refuses_clamp_with_nonzero_lo),
             cmocka_unit_test(test_lowering_linear_with_bias_is_matmul_add),
             cmocka_unit_test(test_lowering_refuses_runtime_batchnorm),
     };
