@@ -907,7 +907,8 @@ extern "C" cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t 
 {
     const int V = 16 / (int)dtype_size(p->x_dtype);
     bool vec = p->x_dtype == p->y_dtype && p->count <= kMax32 && p->C <= INT32_MAX &&
-               p->cstride <= INT32_MAX && aligned(p->x, 16) && aligned(p->y, 16);
+               p->cstride <= INT32_MAX && p->C >= 1 && p->cstride >= 1 && aligned(p->x, 16) &&
+               aligned(p->y, 16);
     for (int k = 0; k < p->n_ops && vec; k++)
         if (p->ops[k].kind == NNOP_EPI_ADD)
             vec = aligned(p->ops[k].p[0], V * dtype_size(p->ops[k].dtype));
