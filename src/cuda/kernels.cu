@@ -147,6 +147,15 @@ template <typename T, int V> __device__ __forceinline__ void stv(T *p, const Vec
     *reinterpret_cast<Vec<T, V> *>(p) = v;
 }
 
+template <typename T, int V> __device__ __forceinline__ Vec<T, V> splat(float f)
+{
+    Vec<T, V> r;
+#pragma unroll
+    for (int j = 0; j < V; j++)
+        r.v[j] = fromf<T>(f);
+    return r;
+}
+
 // max that propagates NaN (PyTorch's max pooling): a NaN operand gives NaN
 __device__ __forceinline__ float max_nan(float a, float b)
 {
@@ -272,15 +281,19 @@ __global__ void __launch_bounds__(kThreads)
         Vec<T, V> out;
         if (MAX) {
             MaxAcc<T, V> acc;
+            const Vec<T, V> none = splat<T, V>(-INFINITY);
             acc.init();
             if (KH && KW) {
 #pragma unroll
                 for (int r = 0; r < kh; r++)
 #pragma unroll
                     for (int s = 0; s < kw; s++) {
+                        // every load issued (clamped into the input), the ones
+                        // outside it replaced by the neutral element: no branches
                         int hh = h0 + r, ww = w0 + s;
-                        if (hh >= 0 && hh < g.h && ww >= 0 && ww < g.w)
-                            acc.add(ldv<T, V>(xb + (hh * g.w + ww) * g.c));
+                        int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
+                        Vec<T, V> v = ldv<T, V>(xb + (hc * g.w + wc) * g.c);
+                        acc.add(hh == hc && ww == wc ? v : none);
                     }
             } else {
                 int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
@@ -292,15 +305,19 @@ __global__ void __launch_bounds__(kThreads)
             out = acc.get();
         } else {
             SumAcc<T, V> acc;
+            const Vec<T, V> none = splat<T, V>(0.f);
             acc.init();
             if (KH && KW) {
 #pragma unroll
                 for (int r = 0; r < kh; r++)
 #pragma unroll
                     for (int s = 0; s < kw; s++) {
+                        // every load issued (clamped into the input), the ones
+                        // outside it replaced by the neutral element: no branches
                         int hh = h0 + r, ww = w0 + s;
-                        if (hh >= 0 && hh < g.h && ww >= 0 && ww < g.w)
-                            acc.add(ldv<T, V>(xb + (hh * g.w + ww) * g.c));
+                        int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
+                        Vec<T, V> v = ldv<T, V>(xb + (hc * g.w + wc) * g.c);
+                        acc.add(hh == hc && ww == wc ? v : none);
                     }
             } else {
                 int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
@@ -331,15 +348,19 @@ __global__ void __launch_bounds__(kThreads)
         Vec<T, 1> out;
         if (MAX) {
             MaxAcc<T, 1> acc;
+            const Vec<T, 1> none = splat<T, 1>(-INFINITY);
             acc.init();
             if (KH && KW) {
 #pragma unroll
                 for (int r = 0; r < kh; r++)
 #pragma unroll
                     for (int s = 0; s < kw; s++) {
+                        // every load issued (clamped into the input), the ones
+                        // outside it replaced by the neutral element: no branches
                         int hh = h0 + r, ww = w0 + s;
-                        if (hh >= 0 && hh < g.h && ww >= 0 && ww < g.w)
-                            acc.add(ldv<T, 1>(xb + hh * g.w + ww));
+                        int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
+                        Vec<T, 1> v = ldv<T, 1>(xb + hc * g.w + wc);
+                        acc.add(hh == hc && ww == wc ? v : none);
                     }
             } else {
                 int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
