@@ -48,7 +48,8 @@ static nnop_status pool_infer(const nnop__node *node, const nnop_tensor_desc *co
 }
 
 /* One output element of max or average pooling; padding counts as -inf for max and as zeros
- * (in the divisor only when count_include_pad) for average. */
+ * (in the divisor only when count_include_pad) for average. Max propagates NaN as PyTorch
+ * does: a NaN anywhere in the window (padding excluded) makes the output NaN. */
 static float pool_point(const nnop__pool_attr *a, const float *x, const nnop__view4 *xv, int64_t n,
                         int64_t c, int64_t oh, int64_t ow)
 {
@@ -63,7 +64,7 @@ static float pool_point(const nnop__pool_attr *a, const float *x, const nnop__vi
             v = x[nnop__at(xv, n, c, r, s)];
             count++;
             if (a->kind == NNOP_POOL_MAX)
-                acc = v > acc ? v : acc;
+                acc = (v > acc || v != v) ? v : acc; /* once NaN, stays NaN */
             else
                 acc += v;
         }

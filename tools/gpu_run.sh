@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|examples|coldstart|profile|difftest-random|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|examples|coldstart|profile|difftest-random|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -37,8 +37,8 @@ grep -E "nnop:|CUDA|cuDNN" "$OUT/configure.log" | head -5
 if ! cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1; then
     grep -E "error|Error" "$OUT/build.log" | head -40
     echo "full build failed: building the GPU tests and the benchmark alone"
-    cmake --build "$BUILD" -j16 --target test_gpu_conv test_gpu_network >>"$OUT/build.log" 2>&1 || exit 1
-    cmake --build "$BUILD" -j16 --target bench_conv >>"$OUT/build.log" 2>&1 || true
+    cmake --build "$BUILD" -j16 --target test_gpu_conv test_gpu_network test_gpu_pool >>"$OUT/build.log" 2>&1 || exit 1
+    cmake --build "$BUILD" -j16 --target bench_conv bench_kernels >>"$OUT/build.log" 2>&1 || true
 fi
 grep -E "warning" "$OUT/build.log" | head -10
 
@@ -102,6 +102,19 @@ if wants bench; then
         python3 bench/merge_table.py "$OUT/bench_nnop.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table.md"
         echo "autotuned (top 4 timed):"
         python3 bench/merge_table.py "$OUT/bench_nnop_autotune.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table_autotune.md"
+    fi
+fi
+if wants kernels; then
+    # the own memory-bound kernels (pooling, global average pooling, softmax, flatten,
+    # epilogue) on large tensors against a device-to-device copy of the same bytes, each
+    # checked against the CPU backend on a small tensor first; a markdown table
+    echo "== kernels"
+    if [ -x "$BUILD/bench/bench_kernels" ]; then
+        "$BUILD/bench/bench_kernels" >"$OUT/bench_kernels.md" 2>&1 || { TEST_RC=1; echo "bench_kernels FAILED"; }
+        cat "$OUT/bench_kernels.md"
+    else
+        echo "bench_kernels was not built"
+        TEST_RC=1
     fi
 fi
 if wants examples; then
@@ -205,7 +218,7 @@ if [ "${NNOP_BENCH_19:-0}" = 1 ] || asked bench19; then
     fi
 fi
 echo "== summary"
-for f in "$OUT/bench_table_autotune.md" "$OUT/coldstart.txt"; do
+for f in "$OUT/bench_table_autotune.md" "$OUT/coldstart.txt" "$OUT/bench_kernels.md"; do
     [ -f "$f" ] && cat "$f"
 done
 grep -E "RESNET50" "$OUT/bench_resnet.txt" 2>/dev/null

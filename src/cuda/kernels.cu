@@ -2,6 +2,7 @@
 // softmax and flatten, for every dtype (float32 arithmetic inside).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <stdint.h>
 
 #include "kernels.h"
 
@@ -77,18 +78,6 @@ __device__ float epi_op(const nnop__epi_op &o, float v, int64_t i, int64_t c)
     }
 }
 
-__global__ void epilogue_kernel(nnop__epi_params p)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < p.count;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t c = (i / p.cstride) % p.C;
-        float v = ld(p.x, p.x_dtype, i);
-        for (int k = 0; k < p.n_ops; k++)
-            v = epi_op(p.ops[k], v, i, c);
-        st(p.y, p.y_dtype, i, v);
-    }
-}
-
 // One warp per output element; lanes stride over the input features.
 __global__ void linear_kernel(nnop__linear_kparams p)
 {
@@ -110,7 +99,292 @@ __global__ void linear_kernel(nnop__linear_kparams p)
     }
 }
 
-__global__ void pool_kernel(nnop__pool_kparams p)
+// ---------------------------------------------------------------- memory-bound kernels
+// Every kernel below moves each byte once (or reads a window's overlap from L1/L2), with
+// consecutive threads on consecutive addresses, 16-byte vectors where the channel count and
+// the pointers allow, and 32-bit index math when the tensors fit (a 64-bit strided variant
+// takes the rest). Arithmetic is float32, as the CPU reference's values rounded to float.
+
+// The largest element count the 32-bit kernels take: a grid-stride step past it still fits.
+const int64_t kMax32 = INT32_MAX - (int64_t)kThreads * kMaxBlocks;
+
+__device__ __forceinline__ float tof(float v)
+{
+    return v;
+}
+__device__ __forceinline__ float tof(__half v)
+{
+    return __half2float(v);
+}
+__device__ __forceinline__ float tof(__nv_bfloat16 v)
+{
+    return __bfloat162float(v);
+}
+template <typename T> __device__ __forceinline__ T fromf(float v);
+template <> __device__ __forceinline__ float fromf<float>(float v)
+{
+    return v;
+}
+template <> __device__ __forceinline__ __half fromf<__half>(float v)
+{
+    return __float2half_rn(v);
+}
+template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float v)
+{
+    return __float2bfloat16_rn(v);
+}
+
+// V elements of T loaded or stored as one access (16 bytes for the vector paths).
+template <typename T, int V> struct alignas(sizeof(T) * V) Vec {
+    T v[V];
+};
+template <typename T, int V> __device__ __forceinline__ Vec<T, V> ldv(const T *p)
+{
+    return *reinterpret_cast<const Vec<T, V> *>(p);
+}
+template <typename T, int V> __device__ __forceinline__ void stv(T *p, const Vec<T, V> &v)
+{
+    *reinterpret_cast<Vec<T, V> *>(p) = v;
+}
+
+template <typename T, int V> __device__ __forceinline__ Vec<T, V> splat(float f)
+{
+    Vec<T, V> r;
+#pragma unroll
+    for (int j = 0; j < V; j++)
+        r.v[j] = fromf<T>(f);
+    return r;
+}
+
+// max that propagates NaN (PyTorch's max pooling): a NaN operand gives NaN
+__device__ __forceinline__ float max_nan(float a, float b)
+{
+    return (b > a || b != b) ? b : a;
+}
+
+// Max accumulators of V elements: float for f32, native pairs (HMNMX2 .NAN) for f16/bf16,
+// which is exact (max only picks) and saves the conversions.
+template <typename T, int V> struct MaxAcc {
+    float a[V];
+    __device__ __forceinline__ void init()
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = -INFINITY;
+    }
+    __device__ __forceinline__ void add(const Vec<T, V> &v)
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = max_nan(a[j], tof(v.v[j]));
+    }
+    __device__ __forceinline__ Vec<T, V> get() const
+    {
+        Vec<T, V> r;
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            r.v[j] = fromf<T>(a[j]);
+        return r;
+    }
+};
+template <typename T2, typename T, int V> struct MaxAccPairs {
+    T2 a[V / 2];
+    __device__ __forceinline__ void init()
+    {
+        T2 m;
+        m.x = m.y = fromf<T>(-INFINITY);
+#pragma unroll
+        for (int j = 0; j < V / 2; j++)
+            a[j] = m;
+    }
+    __device__ __forceinline__ void add(const Vec<T, V> &v)
+    {
+        const T2 *p = reinterpret_cast<const T2 *>(v.v);
+#pragma unroll
+        for (int j = 0; j < V / 2; j++)
+            a[j] = __hmax2_nan(a[j], p[j]);
+    }
+    __device__ __forceinline__ Vec<T, V> get() const
+    {
+        Vec<T, V> r;
+#pragma unroll
+        for (int j = 0; j < V / 2; j++) {
+            r.v[2 * j] = a[j].x;
+            r.v[2 * j + 1] = a[j].y;
+        }
+        return r;
+    }
+};
+template <> struct MaxAcc<__half, 8> : MaxAccPairs<__half2, __half, 8> {
+};
+template <> struct MaxAcc<__nv_bfloat16, 8> : MaxAccPairs<__nv_bfloat162, __nv_bfloat16, 8> {
+};
+
+template <typename T, int V> struct SumAcc {
+    float a[V];
+    __device__ __forceinline__ void init()
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = 0.f;
+    }
+    __device__ __forceinline__ void add(const Vec<T, V> &v)
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] += tof(v.v[j]);
+    }
+    __device__ __forceinline__ Vec<T, V> get(float inv) const
+    {
+        Vec<T, V> r;
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            r.v[j] = fromf<T>(a[j] * inv);
+        return r;
+    }
+};
+
+// Pooling geometry of packed tensors (32-bit).
+struct PoolGeo {
+    int n, c, h, w, oh, ow;
+    int kh, kw, sh, sw, ph, pw;
+    int incl; // count_include_pad
+};
+
+// The divisor of an average window at (h0, w0): positions inside the input, or with
+// count_include_pad the window clipped to the padded input (PyTorch's rule).
+__device__ __forceinline__ float avg_inv(const PoolGeo &g, int h0, int w0, int kh, int kw)
+{
+    int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0), we = min(w0 + kw, g.w);
+    int cnt = (he - hs) * (we - ws);
+    if (g.incl)
+        cnt = (min(h0 + kh, g.h + g.ph) - h0) * (min(w0 + kw, g.w + g.pw) - w0);
+    return 1.f / (float)cnt;
+}
+
+// Channels-last pooling: thread i makes V consecutive channels of one output pixel (channel
+// fastest, so a warp reads whole 16-byte-aligned pixel rows); KH, KW > 0 fix the window at
+// compile time (all loads of a window in flight at once), 0 takes it from g.
+template <typename T, int V, bool MAX, int KH, int KW>
+__global__ void __launch_bounds__(kThreads)
+        pool_nhwc_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g)
+{
+    const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
+    const int cv = g.c / V;
+    const int total = g.n * g.oh * g.ow * cv;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        int c = (i % cv) * V, pix = i / cv;
+        int ow = pix % g.ow, t = pix / g.ow;
+        int oh = t % g.oh, n = t / g.oh;
+        int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+        const T *xb = x + (n * g.h) * g.w * g.c + c;
+        Vec<T, V> out;
+        if (MAX) {
+            MaxAcc<T, V> acc;
+            const Vec<T, V> none = splat<T, V>(-INFINITY);
+            acc.init();
+            if (KH && KW) {
+#pragma unroll
+                for (int r = 0; r < kh; r++)
+#pragma unroll
+                    for (int s = 0; s < kw; s++) {
+                        // every load issued (clamped into the input), the ones
+                        // outside it replaced by the neutral element: no branches
+                        int hh = h0 + r, ww = w0 + s;
+                        int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
+                        Vec<T, V> v = ldv<T, V>(xb + (hc * g.w + wc) * g.c);
+                        acc.add(hh == hc && ww == wc ? v : none);
+                    }
+            } else {
+                int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
+                    we = min(w0 + kw, g.w);
+                for (int hh = hs; hh < he; hh++)
+                    for (int ww = ws; ww < we; ww++)
+                        acc.add(ldv<T, V>(xb + (hh * g.w + ww) * g.c));
+            }
+            out = acc.get();
+        } else {
+            SumAcc<T, V> acc;
+            const Vec<T, V> none = splat<T, V>(0.f);
+            acc.init();
+            if (KH && KW) {
+#pragma unroll
+                for (int r = 0; r < kh; r++)
+#pragma unroll
+                    for (int s = 0; s < kw; s++) {
+                        // every load issued (clamped into the input), the ones
+                        // outside it replaced by the neutral element: no branches
+                        int hh = h0 + r, ww = w0 + s;
+                        int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
+                        Vec<T, V> v = ldv<T, V>(xb + (hc * g.w + wc) * g.c);
+                        acc.add(hh == hc && ww == wc ? v : none);
+                    }
+            } else {
+                int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
+                    we = min(w0 + kw, g.w);
+                for (int hh = hs; hh < he; hh++)
+                    for (int ww = ws; ww < we; ww++)
+                        acc.add(ldv<T, V>(xb + (hh * g.w + ww) * g.c));
+            }
+            out = acc.get(avg_inv(g, h0, w0, kh, kw));
+        }
+        stv<T, V>(y + i * V, out);
+    }
+}
+
+// Channels-first pooling: one output per thread, W fastest (a warp writes 32 consecutive
+// outputs and reads the rows under them, the windows' overlap from L1).
+template <typename T, bool MAX, int KH, int KW>
+__global__ void __launch_bounds__(kThreads)
+        pool_nchw_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g)
+{
+    const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
+    const int total = g.n * g.c * g.oh * g.ow;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        int ow = i % g.ow, t = i / g.ow;
+        int oh = t % g.oh, nc = t / g.oh;
+        int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+        const T *xb = x + nc * g.h * g.w;
+        Vec<T, 1> out;
+        if (MAX) {
+            MaxAcc<T, 1> acc;
+            const Vec<T, 1> none = splat<T, 1>(-INFINITY);
+            acc.init();
+            if (KH && KW) {
+#pragma unroll
+                for (int r = 0; r < kh; r++)
+#pragma unroll
+                    for (int s = 0; s < kw; s++) {
+                        // every load issued (clamped into the input), the ones
+                        // outside it replaced by the neutral element: no branches
+                        int hh = h0 + r, ww = w0 + s;
+                        int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
+                        Vec<T, 1> v = ldv<T, 1>(xb + hc * g.w + wc);
+                        acc.add(hh == hc && ww == wc ? v : none);
+                    }
+            } else {
+                int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
+                    we = min(w0 + kw, g.w);
+                for (int hh = hs; hh < he; hh++)
+                    for (int ww = ws; ww < we; ww++)
+                        acc.add(ldv<T, 1>(xb + hh * g.w + ww));
+            }
+            out = acc.get();
+        } else {
+            SumAcc<T, 1> acc;
+            acc.init();
+            int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0), we = min(w0 + kw, g.w);
+            for (int hh = hs; hh < he; hh++)
+                for (int ww = ws; ww < we; ww++)
+                    acc.add(ldv<T, 1>(xb + hh * g.w + ww));
+            out = acc.get(avg_inv(g, h0, w0, kh, kw));
+        }
+        y[i] = out.v[0];
+    }
+}
+
+// Any strides, 64-bit indices: tensors past the 32-bit kernels' reach or of mixed layouts.
+__global__ void pool_strided_kernel(nnop__pool_kparams p)
 {
     int64_t total = p.yv.n * p.yv.c * p.yv.h * p.yv.w;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
@@ -128,7 +402,7 @@ __global__ void pool_kernel(nnop__pool_kparams p)
                 if (s < 0 || s >= p.xv.w)
                     continue;
                 float v = ld(p.x, p.dtype, base + r * p.xv.sh + s * p.xv.sw);
-                acc = p.is_max ? fmaxf(acc, v) : acc + v;
+                acc = p.is_max ? max_nan(acc, v) : acc + v;
                 count++;
             }
         }
@@ -143,7 +417,69 @@ __global__ void pool_kernel(nnop__pool_kparams p)
     }
 }
 
-__global__ void gap_kernel(const void *x, void *y, int dt, nnop__kview xv, nnop__kview yv)
+// Global average pooling, channels last: block (blockIdx.x, n) owns blockDim.x vectors of
+// channels; threadIdx.y splits H*W; partial sums meet in shared memory.
+template <typename T, int V>
+__global__ void __launch_bounds__(kThreads)
+        gap_nhwc_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int hw, int c,
+                        float inv)
+{
+    extern __shared__ float part[]; // [blockDim.y][blockDim.x][V]
+    const int cv = c / V;
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int n = blockIdx.y; n < n_; n += gridDim.y) {
+        SumAcc<T, V> acc;
+        acc.init();
+        if (j < cv) {
+            const T *xb = x + (size_t)n * hw * c + j * V;
+            for (int p = threadIdx.y; p < hw; p += blockDim.y)
+                acc.add(ldv<T, V>(xb + p * c));
+        }
+        float *mine = part + (threadIdx.y * blockDim.x + threadIdx.x) * V;
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            mine[e] = acc.a[e];
+        __syncthreads();
+        if (threadIdx.y == 0 && j < cv) {
+            for (int r = 1; r < (int)blockDim.y; r++) {
+                const float *o = part + (r * blockDim.x + threadIdx.x) * V;
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    acc.a[e] += o[e];
+            }
+            stv<T, V>(y + (size_t)n * c + j * V, acc.get(inv));
+        }
+        __syncthreads();
+    }
+}
+
+// Global average pooling, channels first: one warp per (n, c) row of H*W contiguous
+// elements, V-element vectors across the lanes, a shuffle reduction.
+template <typename T, int V>
+__global__ void __launch_bounds__(kThreads)
+        gap_nchw_kernel(const T *__restrict__ x, T *__restrict__ y, int rows, int hw, float inv)
+{
+    int lane = threadIdx.x & 31;
+    int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int nwarps = (gridDim.x * blockDim.x) >> 5;
+    for (int r = warp; r < rows; r += nwarps) {
+        const T *xr = x + (size_t)r * hw;
+        SumAcc<T, V> acc;
+        acc.init();
+        for (int p = lane * V; p < hw; p += 32 * V)
+            acc.add(ldv<T, V>(xr + p));
+        float s = 0.f;
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            s += acc.a[e];
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0)
+            y[r] = fromf<T>(s * inv);
+    }
+}
+
+__global__ void gap_strided_kernel(const void *x, void *y, int dt, nnop__kview xv, nnop__kview yv)
 {
     int64_t total = xv.n * xv.c;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
@@ -157,31 +493,162 @@ __global__ void gap_kernel(const void *x, void *y, int dt, nnop__kview xv, nnop_
     }
 }
 
-// One warp per (n, h, w) row of C elements.
-__global__ void softmax_kernel(const void *x, void *y, int dt, nnop__kview v)
+// Online softmax state: running max m (NaN-ignoring, as the reference's max) and the sum s of
+// exp(x - m); -inf inputs add nothing (exp(-inf - m) is 0 once m is known).
+__device__ __forceinline__ void sm_push(float &m, float &s, float v)
 {
-    int64_t rows = v.n * v.h * v.w;
+    float mn = fmaxf(m, v);
+    s = s * (mn == m ? 1.f : expf(m - mn)) + (v == -INFINITY ? 0.f : expf(v - mn));
+    m = mn;
+}
+__device__ __forceinline__ void sm_merge(float &m, float &s, float m2, float s2)
+{
+    float mn = fmaxf(m, m2);
+    s = s * (mn == m ? 1.f : expf(m - mn)) + s2 * (mn == m2 ? 1.f : expf(m2 - mn));
+    m = mn;
+}
+
+// Softmax over rows of C contiguous elements (2-D, NHWC, or 1x1 spatial): one warp per row.
+// Rows up to 32 * V * kSmK elements stay in registers (one read, one write, exact max then
+// sum as the reference); longer rows take two reads (online max and sum, then the write).
+const int kSmK = 8;
+template <typename T, int V>
+__global__ void __launch_bounds__(kThreads)
+        softmax_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int rows, int c)
+{
     int lane = threadIdx.x & 31;
-    int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5;
-    int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
-    for (int64_t r = warp; r < rows; r += nwarps) {
-        int64_t w = r % v.w, h = (r / v.w) % v.h, n = r / (v.w * v.h);
-        int64_t base = n * v.sn + h * v.sh + w * v.sw;
-        float mx = -INFINITY, sum = 0.f;
-        for (int64_t c = lane; c < v.c; c += 32)
-            mx = fmaxf(mx, ld(x, dt, base + c * v.sc));
-        for (int o = 16; o > 0; o >>= 1)
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        for (int64_t c = lane; c < v.c; c += 32)
-            sum += expf(ld(x, dt, base + c * v.sc) - mx);
-        for (int o = 16; o > 0; o >>= 1)
-            sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        for (int64_t c = lane; c < v.c; c += 32)
-            st(y, dt, base + c * v.sc, expf(ld(x, dt, base + c * v.sc) - mx) / sum);
+    int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int nwarps = (gridDim.x * blockDim.x) >> 5;
+    const int cv = c / V;
+    for (int r = warp; r < rows; r += nwarps) {
+        const T *xr = x + (size_t)r * c;
+        T *yr = y + (size_t)r * c;
+        if (cv <= 32 * kSmK) {
+            float v[kSmK][V];
+            float mx = -INFINITY, sum = 0.f;
+#pragma unroll
+            for (int k = 0; k < kSmK; k++) {
+                int j = k * 32 + lane;
+                if (j < cv) {
+                    Vec<T, V> a = ldv<T, V>(xr + j * V);
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        v[k][e] = tof(a.v[e]);
+                        mx = v[k][e] > mx ? v[k][e] : mx;
+                    }
+                }
+            }
+            for (int o = 16; o > 0; o >>= 1)
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+#pragma unroll
+            for (int k = 0; k < kSmK; k++)
+                if (k * 32 + lane < cv)
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        v[k][e] = expf(v[k][e] - mx);
+                        sum += v[k][e];
+                    }
+            for (int o = 16; o > 0; o >>= 1)
+                sum += __shfl_xor_sync(0xffffffffu, sum, o);
+#pragma unroll
+            for (int k = 0; k < kSmK; k++) {
+                int j = k * 32 + lane;
+                if (j < cv) {
+                    Vec<T, V> a;
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        a.v[e] = fromf<T>(v[k][e] / sum);
+                    stv<T, V>(yr + j * V, a);
+                }
+            }
+        } else {
+            float m = -INFINITY, s = 0.f;
+            for (int j = lane; j < cv; j += 32) {
+                Vec<T, V> a = ldv<T, V>(xr + j * V);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    sm_push(m, s, tof(a.v[e]));
+            }
+            for (int o = 16; o > 0; o >>= 1) {
+                float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+                float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+                sm_merge(m, s, m2, s2);
+            }
+            for (int j = lane; j < cv; j += 32) {
+                Vec<T, V> a = ldv<T, V>(xr + j * V);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    a.v[e] = fromf<T>(expf(tof(a.v[e]) - m) / s);
+                stv<T, V>(yr + j * V, a);
+            }
+        }
     }
 }
 
-__global__ void flatten_kernel(const void *x, void *y, int dt, nnop__kview v)
+// Softmax over C of channels-first 4-D tensors (C strided by H*W): one thread per (n, h, w),
+// so consecutive threads read consecutive addresses at every channel.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+        softmax_cstrided_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int c, int hw)
+{
+    const int total = n_ * hw;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        int n = i / hw, p = i - n * hw;
+        size_t base = (size_t)n * c * hw + p;
+        float m = -INFINITY, s = 0.f;
+        for (int k = 0; k < c; k++)
+            sm_push(m, s, tof(x[base + (size_t)k * hw]));
+        for (int k = 0; k < c; k++)
+            y[base + (size_t)k * hw] = fromf<T>(expf(tof(x[base + (size_t)k * hw]) - m) / s);
+    }
+}
+
+__global__ void softmax_strided_kernel(const void *x, void *y, int dt, nnop__kview v)
+{
+    int64_t rows = v.n * v.h * v.w;
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < rows;
+         r += (int64_t)gridDim.x * blockDim.x) {
+        int64_t w = r % v.w, h = (r / v.w) % v.h, n = r / (v.w * v.h);
+        int64_t base = n * v.sn + h * v.sh + w * v.sw;
+        float m = -INFINITY, s = 0.f;
+        for (int64_t c = 0; c < v.c; c++)
+            sm_push(m, s, ld(x, dt, base + c * v.sc));
+        for (int64_t c = 0; c < v.c; c++)
+            st(y, dt, base + c * v.sc, expf(ld(x, dt, base + c * v.sc) - m) / s);
+    }
+}
+
+// Flatten of a channels-last tensor: per image a [H*W][C] -> [C][H*W] transpose through a
+// 32 x 33 shared tile (both the reads and the writes are row-contiguous).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+        transpose_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int hw, int c)
+{
+    __shared__ T tile[32][33];
+    const int tiles_p = (hw + 31) / 32, tiles_c = (c + 31) / 32;
+    const int total = n_ * tiles_p * tiles_c;
+    for (int b = blockIdx.x; b < total; b += gridDim.x) {
+        int tc = b % tiles_c, t = b / tiles_c;
+        int tp = t % tiles_p, n = t / tiles_p;
+        const T *xb = x + (size_t)n * hw * c;
+        T *yb = y + (size_t)n * hw * c;
+        int c0 = tc * 32, p0 = tp * 32;
+        for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+            int p = p0 + r, cc = c0 + threadIdx.x;
+            if (p < hw && cc < c)
+                tile[r][threadIdx.x] = xb[(size_t)p * c + cc];
+        }
+        __syncthreads();
+        for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+            int cc = c0 + r, p = p0 + threadIdx.x;
+            if (p < hw && cc < c)
+                yb[(size_t)cc * hw + p] = tile[threadIdx.x][r];
+        }
+        __syncthreads();
+    }
+}
+
+__global__ void flatten_strided_kernel(const void *x, void *y, int dt, nnop__kview v)
 {
     int64_t total = v.n * v.c * v.h * v.w;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
@@ -189,6 +656,89 @@ __global__ void flatten_kernel(const void *x, void *y, int dt, nnop__kview v)
         int64_t w = i % v.w, h = (i / v.w) % v.h, c = (i / (v.w * v.h)) % v.c;
         int64_t n = i / (v.w * v.h * v.c);
         st(y, dt, i, ld(x, dt, n * v.sn + c * v.sc + h * v.sh + w * v.sw));
+    }
+}
+
+// V elements of an operand of dtype dt at element i (vector loads; alignment checked by the
+// launcher).
+template <int V> __device__ __forceinline__ void ld_any(const void *p, int dt, int i, float *o)
+{
+    if (dt == 0) {
+        Vec<float, V> a = ldv<float, V>(static_cast<const float *>(p) + i);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            o[e] = a.v[e];
+    } else if (dt == 1) {
+        Vec<__half, V> a = ldv<__half, V>(static_cast<const __half *>(p) + i);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            o[e] = tof(a.v[e]);
+    } else {
+        Vec<__nv_bfloat16, V> a = ldv<__nv_bfloat16, V>(static_cast<const __nv_bfloat16 *>(p) + i);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            o[e] = tof(a.v[e]);
+    }
+}
+
+// The pointwise chain, V elements per thread (V = 16 bytes of x, or 1), 32-bit indices; the
+// channel of each element follows from (i / cstride) % C, stepped without divisions.
+template <typename TX, typename TY, int V>
+__global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params p)
+{
+    const int nv = (int)(p.count / V), cstride = (int)p.cstride, C = (int)p.C;
+    const TX *x = static_cast<const TX *>(p.x);
+    TY *y = static_cast<TY *>(p.y);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nv; i += gridDim.x * blockDim.x) {
+        int e0 = i * V;
+        int q = e0 / cstride, rem = e0 - q * cstride, c0 = q % C;
+        int ch[V];
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            ch[e] = c0;
+            if (++rem == cstride) {
+                rem = 0;
+                if (++c0 == C)
+                    c0 = 0;
+            }
+        }
+        float v[V];
+        Vec<TX, V> a = ldv<TX, V>(x + e0);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            v[e] = tof(a.v[e]);
+        for (int k = 0; k < p.n_ops; k++) {
+            const nnop__epi_op &o = p.ops[k];
+            if (o.kind == NNOP_EPI_ADD) {
+                float z[V];
+                ld_any<V>(o.p[0], o.dtype, e0, z);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    v[e] += z[e];
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    v[e] = epi_op(o, v[e], e0 + e, ch[e]);
+            }
+        }
+        Vec<TY, V> b;
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            b.v[e] = fromf<TY>(v[e]);
+        stv<TY, V>(y + e0, b);
+    }
+}
+
+// 64-bit scalar chain for any count (and the tail that the vector kernel leaves).
+__global__ void epilogue_kernel(nnop__epi_params p, int64_t first)
+{
+    for (int64_t i = first + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < p.count;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t c = (i / p.cstride) % p.C;
+        float v = ld(p.x, p.x_dtype, i);
+        for (int k = 0; k < p.n_ops; k++)
+            v = epi_op(p.ops[k], v, i, c);
+        st(p.y, p.y_dtype, i, v);
     }
 }
 
@@ -237,11 +787,160 @@ unsigned blocks_for(int64_t work)
     return (unsigned)(b < kMaxBlocks ? b : kMaxBlocks);
 }
 
+int64_t elems(const nnop__kview &v)
+{
+    return v.n * v.c * v.h * v.w;
+}
+
+// Packed layouts by their strides; a dim of extent 1 may carry any stride.
+bool packed_nhwc(const nnop__kview &v)
+{
+    return (v.c == 1 || v.sc == 1) && (v.w == 1 || v.sw == v.c) &&
+           (v.h == 1 || v.sh == v.w * v.c) && (v.n == 1 || v.sn == v.h * v.w * v.c);
+}
+
+bool packed_nchw(const nnop__kview &v)
+{
+    return (v.w == 1 || v.sw == 1) && (v.h == 1 || v.sh == v.w) &&
+           (v.c == 1 || v.sc == v.h * v.w) && (v.n == 1 || v.sn == v.c * v.h * v.w);
+}
+
+bool aligned(const void *p, size_t a)
+{
+    return ((uintptr_t)p % a) == 0;
+}
+
+template <typename T, int V, bool MAX>
+void pool_nhwc(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaStream_t s)
+{
+    const T *x = static_cast<const T *>(p->x);
+    T *y = static_cast<T *>(p->y);
+    if (g.kh == 3 && g.kw == 3)
+        pool_nhwc_kernel<T, V, MAX, 3, 3><<<b, kThreads, 0, s>>>(x, y, g);
+    else
+        pool_nhwc_kernel<T, V, MAX, 0, 0><<<b, kThreads, 0, s>>>(x, y, g);
+}
+
+template <typename T, bool MAX>
+void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaStream_t s)
+{
+    const T *x = static_cast<const T *>(p->x);
+    T *y = static_cast<T *>(p->y);
+    if (g.kh == 3 && g.kw == 3)
+        pool_nchw_kernel<T, MAX, 3, 3><<<b, kThreads, 0, s>>>(x, y, g);
+    else
+        pool_nchw_kernel<T, MAX, 0, 0><<<b, kThreads, 0, s>>>(x, y, g);
+}
+
+template <typename T> void pool_typed(const nnop__pool_kparams *p, int nhwc, cudaStream_t s)
+{
+    const nnop__kview &xv = p->xv, &yv = p->yv;
+    const int V = 16 / (int)sizeof(T);
+    PoolGeo g = {(int)xv.n,           (int)xv.c,         (int)xv.h,         (int)xv.w,
+                 (int)yv.h,           (int)yv.w,         (int)p->window[0], (int)p->window[1],
+                 (int)p->stride[0],   (int)p->stride[1], (int)p->pad[0],    (int)p->pad[1],
+                 p->count_include_pad};
+    if (nhwc) {
+        bool vec = xv.c % V == 0 && aligned(p->x, 16) && aligned(p->y, 16);
+        unsigned b = blocks_for(elems(yv) / (vec ? V : 1));
+        if (vec)
+            p->is_max ? pool_nhwc<T, V, true>(p, g, b, s) : pool_nhwc<T, V, false>(p, g, b, s);
+        else
+            p->is_max ? pool_nhwc<T, 1, true>(p, g, b, s) : pool_nhwc<T, 1, false>(p, g, b, s);
+    } else {
+        unsigned b = blocks_for(elems(yv));
+        p->is_max ? pool_nchw<T, true>(p, g, b, s) : pool_nchw<T, false>(p, g, b, s);
+    }
+}
+
+// 0: channels last, 1: channels first, -1: neither (the strided kernel); both x and y.
+int layout_of(const nnop__kview &x, const nnop__kview &y)
+{
+    bool nhwc = packed_nhwc(x) && packed_nhwc(y), nchw = packed_nchw(x) && packed_nchw(y);
+    if (nhwc && (x.c > 1 || !nchw))
+        return 0;
+    return nchw ? 1 : -1;
+}
+
+template <typename T>
+void gap_typed(const void *x, void *y, const nnop__kview &xv, int nhwc, cudaStream_t s)
+{
+    const int V = 16 / (int)sizeof(T);
+    int n = (int)xv.n, c = (int)xv.c, hw = (int)(xv.h * xv.w);
+    float inv = 1.f / (float)(xv.h * xv.w);
+    const T *xt = static_cast<const T *>(x);
+    T *yt = static_cast<T *>(y);
+    if (nhwc) {
+        bool vec = c % V == 0 && aligned(x, 16) && aligned(y, 16);
+        int v = vec ? V : 1, cv = c / v;
+        int tx = cv < 32 ? cv : 32, ty = kThreads / tx;
+        dim3 block(tx, ty), grid((cv + tx - 1) / tx, n < 65535 ? n : 65535);
+        size_t smem = (size_t)tx * ty * v * sizeof(float);
+        if (vec)
+            gap_nhwc_kernel<T, V><<<grid, block, smem, s>>>(xt, yt, n, hw, c, inv);
+        else
+            gap_nhwc_kernel<T, 1><<<grid, block, smem, s>>>(xt, yt, n, hw, c, inv);
+    } else {
+        unsigned b = blocks_for((int64_t)n * c * 32);
+        if (hw % V == 0 && aligned(x, 16))
+            gap_nchw_kernel<T, V><<<b, kThreads, 0, s>>>(xt, yt, n * c, hw, inv);
+        else
+            gap_nchw_kernel<T, 1><<<b, kThreads, 0, s>>>(xt, yt, n * c, hw, inv);
+    }
+}
+
+template <typename T>
+void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig, cudaStream_t s)
+{
+    const int V = 16 / (int)sizeof(T);
+    const T *xt = static_cast<const T *>(x);
+    T *yt = static_cast<T *>(y);
+    int n = (int)v.n, c = (int)v.c, hw = (int)(v.h * v.w);
+    if (rows_contig) {
+        unsigned b = blocks_for((int64_t)n * hw * 32);
+        if (c % V == 0 && aligned(x, 16) && aligned(y, 16))
+            softmax_rows_kernel<T, V><<<b, kThreads, 0, s>>>(xt, yt, n * hw, c);
+        else
+            softmax_rows_kernel<T, 1><<<b, kThreads, 0, s>>>(xt, yt, n * hw, c);
+    } else {
+        softmax_cstrided_kernel<T>
+                <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
+    }
+}
+
+template <typename TX, typename TY> void epilogue_typed(const nnop__epi_params *p, cudaStream_t s)
+{
+    const int V = 16 / (int)sizeof(TX);
+    int64_t nv = p->count / V;
+    epilogue_vec_kernel<TX, TY, V><<<blocks_for(nv), kThreads, 0, s>>>(*p);
+    if (nv * V < p->count)
+        epilogue_kernel<<<1, kThreads, 0, s>>>(*p, nv * V);
+}
+
+size_t dtype_size(int dt)
+{
+    return dt == 0 ? 4 : 2;
+}
+
 } // namespace
 
 extern "C" cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s)
 {
-    epilogue_kernel<<<blocks_for(p->count), kThreads, 0, s>>>(*p);
+    const int V = 16 / (int)dtype_size(p->x_dtype);
+    bool vec = p->x_dtype == p->y_dtype && p->count <= kMax32 && p->C <= INT32_MAX &&
+               p->cstride <= INT32_MAX && p->C >= 1 && p->cstride >= 1 && aligned(p->x, 16) &&
+               aligned(p->y, 16);
+    for (int k = 0; k < p->n_ops && vec; k++)
+        if (p->ops[k].kind == NNOP_EPI_ADD)
+            vec = aligned(p->ops[k].p[0], V * dtype_size(p->ops[k].dtype));
+    if (!vec)
+        epilogue_kernel<<<blocks_for(p->count), kThreads, 0, s>>>(*p, 0);
+    else if (p->x_dtype == 0)
+        epilogue_typed<float, float>(p, s);
+    else if (p->x_dtype == 1)
+        epilogue_typed<__half, __half>(p, s);
+    else
+        epilogue_typed<__nv_bfloat16, __nv_bfloat16>(p, s);
     return cudaGetLastError();
 }
 
@@ -294,27 +993,75 @@ extern "C" cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_
 
 extern "C" cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s)
 {
-    pool_kernel<<<blocks_for(p->yv.n * p->yv.c * p->yv.h * p->yv.w), kThreads, 0, s>>>(*p);
+    int lay = layout_of(p->xv, p->yv);
+    bool small = elems(p->xv) <= kMax32 && elems(p->yv) <= kMax32;
+    for (int i = 0; i < 2; i++) /* h0 = oh * stride - pad and h0 + window stay in int */
+        small = small && p->window[i] <= (1 << 24) && p->stride[i] <= (1 << 24) &&
+                p->pad[i] <= (1 << 24) && p->xv.h <= (1 << 24) && p->xv.w <= (1 << 24);
+    if (lay < 0 || !small)
+        pool_strided_kernel<<<blocks_for(elems(p->yv)), kThreads, 0, s>>>(*p);
+    else if (p->dtype == 0)
+        pool_typed<float>(p, lay == 0, s);
+    else if (p->dtype == 1)
+        pool_typed<__half>(p, lay == 0, s);
+    else
+        pool_typed<__nv_bfloat16>(p, lay == 0, s);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv,
                                    const nnop__kview *yv, cudaStream_t s)
 {
-    gap_kernel<<<blocks_for(xv->n * xv->c), kThreads, 0, s>>>(x, y, dtype, *xv, *yv);
+    /* y is [n, c] packed in either layout: y[n * C + c] */
+    bool ypacked = (yv->n == 1 || yv->sn == xv->c) && (xv->c == 1 || yv->sc == 1);
+    bool nhwc = packed_nhwc(*xv) && (xv->c > 1 || !packed_nchw(*xv));
+    bool nchw = !nhwc && packed_nchw(*xv);
+    if (!ypacked || !(nhwc || nchw) || elems(*xv) > kMax32)
+        gap_strided_kernel<<<blocks_for(xv->n * xv->c), kThreads, 0, s>>>(x, y, dtype, *xv, *yv);
+    else if (dtype == 0)
+        gap_typed<float>(x, y, *xv, nhwc, s);
+    else if (dtype == 1)
+        gap_typed<__half>(x, y, *xv, nhwc, s);
+    else
+        gap_typed<__nv_bfloat16>(x, y, *xv, nhwc, s);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t nnop__k_softmax(const void *x, void *y, int dtype, const nnop__kview *v,
                                        cudaStream_t s)
 {
-    softmax_kernel<<<blocks_for(v->n * v->h * v->w * 32), kThreads, 0, s>>>(x, y, dtype, *v);
+    bool rows = packed_nhwc(*v), cfirst = !rows && packed_nchw(*v);
+    if (!(rows || cfirst) || elems(*v) > kMax32)
+        softmax_strided_kernel<<<blocks_for(v->n * v->h * v->w), kThreads, 0, s>>>(x, y, dtype, *v);
+    else if (dtype == 0)
+        softmax_typed<float>(x, y, *v, rows, s);
+    else if (dtype == 1)
+        softmax_typed<__half>(x, y, *v, rows, s);
+    else
+        softmax_typed<__nv_bfloat16>(x, y, *v, rows, s);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t nnop__k_flatten(const void *x, void *y, int dtype, const nnop__kview *xv,
                                        cudaStream_t s)
 {
-    flatten_kernel<<<blocks_for(xv->n * xv->c * xv->h * xv->w), kThreads, 0, s>>>(x, y, dtype, *xv);
+    int64_t n = elems(*xv), hw = xv->h * xv->w;
+    if (packed_nchw(*xv)) /* logical order is memory order: a copy */
+        return cudaMemcpyAsync(y, x, (size_t)n * dtype_size(dtype), cudaMemcpyDeviceToDevice, s);
+    if (packed_nhwc(*xv) && n <= kMax32) {
+        int64_t tiles = xv->n * ((hw + 31) / 32) * ((xv->c + 31) / 32);
+        unsigned b = (unsigned)(tiles < kMaxBlocks ? tiles : kMaxBlocks);
+        dim3 block(32, 8);
+        if (dtype == 0)
+            transpose_kernel<unsigned><<<b, block, 0, s>>>(static_cast<const unsigned *>(x),
+                                                           static_cast<unsigned *>(y), (int)xv->n,
+                                                           (int)hw, (int)xv->c);
+        else
+            transpose_kernel<unsigned short><<<b, block, 0, s>>>(
+                    static_cast<const unsigned short *>(x), static_cast<unsigned short *>(y),
+                    (int)xv->n, (int)hw, (int)xv->c);
+    } else {
+        flatten_strided_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, dtype, *xv);
+    }
     return cudaGetLastError();
 }

@@ -146,6 +146,34 @@ static void test_max_pool_random_nchw_and_nhwc_match_naive(void **state)
     }
 }
 
+/* A NaN inside a window makes that max-pool output NaN (as PyTorch), wherever it sits in the
+ * window and whatever the other values are (even +inf); windows without it are unaffected. */
+static void test_max_pool_propagates_nan(void **state)
+{
+    nnop_pool_params p = pool_params(2, 2, 0, 0);
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 4, 4);
+    nnop_tensor_desc yd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 2, 2);
+    nnop_graph *g = NULL;
+    float x[16], y[4], yb[4];
+    const void *in[1];
+    int i;
+    for (i = 0; i < 16; i++)
+        x[i] = (float)i;
+    x[5] = NAN;      /* last element of window (0, 0) */
+    x[2] = INFINITY; /* window (0, 1): first element +inf, then NaN */
+    x[3] = NAN;
+    assert_int_equal(nnop_graph_create((nnop_context *)*state, &g), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_pool(g, nnop_input(g, "x", &xd), NNOP_POOL_MAX, &p), "y"),
+                     NNOP_OK);
+    in[0] = x;
+    nnop_test_run_unpack(g, in, &yd, yb, y);
+    assert_true(isnan(y[0]));
+    assert_true(isnan(y[1]));
+    assert_true(y[2] == 13.0f);
+    assert_true(y[3] == 15.0f);
+    nnop_graph_destroy(g);
+}
+
 static void test_max_pool_window_1_stride_1_is_identity(void **state)
 {
     const int64_t dims[4] = {2, 2, 3, 5};
@@ -326,6 +354,7 @@ int main(void)
             cmocka_unit_test(test_max_pool_2x2_stride_2_hand_computed),
             cmocka_unit_test(test_max_pool_padding_never_wins_on_negative_input),
             cmocka_unit_test(test_max_pool_random_nchw_and_nhwc_match_naive),
+            cmocka_unit_test(test_max_pool_propagates_nan),
             cmocka_unit_test(test_max_pool_window_1_stride_1_is_identity),
             cmocka_unit_test(test_avg_pool_count_include_pad_divides_by_full_window),
             cmocka_unit_test(test_avg_pool_count_exclude_pad_divides_by_inside_count),

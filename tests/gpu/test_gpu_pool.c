@@ -1,0 +1,266 @@
+/* test_gpu_pool.c: nnop's own memory-bound kernels on the GPU against the CPU reference: max
+ * and average pooling (every window class: 3x3 unrolled and generic, asymmetric windows,
+ * strides and pads, windows larger than the input, 1x1 spatial, count_include_pad both ways)
+ * in both layouts and all three dtypes, channel counts that take the 16-byte vector path and
+ * odd ones that take the scalar path, NaN inputs (max pooling propagates them), and global
+ * average pooling, softmax, flatten and the standalone epilogue chain on their fast and
+ * fallback paths. Outputs are poisoned before the GPU run. */
+#include "gpu_harness.h"
+
+enum { K_MAX, K_AVG, K_GAP, K_SOFTMAX, K_FLATTEN, K_EPILOGUE };
+
+typedef struct pool_case {
+    const char *name;
+    int kind;
+    nnop_dtype dt;
+    nnop_layout lay;
+    int64_t n, c, h, w;
+    int64_t kh, kw, sh, sw, ph, pw;
+    int incl; /* count_include_pad */
+    int nan;  /* > 0: every nan-th input element is NaN, the outputs poisoned with finite bytes */
+    int ndim; /* softmax: 2 for an N x C input (c), else 4 */
+} pool_case;
+
+#define F16  NNOP_F16
+#define BF16 NNOP_BF16
+#define F32  NNOP_F32
+#define NHWC NNOP_NHWC
+#define NCHW NNOP_NCHW
+
+/* clang-format off */
+static const pool_case cases[] = {
+    /* the ResNet stem's max pool shape class: 3x3 s2 p1, C multiple of 8 (16-byte vectors) */
+    {"max_f16_nhwc_3x3_s2_p1_c64", K_MAX, F16, NHWC, 2, 64, 17, 15, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_bf16_nhwc_3x3_s2_p1_c64", K_MAX, BF16, NHWC, 2, 64, 17, 15, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f32_nhwc_3x3_s2_p1_c16", K_MAX, F32, NHWC, 2, 16, 17, 15, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f16_nchw_3x3_s2_p1", K_MAX, F16, NCHW, 2, 16, 17, 15, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_bf16_nchw_3x3_s2_p1", K_MAX, BF16, NCHW, 2, 16, 17, 15, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f32_nchw_3x3_s2_p1", K_MAX, F32, NCHW, 2, 16, 17, 15, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    /* odd channel counts: the scalar path (C % 8 != 0 for 16-bit, C % 4 != 0 for f32) */
+    {"max_f16_nhwc_3x3_s2_p1_c3", K_MAX, F16, NHWC, 2, 3, 13, 11, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_bf16_nhwc_3x3_s1_p1_c13", K_MAX, BF16, NHWC, 2, 13, 9, 10, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    {"max_f32_nhwc_3x3_s2_p0_c5", K_MAX, F32, NHWC, 3, 5, 11, 12, 3, 3, 2, 2, 0, 0, 0, 0, 4},
+    {"avg_f16_nhwc_3x3_s2_p1_c12_incl", K_AVG, F16, NHWC, 2, 12, 13, 11, 3, 3, 2, 2, 1, 1, 1, 0, 4},
+    {"avg_f32_nhwc_3x3_s1_p1_c7_excl", K_AVG, F32, NHWC, 2, 7, 9, 8, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    /* generic windows (the loop kernel): 2x2, 5x5, 7x7, 1x1, asymmetric */
+    {"max_f16_nhwc_2x2_s2_c32", K_MAX, F16, NHWC, 2, 32, 14, 15, 2, 2, 2, 2, 0, 0, 0, 0, 4},
+    {"avg_bf16_nhwc_2x2_s2_p1_c16_incl", K_AVG, BF16, NHWC, 2, 16, 9, 7, 2, 2, 2, 2, 1, 1, 1, 0, 4},
+    {"avg_bf16_nhwc_2x2_s2_p1_c16_excl", K_AVG, BF16, NHWC, 2, 16, 9, 7, 2, 2, 2, 2, 1, 1, 0, 0, 4},
+    {"avg_f16_nhwc_5x5_s1_p2_c24_incl", K_AVG, F16, NHWC, 2, 24, 10, 9, 5, 5, 1, 1, 2, 2, 1, 0, 4},
+    {"avg_f16_nhwc_5x5_s1_p2_c24_excl", K_AVG, F16, NHWC, 2, 24, 10, 9, 5, 5, 1, 1, 2, 2, 0, 0, 4},
+    {"avg_f32_nchw_5x5_s2_p2_incl", K_AVG, F32, NCHW, 2, 6, 11, 10, 5, 5, 2, 2, 2, 2, 1, 0, 4},
+    {"avg_f32_nchw_5x5_s2_p2_excl", K_AVG, F32, NCHW, 2, 6, 11, 10, 5, 5, 2, 2, 2, 2, 0, 0, 4},
+    {"avg_f16_nchw_3x3_s2_p1_excl", K_AVG, F16, NCHW, 2, 6, 11, 10, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"avg_bf16_nchw_3x3_s1_p1_incl", K_AVG, BF16, NCHW, 2, 6, 11, 10, 3, 3, 1, 1, 1, 1, 1, 0, 4},
+    {"avg_f32_nhwc_7x7_s7_c8", K_AVG, F32, NHWC, 2, 8, 14, 14, 7, 7, 7, 7, 0, 0, 0, 0, 4},
+    {"max_bf16_nchw_1x1_s2", K_MAX, BF16, NCHW, 2, 5, 9, 8, 1, 1, 2, 2, 0, 0, 0, 0, 4},
+    {"max_f16_nhwc_1x1_s2_c8", K_MAX, F16, NHWC, 2, 8, 9, 8, 1, 1, 2, 2, 0, 0, 0, 0, 4},
+    {"max_f16_nhwc_3x2_s2x1_p1x0_c16", K_MAX, F16, NHWC, 2, 16, 10, 9, 3, 2, 2, 1, 1, 0, 0, 0, 4},
+    {"avg_f32_nhwc_2x3_s1x3_p0x1_c4_incl", K_AVG, F32, NHWC, 2, 4, 7, 10, 2, 3, 1, 3, 0, 1, 1, 0, 4},
+    {"avg_bf16_nchw_4x2_s3x2_p2x1_excl", K_AVG, BF16, NCHW, 2, 3, 11, 9, 4, 2, 3, 2, 2, 1, 0, 0, 4},
+    {"max_f32_nchw_4x2_s3x2_p2x1", K_MAX, F32, NCHW, 2, 3, 11, 9, 4, 2, 3, 2, 2, 1, 0, 0, 4},
+    /* windows larger than the input (padding makes room), and 1x1 spatial */
+    {"max_f16_nhwc_5x5_on_2x3_p2_c16", K_MAX, F16, NHWC, 2, 16, 2, 3, 5, 5, 1, 1, 2, 2, 0, 0, 4},
+    {"avg_f16_nhwc_5x5_on_2x3_p2_c16_incl", K_AVG, F16, NHWC, 2, 16, 2, 3, 5, 5, 1, 1, 2, 2, 1, 0, 4},
+    {"avg_f32_nchw_5x5_on_2x3_p2_excl", K_AVG, F32, NCHW, 2, 5, 2, 3, 5, 5, 1, 1, 2, 2, 0, 0, 4},
+    {"max_bf16_nchw_3x3_on_1x1_p1", K_MAX, BF16, NCHW, 3, 5, 1, 1, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    {"max_f16_nhwc_3x3_on_1x1_p1_c8", K_MAX, F16, NHWC, 3, 8, 1, 1, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    {"avg_f32_nhwc_3x3_on_1x1_p1_c3_incl", K_AVG, F32, NHWC, 3, 3, 1, 1, 3, 3, 1, 1, 1, 1, 1, 0, 4},
+    {"avg_f16_nhwc_1x1_on_1x1_c16", K_AVG, F16, NHWC, 3, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 4},
+    /* enough outputs that the grid-stride loops go round more than once */
+    {"max_f16_nhwc_3x3_s2_p1_big", K_MAX, F16, NHWC, 8, 64, 112, 112, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f32_nchw_3x3_s1_p1_big", K_MAX, F32, NCHW, 4, 16, 200, 200, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    /* NaN inputs: max pooling's output is NaN wherever its window holds one */
+    {"max_f16_nhwc_3x3_s2_p1_c64_nan", K_MAX, F16, NHWC, 2, 64, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
+    {"max_bf16_nhwc_3x3_s2_p1_c64_nan", K_MAX, BF16, NHWC, 2, 64, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
+    {"max_f32_nhwc_3x3_s2_p1_c16_nan", K_MAX, F32, NHWC, 2, 16, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
+    {"max_f16_nhwc_2x2_s2_c5_nan", K_MAX, F16, NHWC, 2, 5, 10, 9, 2, 2, 2, 2, 0, 0, 0, 29, 4},
+    {"max_f16_nchw_3x3_s2_p1_nan", K_MAX, F16, NCHW, 2, 6, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
+    {"max_bf16_nchw_2x3_s1_p1_nan", K_MAX, BF16, NCHW, 2, 6, 9, 8, 2, 3, 1, 1, 1, 1, 0, 29, 4},
+    {"max_f32_nchw_5x5_s2_p2_nan", K_MAX, F32, NCHW, 2, 6, 11, 10, 5, 5, 2, 2, 2, 2, 0, 29, 4},
+    {"avg_f16_nhwc_3x3_s2_p1_c16_nan", K_AVG, F16, NHWC, 2, 16, 9, 9, 3, 3, 2, 2, 1, 1, 1, 29, 4},
+    /* global average pooling: channel vectors (NHWC), H*W vectors (NCHW), scalar paths */
+    {"gap_f16_nhwc_c2048_7x7", K_GAP, F16, NHWC, 3, 2048, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_bf16_nhwc_c64_14x14", K_GAP, BF16, NHWC, 2, 64, 14, 14, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f32_nhwc_c12_9x11", K_GAP, F32, NHWC, 2, 12, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f16_nhwc_c5_9x11", K_GAP, F16, NHWC, 2, 5, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f16_nhwc_c24_1x1", K_GAP, F16, NHWC, 2, 24, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f16_nchw_7x7", K_GAP, F16, NCHW, 2, 40, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_bf16_nchw_8x8", K_GAP, BF16, NCHW, 2, 40, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f32_nchw_56x56", K_GAP, F32, NCHW, 2, 20, 56, 56, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    /* softmax: rows in registers (vector and scalar), long rows (two passes), channels
+     * strided by H*W (NCHW) */
+    {"softmax_f32_2d_c1000", K_SOFTMAX, F32, NCHW, 7, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    {"softmax_f16_2d_c1000", K_SOFTMAX, F16, NCHW, 7, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    {"softmax_bf16_2d_c10", K_SOFTMAX, BF16, NCHW, 9, 10, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    {"softmax_f32_2d_c3001_long", K_SOFTMAX, F32, NCHW, 5, 3001, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    {"softmax_f16_2d_c4096_long", K_SOFTMAX, F16, NCHW, 5, 4096, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    {"softmax_bf16_nhwc_c16", K_SOFTMAX, BF16, NHWC, 2, 16, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f16_nchw_c19", K_SOFTMAX, F16, NCHW, 2, 19, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f32_nchw_c8", K_SOFTMAX, F32, NCHW, 2, 8, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f32_2d_c64_nan", K_SOFTMAX, F32, NCHW, 9, 64, 1, 1, 0, 0, 0, 0, 0, 0, 0, 97, 2},
+    /* flatten: NHWC transpose (16- and 32-bit), NCHW and 1x1 spatial copies */
+    {"flatten_f16_nhwc_c64_7x7", K_FLATTEN, F16, NHWC, 3, 64, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"flatten_f32_nhwc_c5_9x11", K_FLATTEN, F32, NHWC, 2, 5, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"flatten_bf16_nhwc_c40_33x3", K_FLATTEN, BF16, NHWC, 2, 40, 33, 3, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"flatten_f16_nchw", K_FLATTEN, F16, NCHW, 2, 6, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"flatten_f16_nhwc_1x1", K_FLATTEN, F16, NHWC, 3, 24, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    /* standalone epilogue chain (add, bias, silu): vector path and scalar tail */
+    {"epilogue_f16_nhwc_c64", K_EPILOGUE, F16, NHWC, 2, 64, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"epilogue_bf16_nhwc_c3_tail", K_EPILOGUE, BF16, NHWC, 1, 3, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"epilogue_f32_nchw_c6", K_EPILOGUE, F32, NCHW, 2, 6, 5, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"epilogue_f16_nchw_c5_odd", K_EPILOGUE, F16, NCHW, 3, 5, 3, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+};
+/* clang-format on */
+
+static nnop_tensor_desc input_desc(const pool_case *pc)
+{
+    if (pc->ndim == 2)
+        return nnop_tensor_2d(pc->dt, pc->n, pc->c);
+    return nnop_tensor_4d(pc->dt, pc->lay, pc->n, pc->c, pc->h, pc->w);
+}
+
+static void build_case(nnop_graph *g, const void *arg)
+{
+    const pool_case *pc = (const pool_case *)arg;
+    nnop_tensor_desc xd = input_desc(pc), kd = nnop_tensor_1d(pc->dt, pc->c);
+    nnop_value x = nnop_input(g, "x", &xd), y;
+    nnop_pool_params p;
+    memset(&p, 0, sizeof p);
+    p.window[0] = pc->kh, p.window[1] = pc->kw;
+    p.stride[0] = pc->sh, p.stride[1] = pc->sw;
+    p.pad[0] = pc->ph, p.pad[1] = pc->pw;
+    p.count_include_pad = pc->incl;
+    switch (pc->kind) {
+    case K_MAX:
+    case K_AVG:
+        y = nnop_pool(g, x, pc->kind == K_MAX ? NNOP_POOL_MAX : NNOP_POOL_AVG, &p);
+        break;
+    case K_GAP:
+        y = nnop_global_avg_pool(g, x);
+        break;
+    case K_SOFTMAX:
+        y = nnop_softmax(g, x);
+        break;
+    case K_FLATTEN:
+        y = nnop_flatten(g, x);
+        break;
+    default:
+        y = nnop_add(g, x, nnop_input(g, "z", &xd));
+        y = nnop_bias(g, y, h_const(g, "bias", &kd, 41, -0.5f, 0.5f));
+        y = nnop_act(g, y, NNOP_ACT_SILU, 0.0f);
+        break;
+    }
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+}
+
+static const char *kernel_of(int kind)
+{
+    static const char *const names[] = {
+            "own kernel: pool",    "own kernel: pool",    "own kernel: global_avg_pool",
+            "own kernel: softmax", "own kernel: flatten", "own kernel: epilogue"};
+    return names[kind];
+}
+
+/* Element i of a dtype-t buffer set to NaN. */
+static void set_nan(nnop_dtype t, void *p, int64_t i)
+{
+    if (t == NNOP_F32) {
+        ((float *)p)[i] = NAN;
+    } else {
+        uint16_t v = t == NNOP_F16 ? 0x7E00u : 0x7FC0u;
+        memcpy((char *)p + 2 * i, &v, 2);
+    }
+}
+
+/* got vs the CPU's: NaN exactly where the reference is NaN, elsewhere within tolerance. */
+static int compare_nan(const h_run *r, h_pair *hp)
+{
+    nnop_tensor_desc d;
+    int64_t n, i, bad = 0, nans = 0;
+    float *ref, *got;
+    void *raw;
+    assert_int_equal(nnop_plan_output_desc(hp->pc, 0, &d), NNOP_OK);
+    n = nnop_tensor_elements(&d);
+    ref = (float *)malloc((size_t)n * sizeof(float));
+    got = (float *)malloc((size_t)n * sizeof(float));
+    raw = malloc(nnop_tensor_bytes(&d));
+    assert_true(ref && got && raw);
+    assert_int_equal(nnop_convert(d.dtype, hp->hout[0], NNOP_F32, ref, n), NNOP_OK);
+    assert_int_equal(nnop_copy_out(hp->gpu, raw, hp->dout[0], nnop_tensor_bytes(&d)), NNOP_OK);
+    assert_int_equal(nnop_convert(d.dtype, raw, NNOP_F32, got, n), NNOP_OK);
+    for (i = 0; i < n; i++) {
+        int ok;
+        nans += isnan(ref[i]) != 0;
+        if (isnan(ref[i]))
+            ok = isnan(got[i]) != 0;
+        else
+            ok = fabs((double)got[i] - ref[i]) <= r->atol + r->rtol * fabs((double)ref[i]);
+        if (!ok && bad++ < 5)
+            print_error("element %lld: got %.8g, want %.8g\n", (long long)i, (double)got[i],
+                        (double)ref[i]);
+    }
+    if (nans == 0 || nans == n) {
+        print_error("the reference has %lld NaN of %lld: the case tests nothing\n", (long long)nans,
+                    (long long)n);
+        bad++;
+    }
+    free(ref);
+    free(got);
+    free(raw);
+    return bad == 0;
+}
+
+/* A NaN case: every pc->nan-th input element NaN on both backends; the GPU output is poisoned with
+ * finite bytes (0x5A), so an output left unwritten where NaN is expected shows too. */
+static void run_nan_case(h_run *r, const pool_case *pc)
+{
+    h_pair hp;
+    nnop_tensor_desc d;
+    int64_t i, n;
+    size_t bytes;
+    void *fill;
+    if (!h_compile(r, &hp, build_case, pc))
+        fail_msg("%s: GPU compile: %s: %s", pc->name, nnop_status_string(r->gpu_compile_status),
+                 r->gpu_error);
+    h_buffers(r, &hp);
+    assert_int_equal(nnop_plan_input_desc(hp.pc, 0, &d), NNOP_OK);
+    n = nnop_tensor_elements(&d);
+    for (i = 3; i < n; i += pc->nan)
+        set_nan(d.dtype, hp.hin[0], i);
+    assert_int_equal(nnop_copy_in(hp.gpu, hp.din[0], hp.hin[0], nnop_tensor_bytes(&d)), NNOP_OK);
+    assert_int_equal(nnop_plan_output_desc(hp.pc, 0, &d), NNOP_OK);
+    bytes = nnop_tensor_bytes(&d);
+    fill = malloc(bytes);
+    assert_non_null(fill);
+    memset(fill, 0x5A, bytes);
+    assert_int_equal(nnop_copy_in(hp.gpu, hp.dout[0], fill, bytes), NNOP_OK);
+    free(fill);
+    h_execute(r, &hp);
+    if (!compare_nan(r, &hp))
+        fail_msg("%s: GPU result differs from the CPU reference (NaN inputs)\n%s", pc->name,
+                 r->describe);
+    print_message("%s: %s", pc->name, r->describe);
+    if (!strstr(r->describe, kernel_of(pc->kind)))
+        fail_msg("%s: plan description lacks '%s':\n%s", pc->name, kernel_of(pc->kind),
+                 r->describe);
+    h_release(&hp);
+}
+
+static void run_case(void **state)
+{
+    const pool_case *pc = (const pool_case *)*state;
+    h_run r;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, pc->dt, 1.0);
+    if (pc->nan)
+        run_nan_case(&r, pc);
+    else
+        h_check_case(&r, pc->name, build_case, pc, kernel_of(pc->kind));
+}
+
+int main(void)
+{
+    return h_run_table("gpu_pool", cases, sizeof cases / sizeof cases[0], sizeof cases[0],
+                       run_case);
+}
