@@ -45,11 +45,22 @@ grep -E "warning" "$OUT/build.log" | head -10
 TEST_RC=0
 if wants tests; then
     echo "== tests"
-    (cd "$BUILD" && NNOP_REQUIRE_GPU=1 ctest --output-on-failure --timeout 150 >"$OUT/ctest.log" 2>&1)
+    # difftest.gpu (the fixed-seed set) runs below on its own, with its own time limit
+    (cd "$BUILD" && NNOP_REQUIRE_GPU=1 ctest --output-on-failure --timeout 150 \
+        -E '^difftest[.]gpu$' >"$OUT/ctest.log" 2>&1)
     TEST_RC=$?
     grep -E "^\[  (FAILED|SKIPPED|  OK    |PASSED  )|tests passed|tests failed|Failed|Passed|cudnn eng|own kernel" "$OUT/ctest.log" | grep -vE "^\[       OK" | tail -80
     tail -25 "$OUT/ctest.log"
-    # the differential tester's fixed-seed GPU set (difftest.gpu ran 5000 above) again under
+    echo "== difftest fixed-seed set (seed 1, ${NNOP_DIFFTEST_COUNT:-5000} graphs, fused and unfused)"
+    NNOP_REQUIRE_GPU=1 timeout "${NNOP_DIFFTEST_TIMEOUT:-900}" "$BUILD/tests/difftest/difftest" \
+        --seed 1 --count "${NNOP_DIFFTEST_COUNT:-5000}" --backend cuda \
+        --repro-dir "$OUT/difftest-repro" >"$OUT/difftest_fixed.log" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && TEST_RC=1
+    echo "difftest fixed set: rc $rc"
+    grep -E "^FAIL" "$OUT/difftest_fixed.log" | head -30
+    sed -n '/^difftest: backend/,$p' "$OUT/difftest_fixed.log"
+    # the differential tester's fixed-seed GPU set again under
     # memcheck, smaller since memcheck is slow: no invalid access in any kernel it reaches
     echo "== difftest under compute-sanitizer memcheck"
     NNOP_REQUIRE_GPU=1 timeout 1200 compute-sanitizer --tool memcheck --error-exitcode 9 \
