@@ -69,8 +69,8 @@ typedef struct nnop__dnn_step {
     int n_io;
     int64_t next_uid;
     int is_conv, fp32;
-    /* a 16-bit real tensor whose channels are not a multiple of 8, or NCHW with H x W > 1:
-     * runtime-compiled engines gave wrong results or misaligned stores there (issue 10) */
+    /* a 16-bit real tensor in the class where runtime-compiled engines gave wrong results or
+     * misaligned stores (lower.c, rtc_unsafe_tensor; issue 10) */
     int rtc_unsafe;
     nnop__fp_builder fpb; /* everything lowered so far, for the plan cache */
     int cached;      /* 1: engine choice from the plan cache, 2: plan from its JSON, 3: the same,

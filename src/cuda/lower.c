@@ -80,12 +80,14 @@ static int64_t extent_bytes(int ndim, const int64_t *dims, const int64_t *stride
 
 /* The shape class in which cuDNN's runtime-compiled fusion engine (eng7 on sm_90, cuDNN
  * 9.14) returned wrong sums and NaN, or faulted with misaligned 16-byte stores: fp16/bf16
- * 4-D tensors with a channel count that is not a multiple of 8, or NCHW with H x W > 1. */
+ * 4-D tensors with a channel count that is not a multiple of 8, NCHW with H x W > 1, or a
+ * batch of 1x1 images (a [1, K, 1, 1] per-channel operand is fine). */
 static int rtc_unsafe_tensor(int ndim, const int64_t *dims, const int64_t *strides, nnop_dtype dt)
 {
     if (dt == NNOP_F32 || ndim != 4)
         return 0;
-    return dims[1] % 8 != 0 || (strides[1] != 1 && dims[2] * dims[3] > 1);
+    return dims[1] % 8 != 0 || (strides[1] != 1 && dims[2] * dims[3] > 1) ||
+           (dims[0] > 1 && dims[2] * dims[3] == 1);
 }
 
 nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, const int64_t *dims,

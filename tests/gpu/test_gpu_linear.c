@@ -44,7 +44,7 @@ static const linear_case cases[] = {
     {"fp16_deterministic", F16, 32, 512, 256, 1, RELU, 0, 0, PP, 1, "cublasLt matmul"},
     {"fp16_fastest_cublaslt_too", F16, 32, 256, 128, 1, RELU, 0, 0, FA, 0, "cublasLt matmul, epilogue bias+relu"},
     {"fp16_sigmoid_own_epilogue", F16, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PP, 0, "split, cuBLASLt took the prefix"},
-    {"fp32_sigmoid_precompiled_only_own_kernel", F32, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PO, 0, "own kernel: linear"},
+    {"fp32_sigmoid_precompiled_only", F32, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PO, 0, "split, cuBLASLt took the prefix"},
 };
 /* clang-format on */
 
