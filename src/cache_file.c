@@ -304,9 +304,15 @@ static size_t resync(const unsigned char *buf, size_t len, size_t off)
 }
 
 /* One record at off: 1 and *next on a checked payload (*fp, *e filled), 0 when damaged
- * (problem reported, *next = where to resume). */
+ * (problem reported, *next = where to resume). *failed_bytes counts the bytes checksummed for
+ * records whose checksum did not match: records that pass never overlap, so they cost at most
+ * len in all, but damaged ones may (back-to-back heads, each claiming the rest of the file,
+ * made the parse quadratic). Once the damaged ones would pass 2 len, the rest of the file is
+ * ignored (*next = len): the parse checksums at most 3 len bytes (and 4 per record head), yet
+ * one or two damaged lengths still leave the records after them readable. */
 static int parse_record(const unsigned char *buf, size_t len, size_t off, size_t *next,
-                        nnop__fp *fp, nnop__cache_entry *e, nnop__cache_report *rep)
+                        nnop__fp *fp, nnop__cache_entry *e, size_t *failed_bytes,
+                        nnop__cache_report *rep)
 {
     size_t plen;
     uint32_t crc;
@@ -328,9 +334,16 @@ static int parse_record(const unsigned char *buf, size_t len, size_t off, size_t
         *next = resync(buf, len, off);
         return 0;
     }
+    if ((uint64_t)*failed_bytes + plen > 2 * (uint64_t)len) {
+        report_problem(rep, NNOP_ERR_FORMAT, off,
+                       "too many damaged entries: the rest of the file is ignored");
+        return 0;
+    }
     crc = nnop__crc32(0, buf + off + 4, 4);
     crc = nnop__crc32(crc, buf + off + RECORD_HEAD, plen);
+    rep->bytes_checksummed += 4 + plen;
     if (crc != rd_u32(buf + off + 8)) {
+        *failed_bytes += plen;
         report_problem(rep, NNOP_ERR_FORMAT, off, "entry checksum mismatch");
         *next = resync(buf, len, off);
         return 0;
@@ -349,7 +362,7 @@ void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_vers
 {
     char key[NNOP_CACHE_KEY_MAX + 1], want[NNOP_CACHE_KEY_MAX + 1];
     uint64_t file_cudnn = 0;
-    size_t off = 0, next;
+    size_t off = 0, next, failed_bytes = 0;
     int other_device = 0, other_cudnn = 0;
     nnop__cache_report local;
     if (!rep)
@@ -371,7 +384,7 @@ void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_vers
     while (off < len) {
         nnop__fp fp;
         nnop__cache_entry e;
-        if (!parse_record(buf, len, off, &next, &fp, &e, rep)) {
+        if (!parse_record(buf, len, off, &next, &fp, &e, &failed_bytes, rep)) {
             rep->ignored_corrupt++;
         } else if (other_device) {
             rep->ignored_other_device++;
