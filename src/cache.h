@@ -230,6 +230,8 @@ typedef struct nnop__cache_report {
     int rejected;        /* unusable header (magic, format version, checksum, truncated) */
     uint64_t entries_ok; /* well-formed entries for this device (loaded unless already present) */
     uint64_t ignored_corrupt, ignored_other_device, ignored_other_cudnn;
+    /* bytes run through the checksum: at most twice the file's size (the parse is linear) */
+    uint64_t bytes_checksummed;
 } nnop__cache_report;
 
 /* Load the file at the cache's path (or path, if not NULL) into the cache. Never fails for

@@ -262,6 +262,28 @@ static void decode_choice(const unsigned char *p, nnop__fp *fp, nnop__cache_entr
     }
 }
 
+/* The largest tensor or workspace a file may name: a valid checksum says nothing about the
+ * values (a crafted or stale file), and GPU scratch memory is sized from them. */
+#define IO_BYTES_MAX (NNOP_MAX_TENSOR_ELEMENTS * 4)
+
+/* 1 when every value of a decoded entry is in range: each io pair names a tensor of 1 to
+ * IO_BYTES_MAX bytes under a uid no other pair has, the workspace is -1 (unknown) or 0 to
+ * IO_BYTES_MAX. */
+static int values_ok(const nnop__cache_entry *e)
+{
+    int32_t i, j;
+    if (e->workspace_bytes < -1 || e->workspace_bytes > IO_BYTES_MAX)
+        return 0;
+    for (i = 0; i < e->n_io; i++) {
+        if (e->io[i].bytes < 1 || e->io[i].bytes > IO_BYTES_MAX)
+            return 0;
+        for (j = 0; j < i; j++)
+            if (e->io[j].uid == e->io[i].uid)
+                return 0;
+    }
+    return 1;
+}
+
 /* Decode a payload whose checksum matched. 0 if its fields are inconsistent: each count is
  * checked against its bound and the bytes present before the field after it is read, and
  * the counts must add up to plen exactly. */
@@ -291,7 +313,7 @@ static int decode_payload(const unsigned char *p, size_t plen, nnop__fp *fp, nno
         e->io[i].uid = (int64_t)rd_u64(p + io_at + (size_t)i * IO_BYTES);
         e->io[i].bytes = (int64_t)rd_u64(p + io_at + (size_t)i * IO_BYTES + 8);
     }
-    return 1;
+    return values_ok(e);
 }
 
 /* Next entry marker after off, or len if none: how parsing resumes after a damaged entry. */
@@ -304,9 +326,15 @@ static size_t resync(const unsigned char *buf, size_t len, size_t off)
 }
 
 /* One record at off: 1 and *next on a checked payload (*fp, *e filled), 0 when damaged
- * (problem reported, *next = where to resume). */
+ * (problem reported, *next = where to resume). *failed_bytes counts the bytes checksummed for
+ * records whose checksum did not match: records that pass never overlap, so they cost at most
+ * len in all, but damaged ones may (back-to-back heads, each claiming the rest of the file,
+ * made the parse quadratic). Once the damaged ones would pass 2 len, the rest of the file is
+ * ignored (*next = len): the parse checksums at most 3 len bytes (and 4 per record head), yet
+ * one or two damaged lengths still leave the records after them readable. */
 static int parse_record(const unsigned char *buf, size_t len, size_t off, size_t *next,
-                        nnop__fp *fp, nnop__cache_entry *e, nnop__cache_report *rep)
+                        nnop__fp *fp, nnop__cache_entry *e, size_t *failed_bytes,
+                        nnop__cache_report *rep)
 {
     size_t plen;
     uint32_t crc;
@@ -328,9 +356,16 @@ static int parse_record(const unsigned char *buf, size_t len, size_t off, size_t
         *next = resync(buf, len, off);
         return 0;
     }
+    if ((uint64_t)*failed_bytes + plen > 2 * (uint64_t)len) {
+        report_problem(rep, NNOP_ERR_FORMAT, off,
+                       "too many damaged entries: the rest of the file is ignored");
+        return 0;
+    }
     crc = nnop__crc32(0, buf + off + 4, 4);
     crc = nnop__crc32(crc, buf + off + RECORD_HEAD, plen);
+    rep->bytes_checksummed += 4 + plen;
     if (crc != rd_u32(buf + off + 8)) {
+        *failed_bytes += plen;
         report_problem(rep, NNOP_ERR_FORMAT, off, "entry checksum mismatch");
         *next = resync(buf, len, off);
         return 0;
@@ -349,7 +384,7 @@ void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_vers
 {
     char key[NNOP_CACHE_KEY_MAX + 1], want[NNOP_CACHE_KEY_MAX + 1];
     uint64_t file_cudnn = 0;
-    size_t off = 0, next;
+    size_t off = 0, next, failed_bytes = 0;
     int other_device = 0, other_cudnn = 0;
     nnop__cache_report local;
     if (!rep)
@@ -371,7 +406,7 @@ void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_vers
     while (off < len) {
         nnop__fp fp;
         nnop__cache_entry e;
-        if (!parse_record(buf, len, off, &next, &fp, &e, rep)) {
+        if (!parse_record(buf, len, off, &next, &fp, &e, &failed_bytes, rep)) {
             rep->ignored_corrupt++;
         } else if (other_device) {
             rep->ignored_other_device++;
@@ -387,16 +422,41 @@ void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_vers
 }
 
 /* ---------------------------------------------------------------- file I/O */
+/* What went wrong opening or reading a file, for messages. */
+static const char *open_problem(nnop__open_result why)
+{
+    switch (why) {
+    case NNOP__OPEN_NOT_REGULAR:
+        return "not a regular file (a directory, FIFO or device)";
+    case NNOP__OPEN_NO_MEMORY:
+        return "out of memory";
+    case NNOP__OPEN_MISSING:
+        return "missing";
+    default:
+        return "cannot be read (no permission, or an I/O error)";
+    }
+}
+
 /* Read at most FILE_MAX bytes of path into *buf (malloc'd). *missing when it does not
- * exist (NNOP_OK, *buf NULL). */
-static nnop_status read_file(const char *path, unsigned char **buf, size_t *len, int *missing)
+ * exist (NNOP_OK, *buf NULL). Regular files only: a FIFO or device is refused without being
+ * read (NNOP_ERR_IO), so that neither a load nor a save ever blocks on one. *why says what
+ * failed (may be NULL). */
+static nnop_status read_file(const char *path, unsigned char **buf, size_t *len, int *missing,
+                             nnop__open_result *why)
 {
     bytebuf b = {0};
-    FILE *f = nnop__fopen(path, "rb", missing);
+    nnop__open_result local;
+    FILE *f;
+    if (!why)
+        why = &local;
+    f = nnop__fopen_read(path, why);
     *buf = NULL;
     *len = 0;
+    *missing = *why == NNOP__OPEN_MISSING;
     if (!f)
-        return *missing ? NNOP_OK : NNOP_ERR_IO;
+        return *missing                       ? NNOP_OK
+               : *why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY
+                                              : NNOP_ERR_IO;
     while (b.len < FILE_MAX) {
         size_t got, room;
         bb_reserve(&b, 1); /* doubles when full: never past FILE_MAX, a power of two */
@@ -413,11 +473,13 @@ static nnop_status read_file(const char *path, unsigned char **buf, size_t *len,
     if (!b.oom && ferror(f)) {
         fclose(f);
         free(b.p);
+        *why = NNOP__OPEN_FAILED;
         return NNOP_ERR_IO;
     }
     fclose(f);
     if (b.oom) {
         free(b.p);
+        *why = NNOP__OPEN_NO_MEMORY;
         return NNOP_ERR_OUT_OF_MEMORY;
     }
     /* a longer file reads as one cut at FILE_MAX: its last entry counts as truncated */
@@ -426,13 +488,20 @@ static nnop_status read_file(const char *path, unsigned char **buf, size_t *len,
     return NNOP_OK;
 }
 
+typedef struct load_state {
+    nnop_plan_cache *c;
+    int oom;
+} load_state;
+
 static int load_one(void *user, const nnop__fp *fp, const nnop__cache_entry *e)
 {
-    nnop_plan_cache *c = (nnop_plan_cache *)user;
-    nnop__mutex_lock(c->mu);
-    nnop__cache_put_locked(c, fp, e, 1); /* out of memory: the entry is simply not cached */
-    nnop__mutex_unlock(c->mu);
-    return 0;
+    load_state *l = (load_state *)user;
+    nnop_status st;
+    nnop__mutex_lock(l->c->mu);
+    st = nnop__cache_put_locked(l->c, fp, e, 1);
+    nnop__mutex_unlock(l->c->mu);
+    l->oom = st == NNOP_ERR_OUT_OF_MEMORY;
+    return l->oom; /* stop: the load reports it (the entries loaded so far stay) */
 }
 
 nnop_status nnop__cache_load(nnop_plan_cache *c, const char *path, nnop__cache_report *rep)
@@ -460,9 +529,15 @@ nnop_status nnop__cache_load(nnop_plan_cache *c, const char *path, nnop__cache_r
     nnop__mutex_unlock(c->mu);
     if (!path || !bound)
         return NNOP_OK;
-    st = read_file(path, &buf, &len, &rep->missing);
-    if (st == NNOP_OK && buf)
-        nnop__cache_parse(buf, len, cudnn, key, load_one, c, rep);
+    st = read_file(path, &buf, &len, &rep->missing, NULL);
+    if (st == NNOP_OK && buf) {
+        load_state l;
+        l.c = c;
+        l.oom = 0;
+        nnop__cache_parse(buf, len, cudnn, key, load_one, &l, rep);
+        if (l.oom)
+            st = NNOP_ERR_OUT_OF_MEMORY;
+    }
     free(buf);
     nnop__mutex_lock(c->mu);
     c->st.ignored_corrupt += rep->ignored_corrupt;
@@ -579,18 +654,22 @@ static nnop_status write_atomic(nnop_plan_cache *c, const char *path, const byte
     FILE *f;
     int ok;
     uint64_t seq;
-    if (!tmp)
+    nnop__open_result why;
+    if (!tmp) {
+        set_msg(msg, msg_len, "out of memory saving %s", path);
         return NNOP_ERR_OUT_OF_MEMORY;
+    }
     nnop__mutex_lock(c->mu);
     seq = c->tmp_seq++;
     nnop__mutex_unlock(c->mu);
     snprintf(tmp, tlen, "%s.tmp.%llu.%llx.%llu", path, (unsigned long long)nnop__process_id(),
              (unsigned long long)(uintptr_t)c, (unsigned long long)seq);
-    f = nnop__fopen(tmp, "wb", NULL);
+    f = nnop__fopen_create(tmp, &why);
     if (!f) {
-        set_msg(msg, msg_len, "cannot create a temporary file next to %s", path);
+        set_msg(msg, msg_len, "cannot create a temporary file next to %s: %s", path,
+                open_problem(why));
         free(tmp);
-        return NNOP_ERR_IO;
+        return why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_IO;
     }
     ok = fwrite(head->p, 1, head->len, f) == head->len;
     ok = ok && (!disk_len || fwrite(disk, 1, disk_len, f) == disk_len);
@@ -606,6 +685,83 @@ static nnop_status write_atomic(nnop_plan_cache *c, const char *path, const byte
     return ok ? NNOP_OK : NNOP_ERR_IO;
 }
 
+/* ---------------------------------------------------------------- stale temporary files */
+typedef struct stale_state {
+    const char *dir;  /* "" for the current directory */
+    const char *base; /* the cache file's name in dir */
+    size_t base_len;
+    char *path; /* scratch for dir + name */
+    size_t path_cap;
+} stale_state;
+
+/* n digits of set ("0123456789" or hex) at *p, at least one; advances *p. */
+static int skip_run(const char **p, const char *set)
+{
+    const char *s = *p;
+    while (*s && strchr(set, *s))
+        s++;
+    if (s == *p)
+        return 0;
+    *p = s;
+    return 1;
+}
+
+/* 1 when name is a temporary file of write_atomic for base: base.tmp.<pid>.<hex>.<seq>. */
+static int is_our_temporary(const char *name, const char *base, size_t base_len)
+{
+    const char *p = name;
+    if (strncmp(p, base, base_len) != 0 || strncmp(p + base_len, ".tmp.", 5) != 0)
+        return 0;
+    p += base_len + 5;
+    return skip_run(&p, "0123456789") && *p++ == '.' && skip_run(&p, "0123456789abcdef") &&
+           *p++ == '.' && skip_run(&p, "0123456789") && *p == '\0';
+}
+
+static void remove_if_stale(void *user, const char *name)
+{
+    stale_state *s = (stale_state *)user;
+    size_t need;
+    if (!is_our_temporary(name, s->base, s->base_len))
+        return;
+    need = strlen(s->dir) + strlen(name) + 1;
+    if (need > s->path_cap)
+        return; /* cannot happen: path_cap covers any name this pattern can match */
+    snprintf(s->path, s->path_cap, "%s%s", s->dir, name);
+    (void)nnop__remove(s->path);
+}
+
+/* Remove the temporary files of earlier saves of path whose writer was killed mid-write.
+ * Called with the file lock held: every save writes its temporary file only under it, so any
+ * temporary file present now is stale. Best effort (out of memory: left for a later save). */
+static void remove_stale_temporaries(const char *path)
+{
+    stale_state s;
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    size_t dir_len;
+#ifdef _WIN32
+    const char *bslash = strrchr(path, '\\');
+    if (bslash && (!slash || bslash > slash))
+        slash = bslash;
+#endif
+    dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    s.base = path + dir_len;
+    s.base_len = strlen(s.base);
+    if (!s.base_len)
+        return;
+    dir = (char *)malloc(dir_len + 1);
+    s.path_cap = strlen(path) + 80;
+    s.path = (char *)malloc(s.path_cap);
+    if (dir && s.path) {
+        memcpy(dir, path, dir_len);
+        dir[dir_len] = '\0';
+        s.dir = dir;
+        (void)nnop__list_dir(dir, remove_if_stale, &s);
+    }
+    free(dir);
+    free(s.path);
+}
+
 /* The locked part of a save: merge with the file, bound, write. */
 static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64_t cudnn,
                                     const char *key, char *msg, size_t msg_len)
@@ -617,13 +773,18 @@ static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64
     unsigned char *old = NULL;
     size_t old_len = 0, n_mem = 0, mem_bytes = 0, k, n_keep = 0, cost = 0;
     int missing = 0;
+    nnop__open_result why = NNOP__OPEN_OK;
     nnop_status st;
     memset(&m, 0, sizeof m);
     st = snapshot(c, &mem, &fps, &n_mem, &mem_bytes);
-    if (st == NNOP_OK)
-        st = read_file(path, &old, &old_len, &missing);
-    if (st == NNOP_ERR_IO)
-        st = NNOP_OK; /* unreadable: replace it */
+    if (st == NNOP_OK) {
+        remove_stale_temporaries(path);
+        st = read_file(path, &old, &old_len, &missing, &why);
+        /* never replace what could not be read: it may hold another writer's entries (an
+         * allocation failed) or be somebody else's file (write-only, a FIFO, a directory) */
+        if (st != NNOP_OK)
+            set_msg(msg, msg_len, "cannot read %s (%s): not replaced", path, open_problem(why));
+    }
     if (st == NNOP_OK && foreign_file(old, old_len)) {
         set_msg(msg, msg_len, "%s exists and is not an nnop plan cache: not overwritten", path);
         st = NNOP_ERR_IO;
@@ -633,6 +794,8 @@ static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64
         m.n_mem = n_mem;
         nnop__cache_parse(old, old_len, cudnn, key, merge_one, &m, &rep);
         st = m.oom ? NNOP_ERR_OUT_OF_MEMORY : NNOP_OK;
+        if (m.oom)
+            set_msg(msg, msg_len, "out of memory merging %s: not replaced", path);
     }
     /* keep the newest file records that fit beside memory's entries */
     for (k = m.n_rec; k > 0 && st == NNOP_OK; k--) {
@@ -643,8 +806,10 @@ static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64
         cost += m.rec_cost[k - 1];
     }
     write_header(&head, cudnn, key);
-    if (st == NNOP_OK && head.oom)
+    if (st == NNOP_OK && head.oom) {
+        set_msg(msg, msg_len, "out of memory saving %s", path);
         st = NNOP_ERR_OUT_OF_MEMORY;
+    }
     if (st == NNOP_OK) {
         size_t from = (m.n_rec - n_keep) ? m.rec_end[m.n_rec - n_keep - 1] : 0;
         st = write_atomic(c, path, &head, m.disk.p + from, m.disk.len - from, &mem, msg, msg_len);
@@ -715,7 +880,7 @@ nnop_status nnop__cache_check_file(const char *path, uint64_t cudnn_version, con
     memset(rep, 0, sizeof *rep);
     if (!path)
         return NNOP_ERR_INVALID_ARGUMENT;
-    st = read_file(path, &buf, &len, &missing);
+    st = read_file(path, &buf, &len, &missing, NULL);
     if (st == NNOP_OK && buf)
         nnop__cache_parse(buf, len, cudnn_version, device_key, NULL, NULL, rep);
     rep->missing = missing;

@@ -42,6 +42,8 @@ static int grow(void **arr, int32_t *cap, int32_t need, size_t elem)
     void *p;
     if (need <= *cap)
         return 1;
+    if (need > NNOP_MAX_GRAPH_VALUES)
+        return 0; /* the documented graph size limit (and int32_t ids never wrap) */
     ncap = *cap ? *cap * 2 : 16;
     while (ncap < need)
         ncap *= 2;
@@ -263,6 +265,13 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
         nnop_status st = def->infer(node, descs, &out, msg, sizeof msg);
         if (st != NNOP_OK)
             return graph_fail(g, st, "%s (node #%d): %s", fn, (int)g->n_nodes, msg);
+        /* an inferred shape passes the bounds of a given one: the backends size buffers
+         * from it (a conv with a huge pad once inferred a shape whose byte size wrapped) */
+        st = nnop__check_desc(&out, msg, sizeof msg);
+        if (st != NNOP_OK)
+            return graph_fail(g, NNOP_ERR_SHAPE,
+                              "%s (node #%d): the inferred output shape is out of bounds: %s", fn,
+                              (int)g->n_nodes, msg);
     }
     settle_layout(g, descs, n_in, &out);
     vid = new_value(g, &out, NNOP_VALUE_NODE, NULL);
@@ -430,6 +439,13 @@ nnop_status nnop__graph_validate(nnop_graph *g)
     if (g->n_outputs == 0)
         return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_graph_compile: the graph has no outputs (call nnop_output)");
+    for (i = 0; i < g->n_values; i++) {
+        char msg[256];
+        if (nnop__check_desc(&g->values[i].desc, msg, sizeof msg) != NNOP_OK)
+            return nnop__fail(g->ctx, NNOP_ERR_SHAPE,
+                              "nnop_graph_compile: value %d ('%s') has an invalid shape: %s",
+                              (int)i, g->values[i].name, msg);
+    }
     for (n = 0; n < g->n_nodes; n++) {
         const nnop__node *node = &g->nodes[n];
         for (i = 0; i < node->n_in; i++) {

@@ -1,4 +1,5 @@
 /* tensor.c: tensor descriptors: constructors, validation, layout, printing. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,11 +159,18 @@ nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
             snprintf(msg, len, "dims[%d] = %lld is not positive", i, (long long)d->dims[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
-        if (!nnop__mul_i64(n, d->dims[i], &n) || n > ((int64_t)1 << 40)) {
-            snprintf(msg, len, "element count overflows (dims[%d] = %lld)", i,
-                     (long long)d->dims[i]);
+        if (!nnop__mul_i64(n, d->dims[i], &n) || n > NNOP_MAX_TENSOR_ELEMENTS) {
+            snprintf(msg, len,
+                     "element count overflows (dims[%d] = %lld; at most %lld elements, "
+                     "NNOP_MAX_TENSOR_ELEMENTS)",
+                     i, (long long)d->dims[i], (long long)NNOP_MAX_TENSOR_ELEMENTS);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
+    }
+    /* the byte size (and the CPU backend's f32 copy) must fit in size_t: 32-bit systems */
+    if ((uint64_t)n > (uint64_t)(SIZE_MAX / sizeof(float))) {
+        snprintf(msg, len, "%lld elements do not fit in this system's memory", (long long)n);
+        return NNOP_ERR_INVALID_ARGUMENT;
     }
     if (!strides_match(d, NNOP_NCHW) && !(d->ndim == 4 && strides_match(d, NNOP_NHWC))) {
         snprintf(msg, len, "strides are not packed %s",

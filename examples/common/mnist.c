@@ -1,6 +1,7 @@
 /* mnist.c: MNIST IDX reader and the graphs of the bundled classifiers (see mnist.h). */
 #include "mnist.h"
 #include "errbuf.h"
+#include "regular_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,27 +13,25 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 
-/* Read a whole IDX file: header of hdr_bytes (magic first), then payload bytes. */
+/* Read a whole IDX file: header of hdr_bytes (magic first: its low byte is the number of
+ * dimensions, each a big-endian count after it), then payload bytes. A regular file only, and
+ * the payload the header's dimensions describe is checked against the file's size before a
+ * byte of it is read or allocated (a 1 GiB sparse file used to be read whole first). */
 static nnop_status read_idx(const char *path, uint32_t magic, size_t hdr_bytes, unsigned char *hdr,
                             unsigned char **payload, size_t *payload_bytes, char *err,
                             size_t err_len)
 {
-    FILE *fp = fopen(path, "rb");
-    long size;
+    FILE *fp = NULL;
+    uint64_t size = 0, want = 1;
+    size_t i, ndim = (hdr_bytes - 4) / 4;
+    nnop_status st = regular_file_open(path, &fp, &size, err, err_len);
     *payload = NULL;
-    if (!fp) {
-        errbuf_set(err, err_len, "%s: cannot open the file", path);
-        return NNOP_ERR_IO;
-    }
-    if (fseek(fp, 0, SEEK_END) != 0 || (size = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
+    if (st != NNOP_OK)
+        return st;
+    if (size < hdr_bytes || fread(hdr, 1, hdr_bytes, fp) != hdr_bytes) {
         fclose(fp);
-        errbuf_set(err, err_len, "%s: cannot determine the file size", path);
-        return NNOP_ERR_IO;
-    }
-    if ((size_t)size < hdr_bytes || fread(hdr, 1, hdr_bytes, fp) != hdr_bytes) {
-        fclose(fp);
-        errbuf_set(err, err_len, "%s: file of %ld bytes is too short for an IDX header", path,
-                   size);
+        errbuf_set(err, err_len, "%s: file of %llu bytes is too short for an IDX header", path,
+                   (unsigned long long)size);
         return NNOP_ERR_FORMAT;
     }
     if (be32(hdr) != magic) {
@@ -43,7 +42,18 @@ static nnop_status read_idx(const char *path, uint32_t magic, size_t hdr_bytes, 
                    path, (unsigned long)be32(hdr), (unsigned long)magic);
         return NNOP_ERR_FORMAT;
     }
-    *payload_bytes = (size_t)size - hdr_bytes;
+    for (i = 0; i < ndim; i++) /* each dim < 2^32: the product of 3 never wraps 2^64 ... */
+        want = want * be32(hdr + 4 + 4 * i) > ((uint64_t)1 << 40)
+                       ? ((uint64_t)1 << 40) + 1 /* ... and is capped well below it */
+                       : want * be32(hdr + 4 + 4 * i);
+    if (size - hdr_bytes != want) {
+        fclose(fp);
+        errbuf_set(err, err_len,
+                   "%s: the header's dimensions describe %llu bytes of data, the file holds %llu",
+                   path, (unsigned long long)want, (unsigned long long)(size - hdr_bytes));
+        return NNOP_ERR_FORMAT;
+    }
+    *payload_bytes = (size_t)want;
     *payload = (unsigned char *)malloc(*payload_bytes ? *payload_bytes : 1);
     if (!*payload) {
         fclose(fp);

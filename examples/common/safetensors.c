@@ -2,6 +2,7 @@
  * float32 writer. See safetensors.h for the checks. */
 #include "safetensors.h"
 #include "errbuf.h"
+#include "regular_file.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -10,6 +11,9 @@
 
 /* Integers in JSON numbers are exact up to 2^53. */
 #define ST_MAX_JSON_INT 9007199254740992.0
+/* Largest file safetensors_open reads (the bundled weights are under 1 MiB, ResNet-50's ~100 MiB)
+ */
+#define SAFETENSORS_MAX_FILE_BYTES ((uint64_t)4 << 30)
 
 static char *dup_string(const char *s)
 {
@@ -340,7 +344,7 @@ static nnop_status parse_header(safetensors_file *f, const char *hdr, size_t hdr
     cJSON *root;
     nnop_status st = NNOP_OK;
     size_t i;
-    int n;
+    int n, seen_meta = 0;
     if (hdr_bytes == 0 || hdr[0] != '{') {
         errbuf_set(err, err_len,
                    "%s: the header does not start with '{': not a safetensors "
@@ -391,7 +395,7 @@ static nnop_status parse_header(safetensors_file *f, const char *hdr, size_t hdr
     cJSON_ArrayForEach(item, root)
     {
         if (strcmp(item->string, "__metadata__") == 0) {
-            if (f->n_meta > 0 || f->meta_keys) {
+            if (seen_meta++) { /* an empty first one ({}) leaves no keys: count it here */
                 errbuf_set(err, err_len, "%s: \"__metadata__\" appears twice", f->path);
                 st = NNOP_ERR_FORMAT;
             } else {
@@ -493,6 +497,7 @@ nnop_status safetensors_open(const char *path, safetensors_file **out, char *err
     FILE *fp;
     unsigned char *buf = NULL;
     size_t size = 0, cap = 0;
+    uint64_t file_size = 0;
     nnop_status st;
     if (out)
         *out = NULL;
@@ -500,30 +505,25 @@ nnop_status safetensors_open(const char *path, safetensors_file **out, char *err
         errbuf_set(err, err_len, "safetensors_open: %s is NULL", !path ? "path" : "out");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
-    fp = fopen(path, "rb");
-    if (!fp) {
-        errbuf_set(err, err_len, "%s: cannot open the file", path);
-        return NNOP_ERR_IO;
+    /* a regular file of a known size only: /dev/zero once grew the buffer until memory ran out */
+    st = regular_file_open(path, &fp, &file_size, err, err_len);
+    if (st != NNOP_OK)
+        return st;
+    if (file_size > SAFETENSORS_MAX_FILE_BYTES || file_size > (uint64_t)(SIZE_MAX - 1)) {
+        fclose(fp);
+        errbuf_set(err, err_len, "%s: file of %llu bytes is larger than the %llu bytes accepted",
+                   path, (unsigned long long)file_size,
+                   (unsigned long long)SAFETENSORS_MAX_FILE_BYTES);
+        return NNOP_ERR_FORMAT;
     }
-    for (;;) {
-        size_t got;
-        if (size == cap) {
-            size_t ncap = cap ? cap * 2 : (size_t)1 << 16;
-            unsigned char *nb = ncap > cap ? (unsigned char *)realloc(buf, ncap) : NULL;
-            if (!nb) {
-                free(buf);
-                fclose(fp);
-                errbuf_set(err, err_len, "%s: out of memory reading the file", path);
-                return NNOP_ERR_OUT_OF_MEMORY;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        got = fread(buf + size, 1, cap - size, fp);
-        size += got;
-        if (got == 0)
-            break;
+    cap = (size_t)file_size;
+    buf = (unsigned char *)malloc(cap ? cap : 1);
+    if (!buf) {
+        fclose(fp);
+        errbuf_set(err, err_len, "%s: out of memory reading the file", path);
+        return NNOP_ERR_OUT_OF_MEMORY;
     }
+    size = fread(buf, 1, cap, fp); /* a file that shrank meanwhile parses as truncated */
     if (ferror(fp)) {
         free(buf);
         fclose(fp);

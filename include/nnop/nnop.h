@@ -64,6 +64,17 @@ typedef enum nnop_backend {
 
 #define NNOP_MAX_DIMS 8
 
+/* Limits. Every descriptor, given (nnop_input, nnop_constant, the one-call entry points) or
+ * inferred by a builder (the output of nnop_conv, nnop_linear, ...), is checked against them
+ * on every backend; an inferred one past them fails with NNOP_ERR_SHAPE naming the node.
+ *  - dims: 1 to NNOP_MAX_DIMS, each >= 1;
+ *  - the largest tensor: NNOP_MAX_TENSOR_ELEMENTS elements (2^40, 4 TiB of f32), and its bytes
+ *    must fit in size_t (so less on 32-bit systems);
+ *  - the largest graph: NNOP_MAX_GRAPH_VALUES values (inputs, constants and node outputs), so
+ *    as many nodes at most; the builder fails with NNOP_ERR_OUT_OF_MEMORY past it. */
+#define NNOP_MAX_TENSOR_ELEMENTS ((int64_t)1 << 40)
+#define NNOP_MAX_GRAPH_VALUES    (1 << 24)
+
 /** A tensor description: dtype, logical dims (N, C, H, W for 4-D) and strides in elements.
  * The layout lives in the strides. nnop accepts packed tensors: 4-D NCHW or NHWC, and
  * row-major 1-D/2-D. */

@@ -169,6 +169,21 @@ static nnop_status from_prefetch(nnop_plan *p, nnop__dnn_step *s, const nnop__fp
     return NNOP_OK;
 }
 
+/* 1 when the entry's io list (from the file: any values a crafted or stale file holds) is
+ * exactly the step's tensors, uid by uid and byte size by byte size; 0 (unknown) also fits. */
+static int io_fits_step(const nnop__cache_entry *e, const nnop__dnn_step *s)
+{
+    int i;
+    if (e->n_io == 0)
+        return 1;
+    if (e->n_io != s->n_io)
+        return 0;
+    for (i = 0; i < s->n_io; i++)
+        if (e->io[i].uid != s->uids[i] || e->io[i].bytes != s->bytes[i])
+            return 0;
+    return 1;
+}
+
 nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp *fp,
                                  int *no_engine)
 {
@@ -180,6 +195,10 @@ nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp
         return st;
     if (e.flags & NNOP_CACHE_FLAG_NO_ENGINE) {
         *no_engine = 1;
+        nnop__cache_entry_clear(&e);
+        return st;
+    }
+    if (!io_fits_step(&e, s)) { /* stale or crafted: chosen again, and replaced */
         nnop__cache_entry_clear(&e);
         return st;
     }

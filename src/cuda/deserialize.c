@@ -64,13 +64,27 @@ static size_t round256(int64_t bytes)
     return ((size_t)bytes + 255) / 256 * 256;
 }
 
-/* Scratch for one execute: the real tensors, then the workspace. */
+/* Largest tensor or workspace a warm-up accepts (the prefetch's sizes come from the file). */
+#define WARM_UP_BYTES_MAX (NNOP_MAX_TENSOR_ELEMENTS * 4)
+
+/* Scratch for one execute: the real tensors, then the workspace; 0 when a size is out of
+ * range (no warm-up then: round256(-1) was 0, and sums could wrap). */
 static size_t warm_up_bytes(int n_io, const int64_t *bytes, int64_t workspace)
 {
-    size_t total = round256(workspace);
+    size_t total;
     int i;
-    for (i = 0; i < n_io; i++)
-        total += round256(bytes[i]);
+    if (n_io < 0 || workspace < 0 || workspace > WARM_UP_BYTES_MAX)
+        return 0;
+    total = round256(workspace);
+    for (i = 0; i < n_io; i++) {
+        size_t b;
+        if (bytes[i] < 1 || bytes[i] > WARM_UP_BYTES_MAX)
+            return 0;
+        b = round256(bytes[i]);
+        if (total > (size_t)-1 - b)
+            return 0;
+        total += b;
+    }
     return total;
 }
 
@@ -113,10 +127,9 @@ void nnop__plan_warm_up(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n_io
     void *ptrs[NNOP_STEP_MAX_IO], *ws;
     cudnnBackendDescriptor_t vp = NULL;
     char *mem;
-    size_t off = 0;
+    size_t off = 0, need = warm_up_bytes(n_io, bytes, workspace > 0 ? workspace : 0);
     int i;
-    if (n_io > NNOP_STEP_MAX_IO ||
-        !(mem = scratch_get(s, warm_up_bytes(n_io, bytes, workspace > 0 ? workspace : 0))))
+    if (n_io > NNOP_STEP_MAX_IO || need == 0 || !(mem = scratch_get(s, need)))
         return;
     for (i = 0; i < n_io; i++) {
         ptrs[i] = mem + off;

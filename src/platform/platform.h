@@ -33,6 +33,23 @@ uint64_t nnop__process_id(void);
 /* fopen with a UTF-8 path (wide API on Windows). *not_found (may be NULL) is set to 1 when
  * it failed because the file or a directory on the way does not exist. */
 FILE *nnop__fopen(const char *path, const char *mode, int *not_found);
+/* Why nnop__fopen_read or nnop__fopen_create failed. */
+typedef enum nnop__open_result {
+    NNOP__OPEN_OK = 0,
+    NNOP__OPEN_MISSING,     /* the file or a directory on the way does not exist */
+    NNOP__OPEN_NOT_REGULAR, /* a directory, FIFO, device or socket: never read or replaced */
+    NNOP__OPEN_NO_MEMORY,   /* an allocation failed (the C library's FILE, a path) */
+    NNOP__OPEN_EXISTS,      /* nnop__fopen_create: the name is taken */
+    NNOP__OPEN_FAILED       /* anything else: no permission, I/O error, ... */
+} nnop__open_result;
+/* Open an existing regular file for reading ("rb") without ever blocking: a FIFO or device is
+ * refused (NNOP__OPEN_NOT_REGULAR) without being read. NULL and *why on failure. */
+FILE *nnop__fopen_read(const char *path, nnop__open_result *why);
+/* Create a new file for writing ("wb"), failing when the name exists. */
+FILE *nnop__fopen_create(const char *path, nnop__open_result *why);
+/* Call fn(user, name) for each entry of the directory dir ("" or "." for the current one)
+ * other than "." and "..": 0 when listed, -1 when it cannot be read. */
+int nnop__list_dir(const char *dir, void (*fn)(void *user, const char *name), void *user);
 /* fflush + flush to the storage device; 0 on success. */
 int nnop__fsync(FILE *f);
 /* Atomically replace `to` with `from` (same directory); 0 on success. */

@@ -6,12 +6,15 @@
 #define _DEFAULT_SOURCE  1
 #define _DARWIN_C_SOURCE 1
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -116,6 +119,77 @@ FILE *nnop__fopen(const char *path, const char *mode, int *not_found)
     if (not_found)
         *not_found = (!f && (errno == ENOENT || errno == ENOTDIR));
     return f;
+}
+
+static nnop__open_result open_errno(int e)
+{
+    return e == ENOENT || e == ENOTDIR ? NNOP__OPEN_MISSING
+           : e == ENOMEM               ? NNOP__OPEN_NO_MEMORY
+           : e == EEXIST               ? NNOP__OPEN_EXISTS
+           : e == EISDIR               ? NNOP__OPEN_NOT_REGULAR
+                                       : NNOP__OPEN_FAILED;
+}
+
+/* fdopen(fd) or close it; *why NNOP__OPEN_NO_MEMORY when the FILE could not be made. */
+static FILE *fd_to_file(int fd, const char *mode, nnop__open_result *why)
+{
+    FILE *f = fdopen(fd, mode);
+    if (!f) {
+        *why = errno == ENOMEM || errno == 0 ? NNOP__OPEN_NO_MEMORY : open_errno(errno);
+        close(fd);
+        return NULL;
+    }
+    *why = NNOP__OPEN_OK;
+    return f;
+}
+
+FILE *nnop__fopen_read(const char *path, nnop__open_result *why)
+{
+    struct stat st;
+    int fd, flags;
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        *why = open_errno(errno);
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        *why = S_ISREG(st.st_mode) ? NNOP__OPEN_FAILED : NNOP__OPEN_NOT_REGULAR;
+        close(fd);
+        return NULL;
+    }
+    flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        *why = NNOP__OPEN_FAILED;
+        close(fd);
+        return NULL;
+    }
+    errno = 0;
+    return fd_to_file(fd, "rb", why);
+}
+
+FILE *nnop__fopen_create(const char *path, nnop__open_result *why)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        *why = open_errno(errno);
+        return NULL;
+    }
+    errno = 0;
+    return fd_to_file(fd, "wb", why);
+}
+
+int nnop__list_dir(const char *dir, void (*fn)(void *user, const char *name), void *user)
+{
+    DIR *d = opendir(dir && dir[0] ? dir : ".");
+    struct dirent *e;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            fn(user, e->d_name);
+    closedir(d);
+    return 0;
 }
 
 int nnop__fsync(FILE *f)

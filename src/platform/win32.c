@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <io.h>
 #include <process.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,107 @@ FILE *nnop__fopen(const char *path, const char *mode, int *not_found)
     if (not_found)
         *not_found = (!f && err == ENOENT);
     return f;
+}
+
+static nnop__open_result open_errno(errno_t e)
+{
+    return e == ENOENT   ? NNOP__OPEN_MISSING
+           : e == ENOMEM ? NNOP__OPEN_NO_MEMORY
+           : e == EEXIST ? NNOP__OPEN_EXISTS
+                         : NNOP__OPEN_FAILED;
+}
+
+FILE *nnop__fopen_read(const char *path, nnop__open_result *why)
+{
+    wchar_t *wp = to_wide(path);
+    DWORD attr;
+    HANDLE h;
+    FILE *f = NULL;
+    errno_t err;
+    if (!wp) {
+        *why = NNOP__OPEN_NO_MEMORY;
+        return NULL;
+    }
+    attr = GetFileAttributesW(wp);
+    if (attr == INVALID_FILE_ATTRIBUTES) {
+        DWORD e = GetLastError();
+        free(wp);
+        *why = e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? NNOP__OPEN_MISSING
+                                                                      : NNOP__OPEN_FAILED;
+        return NULL;
+    }
+    if (attr & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_DEVICE)) {
+        free(wp);
+        *why = NNOP__OPEN_NOT_REGULAR;
+        return NULL;
+    }
+    /* a named pipe or console is not a disk file: refused before it is read */
+    h = CreateFileW(wp, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                    OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (h != INVALID_HANDLE_VALUE) {
+        DWORD type = GetFileType(h);
+        CloseHandle(h);
+        if (type != FILE_TYPE_DISK) {
+            free(wp);
+            *why = NNOP__OPEN_NOT_REGULAR;
+            return NULL;
+        }
+    }
+    err = _wfopen_s(&f, wp, L"rb");
+    free(wp);
+    if (err != 0 || !f) {
+        *why = open_errno(err);
+        return NULL;
+    }
+    *why = NNOP__OPEN_OK;
+    return f;
+}
+
+FILE *nnop__fopen_create(const char *path, nnop__open_result *why)
+{
+    wchar_t *wp = to_wide(path);
+    FILE *f = NULL;
+    errno_t err;
+    if (!wp) {
+        *why = NNOP__OPEN_NO_MEMORY;
+        return NULL;
+    }
+    err = _wfopen_s(&f, wp, L"wbx"); /* x: fail if it exists (C11) */
+    free(wp);
+    if (err != 0 || !f) {
+        *why = open_errno(err);
+        return NULL;
+    }
+    *why = NNOP__OPEN_OK;
+    return f;
+}
+
+int nnop__list_dir(const char *dir, void (*fn)(void *user, const char *name), void *user)
+{
+    size_t n = strlen(dir ? dir : "");
+    char *pattern = (char *)malloc(n + 4), name[MAX_PATH * 4];
+    wchar_t *wp;
+    WIN32_FIND_DATAW fd;
+    HANDLE h;
+    if (!pattern)
+        return -1;
+    snprintf(pattern, n + 4, "%s\\*", n ? dir : ".");
+    wp = to_wide(pattern);
+    free(pattern);
+    if (!wp)
+        return -1;
+    h = FindFirstFileW(wp, &fd);
+    free(wp);
+    if (h == INVALID_HANDLE_VALUE)
+        return -1;
+    do {
+        if (WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, (int)sizeof name, NULL, NULL) >
+                    0 &&
+            strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+            fn(user, name);
+    } while (FindNextFileW(h, &fd));
+    FindClose(h);
+    return 0;
 }
 
 int nnop__fsync(FILE *f)

@@ -161,15 +161,20 @@ static parsed parse_all(const unsigned char *f, size_t len, nnop__cache_report *
 }
 
 /* An entry whose io list spans the whole int64 range: signed values survive the u64 field. */
+/* Entry 7 with n_io pairs of extreme distinct uids and byte sizes over the whole accepted
+ * range, 1 to 2^42 (what the reader accepts: see test_cache_hostile.c). */
 static void wide_io_entry(int32_t n_io, nnop__cache_entry *e)
 {
     static const int64_t v[] = {INT64_MIN, -1, 0, 1, INT64_MAX, 0x0123456789abcdefLL};
+    static const int64_t b[] = {1, (int64_t)1 << 42, 255, 256, 0x0123456789LL, 3};
     int32_t j;
     ct_entry(7, 5, e);
     e->n_io = n_io;
     for (j = 0; j < n_io; j++) {
-        e->io[j].uid = v[(size_t)j % 6] ^ j;
-        e->io[j].bytes = v[(size_t)(j + 3) % 6] ^ ((int64_t)j << 8);
+        e->io[j].uid = v[(size_t)j % 6] ^ ((int64_t)j << 32);
+        e->io[j].bytes = b[(size_t)(j + 3) % 6] + j;
+        if (e->io[j].bytes > (int64_t)1 << 42)
+            e->io[j].bytes = (int64_t)1 << 42;
     }
 }
 

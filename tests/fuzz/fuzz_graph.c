@@ -1,0 +1,250 @@
+/* fuzz_graph.c: a structured program of graph-builder calls read from the input (an input
+ * tensor, then up to 12 ops with their parameters, huge ones included), compiled on the CPU
+ * backend when every tensor is small (the CPU plan allocates them all). Oracles: every descriptor
+ * the builders inferred is valid and within the documented bounds; a graph with a builder error
+ * does not compile; a compiled plan runs on inputs and outputs of exactly nnop_tensor_bytes (ASan
+ * sees any overrun); fused and unfused plans give the same bits. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_OPS      12
+#define MAX_CONSTS   64
+#define RUN_ELEMENTS (1 << 16) /* run plans whose every value is at most this big */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n;
+} reader;
+
+static unsigned rd(reader *r)
+{
+    if (!r->n)
+        return 0;
+    r->n--;
+    return *r->p++;
+}
+
+/* small values mostly, a huge one when the byte says so (the bounds checks' corner) */
+static int64_t dim(reader *r, int64_t lo, int64_t span)
+{
+    unsigned b = rd(r);
+    if (b == 255)
+        return (int64_t)1 << 20;
+    if (b == 254)
+        return (int64_t)1 << 31;
+    return lo + (int64_t)(b % (unsigned)span);
+}
+
+typedef struct consts {
+    float *data[MAX_CONSTS];
+    int n;
+} consts;
+
+static float *fill(size_t n, unsigned seed)
+{
+    float *p = (float *)malloc((n ? n : 1) * sizeof *p);
+    size_t i;
+    uint32_t s = seed * 2654435761u + 1u;
+    for (i = 0; p && i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        p[i] = (float)((int32_t)(s >> 8) % 2001 - 1000) / 1000.0f;
+    }
+    return p;
+}
+
+static nnop_value constant(nnop_graph *g, consts *c, nnop_tensor_desc d)
+{
+    int64_t n = nnop_tensor_elements(&d);
+    float *p;
+    if (n <= 0 || n > RUN_ELEMENTS || c->n == MAX_CONSTS)
+        return nnop_input(g, "big", &d); /* an input: no data needed to build */
+    p = fill((size_t)n, (unsigned)c->n);
+    if (!p)
+        abort();
+    c->data[c->n++] = p;
+    return nnop_constant(g, "c", &d, p);
+}
+
+static nnop_tensor_desc desc_of(nnop_graph *g, nnop_value v)
+{
+    nnop_tensor_desc d;
+    memset(&d, 0, sizeof d);
+    if (v.id >= 0 && v.id < g->n_values)
+        d = g->values[v.id].desc;
+    return d;
+}
+
+static void build(nnop_graph *g, reader *r, consts *c)
+{
+    nnop_value vals[MAX_OPS + 1], v;
+    nnop_tensor_desc xd, d;
+    int nv = 0, i, n_ops;
+    nnop_layout l = (rd(r) & 1) ? NNOP_NHWC : NNOP_NCHW;
+    xd = nnop_tensor_4d(NNOP_F32, l, dim(r, 1, 3), dim(r, 1, 6), dim(r, 1, 10), dim(r, 1, 10));
+    v = nnop_input(g, "x", &xd);
+    vals[nv++] = v;
+    n_ops = (int)(rd(r) % MAX_OPS) + 1;
+    for (i = 0; i < n_ops && r->n; i++) {
+        unsigned op = rd(r) % 12;
+        d = desc_of(g, v);
+        if (op == 0) { /* conv */
+            nnop_conv_params p;
+            int64_t k = dim(r, 1, 6), rs = dim(r, 1, 3), cin = d.ndim == 4 ? d.dims[1] : 1;
+            p.pad[0] = p.pad[1] = dim(r, 0, 3);
+            p.stride[0] = p.stride[1] = dim(r, 1, 3);
+            p.dilation[0] = p.dilation[1] = dim(r, 1, 2);
+            p.groups = (rd(r) & 1) && cin > 0 && k % cin == 0 ? cin : 1;
+            v = nnop_conv(g, v,
+                          constant(g, c, nnop_tensor_4d(NNOP_F32, l, k, cin / p.groups, rs, rs)),
+                          &p);
+        } else if (op == 1) {
+            v = nnop_bias(g, v,
+                          constant(g, c, nnop_tensor_1d(NNOP_F32, d.ndim >= 2 ? d.dims[1] : 1)));
+        } else if (op == 2) {
+            unsigned k = rd(r) % 11;
+            v = k == NNOP_ACT_CLAMP ? nnop_clamp(g, v, -0.5f, 0.75f)
+                                    : nnop_act(g, v, (nnop_act_kind)k, 0.125f);
+        } else if (op == 3) {
+            v = nnop_add(g, v, vals[rd(r) % (unsigned)nv]);
+        } else if (op == 4 || op == 5) {
+            nnop_pool_params p;
+            memset(&p, 0, sizeof p);
+            p.window[0] = p.window[1] = dim(r, 1, 3);
+            p.stride[0] = p.stride[1] = dim(r, 1, 3);
+            p.pad[0] = p.pad[1] = dim(r, 0, 2);
+            p.count_include_pad = (int)(rd(r) & 1);
+            v = nnop_pool(g, v, op == 4 ? NNOP_POOL_MAX : NNOP_POOL_AVG, &p);
+        } else if (op == 6) {
+            v = nnop_global_avg_pool(g, v);
+        } else if (op == 7) {
+            v = nnop_flatten(g, v);
+        } else if (op == 8) {
+            int64_t out = dim(r, 1, 8), in = d.ndim == 2 ? d.dims[1] : 1;
+            nnop_value b =
+                    (rd(r) & 1) ? constant(g, c, nnop_tensor_1d(NNOP_F32, out)) : nnop_none();
+            v = nnop_linear(g, v, constant(g, c, nnop_tensor_2d(NNOP_F32, out, in)), b);
+        } else if (op == 9) {
+            v = nnop_softmax(g, v);
+        } else if (op == 10) {
+            int64_t ch = d.ndim >= 2 ? d.dims[1] : 1;
+            nnop_tensor_desc pd = nnop_tensor_1d(NNOP_F32, ch);
+            nnop_value var;
+            float *ones = fill((size_t)(ch > 0 && ch <= RUN_ELEMENTS ? ch : 0), 7);
+            int64_t j;
+            if (!ones || c->n == MAX_CONSTS)
+                abort();
+            for (j = 0; ch <= RUN_ELEMENTS && j < ch; j++)
+                ones[j] = 1.0f + ones[j] * ones[j]; /* a positive variance */
+            c->data[c->n++] = ones;
+            var = ch <= RUN_ELEMENTS ? nnop_constant(g, "var", &pd, ones) : nnop_input(g, "v", &pd);
+            v = nnop_batchnorm(g, v, constant(g, c, pd), constant(g, c, pd), constant(g, c, pd),
+                               var, 1e-5f);
+        } else {
+            v = vals[rd(r) % (unsigned)nv]; /* branch from an earlier value */
+        }
+        if (v.id < 0)
+            return;
+        if (nv <= MAX_OPS)
+            vals[nv++] = v;
+    }
+    (void)nnop_output(g, v, "y");
+    if (rd(r) & 1)
+        (void)nnop_output(g, vals[rd(r) % (unsigned)nv], "z");
+}
+
+/* Run p on the inputs (deterministic data, exact sizes); outputs malloc'd into out[]. */
+static int run(nnop_plan *p, void **out)
+{
+    const void *in[64];
+    void *bufs[64];
+    int ni = nnop_plan_num_inputs(p), no = nnop_plan_num_outputs(p), i, ok;
+    if (ni > 64 || no > 8)
+        return 0;
+    for (i = 0; i < ni; i++) {
+        nnop_tensor_desc d;
+        if (nnop_plan_input_desc(p, i, &d) != NNOP_OK)
+            abort();
+        bufs[i] = fill((size_t)nnop_tensor_elements(&d), 100u + (unsigned)i);
+        in[i] = bufs[i];
+    }
+    for (i = 0; i < no; i++) {
+        nnop_tensor_desc d;
+        if (nnop_plan_output_desc(p, i, &d) != NNOP_OK)
+            abort();
+        out[i] = malloc(nnop_tensor_bytes(&d));
+    }
+    ok = nnop_plan_execute(p, in, out) == NNOP_OK;
+    for (i = 0; i < ni; i++)
+        free(bufs[i]);
+    return ok;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static nnop_context *ctx; /* one CPU context for the process (created once) */
+    nnop_compile_options fused, unfused;
+    nnop_plan *pf = NULL, *pu = NULL;
+    nnop_graph *g = NULL;
+    reader r;
+    consts c;
+    int32_t i;
+    int small = 1;
+    if (!ctx) {
+        nnop_context_options o;
+        nnop_context_options_init(&o);
+        o.backend = NNOP_BACKEND_CPU;
+        if (nnop_context_create(&o, &ctx) != NNOP_OK)
+            abort();
+    }
+    r.p = data;
+    r.n = size;
+    memset(&c, 0, sizeof c);
+    if (nnop_graph_create(ctx, &g) != NNOP_OK)
+        abort();
+    build(g, &r, &c);
+    for (i = 0; i < g->n_values; i++) {
+        char msg[256];
+        if (nnop__check_desc(&g->values[i].desc, msg, sizeof msg) != NNOP_OK)
+            abort(); /* an inferred descriptor out of bounds */
+        if (nnop_tensor_elements(&g->values[i].desc) > RUN_ELEMENTS)
+            small = 0;
+    }
+    nnop_compile_options_init(&fused);
+    nnop_compile_options_init(&unfused);
+    unfused.fuse = 0;
+    /* a graph with big (valid) tensors is not compiled: the CPU plan allocates them all */
+    if (small && nnop_graph_compile(g, &fused, &pf) == NNOP_OK) {
+        if (nnop_graph_status(g) != NNOP_OK)
+            abort(); /* a graph with a builder error compiled */
+        if (nnop_graph_compile(g, &unfused, &pu) != NNOP_OK)
+            abort(); /* fusion is an optimisation: the unfused graph must compile too */
+        {
+            void *of[8] = {0}, *ou[8] = {0};
+            int no = nnop_plan_num_outputs(pf), k;
+            int a = run(pf, of), b = run(pu, ou);
+            if (a != b)
+                abort();
+            for (k = 0; a && k < no; k++) {
+                nnop_tensor_desc d;
+                nnop_plan_output_desc(pf, k, &d);
+                if (memcmp(of[k], ou[k], nnop_tensor_bytes(&d)) != 0)
+                    abort(); /* fused and unfused differ */
+            }
+            for (k = 0; k < no; k++) {
+                free(of[k]);
+                free(ou[k]);
+            }
+        }
+    }
+    nnop_plan_destroy(pf);
+    nnop_plan_destroy(pu);
+    nnop_graph_destroy(g);
+    for (i = 0; i < c.n; i++)
+        free(c.data[i]);
+    return 0;
+}
