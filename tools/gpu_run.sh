@@ -42,6 +42,31 @@ if ! cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1; then
 fi
 grep -E "warning" "$OUT/build.log" | head -10
 
+# difftest_jobs NAME JOBS FIRST_SEED ARGS...: the differential tester on the GPU in JOBS
+# processes at once (runtime compilation of cuDNN engines is CPU-bound), seeds FIRST_SEED.. ;
+# prints each process's summary, every failure, and the cases per second of all together.
+difftest_jobs() {
+    local name=$1 jobs=$2 seed=$3 j rc=0 t0 t1
+    shift 3
+    t0=$(date +%s)
+    for ((j = 0; j < jobs; j++)); do
+        NNOP_REQUIRE_GPU=1 timeout "${NNOP_DIFFTEST_TIMEOUT:-900}" "$BUILD/tests/difftest/difftest" \
+            --backend cuda --seed $((seed + j)) --repro-dir "$OUT/difftest-repro" "$@" \
+            >"$OUT/difftest_${name}_$j.log" 2>&1 &
+    done
+    for ((j = 0; j < jobs; j++)); do wait -n || rc=1; done
+    t1=$(date +%s)
+    for ((j = 0; j < jobs; j++)); do
+        grep -E "^FAIL|^difftest: signal" "$OUT/difftest_${name}_$j.log" | head -10
+        sed -n '/^difftest: backend/,/^  bf16 NHWC/p' "$OUT/difftest_${name}_$j.log"
+    done
+    awk '/ cases in /{for (i = 1; i <= NF; i++) if ($i == "cases") n += $(i - 1)}
+         /^  (f32|f16|bf16) /{f += $NF}
+         END {printf "difftest %s: %d cases, %d failed, in '"$((t1 - t0))"' s (%.1f cases/s)\n",
+              "'"$name"'", n, f, n / '"$((t1 - t0 > 0 ? t1 - t0 : 1))"'}' "$OUT"/difftest_"${name}"_*.log
+    return $rc
+}
+
 TEST_RC=0
 if wants tests; then
     echo "== tests"
@@ -51,15 +76,10 @@ if wants tests; then
     TEST_RC=$?
     grep -E "^\[  (FAILED|SKIPPED|  OK    |PASSED  )|tests passed|tests failed|Failed|Passed|cudnn eng|own kernel" "$OUT/ctest.log" | grep -vE "^\[       OK" | tail -80
     tail -25 "$OUT/ctest.log"
-    echo "== difftest fixed-seed set (seed 1, ${NNOP_DIFFTEST_COUNT:-5000} graphs, fused and unfused)"
-    NNOP_REQUIRE_GPU=1 timeout "${NNOP_DIFFTEST_TIMEOUT:-900}" "$BUILD/tests/difftest/difftest" \
-        --seed 1 --count "${NNOP_DIFFTEST_COUNT:-5000}" --backend cuda \
-        --repro-dir "$OUT/difftest-repro" >"$OUT/difftest_fixed.log" 2>&1
-    rc=$?
-    [ $rc -ne 0 ] && TEST_RC=1
-    echo "difftest fixed set: rc $rc"
-    grep -E "^FAIL" "$OUT/difftest_fixed.log" | head -30
-    sed -n '/^difftest: backend/,$p' "$OUT/difftest_fixed.log"
+    J=${NNOP_DIFFTEST_JOBS:-8}
+    N=${NNOP_DIFFTEST_COUNT:-5000}
+    echo "== difftest fixed-seed set: seeds 1..$J, $((N / J)) graphs each, fused and unfused"
+    difftest_jobs fixed "$J" 1 --count $((N / J)) || TEST_RC=1
     # the differential tester's fixed-seed GPU set again under
     # memcheck, smaller since memcheck is slow: no invalid access in any kernel it reaches
     echo "== difftest under compute-sanitizer memcheck"
@@ -75,13 +95,10 @@ fi
 
 if asked difftest-random; then
     # a time-boxed random run (fresh seed, printed) of the differential tester on the GPU
-    echo "== difftest random (${NNOP_DIFFTEST_SECONDS:-600} s)"
-    NNOP_REQUIRE_GPU=1 "$BUILD/tests/difftest/difftest" --backend cuda \
-        --time-limit "${NNOP_DIFFTEST_SECONDS:-600}" --repro-dir "$OUT/difftest-repro" \
-        >"$OUT/difftest_random.log" 2>&1 || TEST_RC=1
-    head -1 "$OUT/difftest_random.log"
-    grep -E "^FAIL" "$OUT/difftest_random.log" | head -20
-    sed -n '/^difftest: backend/,$p' "$OUT/difftest_random.log"
+    J=${NNOP_DIFFTEST_JOBS:-8}
+    echo "== difftest random: $J processes x ${NNOP_DIFFTEST_SECONDS:-600} s, fresh seeds"
+    difftest_jobs random "$J" "$(date +%s)" --time-limit "${NNOP_DIFFTEST_SECONDS:-600}" ||
+        TEST_RC=1
     ls "$OUT/difftest-repro" 2>/dev/null | head -20
 fi
 
