@@ -9,7 +9,26 @@
  *
  * Errors: every call returns an nnop_status (or, for graph builders, records the first error
  * in the graph). nnop_context_last_error() names the call, argument or node and why. A failed
- * call writes nothing to user memory. */
+ * call writes nothing to user memory.
+ *
+ * Streams (CUDA backend), as cuDNN users expect: with no stream given, a context's work runs
+ * on a blocking stream of its own, which orders with the legacy default stream (the NULL
+ * stream, cuDNN's default) both ways. So a plain cudaMemcpy or a kernel on stream 0 after any
+ * nnop call sees its results, and nnop sees what was queued on stream 0 before the call. With
+ * nnop_context_set_stream (or options.stream) nnop queues everything on that stream and
+ * orders with nothing else: you synchronize. nnop_plan_execute, nnop_conv_bias_relu and
+ * nnop_conv_bias_act are asynchronous on that stream; nnop_copy_in, nnop_copy_out and
+ * nnop_context_synchronize wait for it; nnop_graph_compile waits for its own uploads only.
+ * A program built with nvcc --default-stream per-thread does not use the legacy stream:
+ * there, set your stream or call nnop_context_synchronize before reading results.
+ *
+ * Numbers, as in PyTorch: NaN propagates through every op (ReLU, ReLU6, clamp and max
+ * pooling included). Two-element parameters (pad, stride, dilation, window) are {H, W}.
+ *
+ * Layout: a 4-D value's layout is in its strides (nnop_tensor_4d). Results take the layout
+ * of their first 4-D operand that has one; a tensor whose NCHW and NHWC strides coincide
+ * (N x 1 x 1 x 1) takes the graph's, which is that of its first 4-D input or constant that
+ * has one. So an NHWC graph gives NHWC results and outputs, degenerate shapes included. */
 #ifndef NNOP_NNOP_H
 #define NNOP_NNOP_H
 
@@ -231,16 +250,20 @@ NNOP_API nnop_status nnop_graph_status(const nnop_graph *g);
 
 /** A graph input, bound at execute time, in declaration order. name may be NULL. */
 NNOP_API nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tensor_desc *d);
-/** A constant (weights): d describes host data of d->dtype, copied now. */
+/** A constant (weights): d describes host data of d->dtype, copied now. Every operand of a
+ * node has the same dtype: constants are given in the graph's dtype. */
 NNOP_API nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc *d,
                                   const void *host_data);
-/** 2-D convolution; x is 4-D N,C,H,W, w is K,C/groups,R,S in x's layout. */
+/** 2-D convolution (cross-correlation, as PyTorch's conv2d); x is 4-D N,C,H,W, w is
+ * K,C/groups,R,S packed in x's layout (NNOP_ERR_SHAPE otherwise, on both backends). Output
+ * H = floor((H + 2 pad[0] - dilation[0] (R - 1) - 1) / stride[0]) + 1, W likewise with [1];
+ * kernels larger than the input are fine while the padded input covers them. */
 NNOP_API nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_params *p);
 /** x + b with b 1-D of x's channel count (dim 1), broadcast over the other dims. */
 NNOP_API nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b);
 /** Activation. alpha is the slope of LEAKY_RELU and the alpha of ELU, ignored otherwise. */
 NNOP_API nnop_value nnop_act(nnop_graph *g, nnop_value x, nnop_act_kind kind, float alpha);
-/** min(max(x, lo), hi). */
+/** min(max(x, lo), hi); needs lo <= hi (NNOP_ERR_INVALID_ARGUMENT otherwise). */
 NNOP_API nnop_value nnop_clamp(nnop_graph *g, nnop_value x, float lo, float hi);
 /** Inference batch-norm over dim 1: (x - mean) / sqrt(var + eps) * gamma + beta; all four
  * parameters 1-D of the channel count. */
@@ -248,7 +271,8 @@ NNOP_API nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma
                                    nnop_value mean, nnop_value var, float eps);
 /** Elementwise a + b of the same shape (residual add). */
 NNOP_API nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b);
-/** Max or average pooling over H, W. */
+/** Max or average pooling over H, W. Output size rounds down (PyTorch's ceil_mode=False):
+ * floor((H + 2 pad[0] - window[0]) / stride[0]) + 1. Padding never wins a max; NaN does. */
 NNOP_API nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind,
                               const nnop_pool_params *p);
 /** Mean over H and W: N,C,H,W -> N,C,1,1 in x's layout. */
@@ -261,7 +285,9 @@ NNOP_API nnop_value nnop_none(void);
 NNOP_API nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_value b);
 /** Softmax over dim 1 (classes of N x C, channels of 4-D). */
 NNOP_API nnop_value nnop_softmax(nnop_graph *g, nnop_value x);
-/** Mark v as a graph output, in declaration order. name may be NULL. */
+/** Mark v as a graph output, in declaration order. name may be NULL. A value is an output at
+ * most once (NNOP_ERR_INVALID_ARGUMENT); an input or constant may be one: execute copies it
+ * into the output buffer, on both backends. */
 NNOP_API nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name);
 /** Descriptor of a value (e.g. to size buffers); NNOP_ERR_INVALID_ARGUMENT for a bad id. */
 NNOP_API nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_tensor_desc *out);

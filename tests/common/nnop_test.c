@@ -73,6 +73,8 @@ int nnop_test_compare(nnop_dtype t, const void *got, const float *want, int64_t 
     assert_int_equal(nnop_convert(t, got, NNOP_F32, g, n), NNOP_OK);
     for (i = 0; i < n; i++) {
         double d = fabs((double)g[i] - (double)want[i]);
+        if (isnan(want[i]) && isnan(g[i]))
+            continue; /* NaN propagates, as in PyTorch */
         if (!isfinite(g[i]) || d > atol + rtol * fabs((double)want[i])) {
             if (bad < 5)
                 print_error("%s (seed %llu): element %lld: got %.8g, want %.8g (|diff| %.3g)\n",

@@ -198,6 +198,31 @@ static void build_passthrough(nnop_graph *g, const void *arg)
     assert_int_equal(nnop_output(g, h_const(g, "k", &cd, 50, -1.f, 1.f), "k"), NNOP_OK);
 }
 
+/* NaN propagates through ReLU (fused into the conv or not) and max pooling, as in PyTorch:
+ * x is a constant with one NaN pixel, so some outputs are NaN and the rest are not. */
+static void build_nan(nnop_graph *g, const void *arg)
+{
+    const reg_case *rc = (const reg_case *)arg;
+    nnop_tensor_desc xd = nnop_tensor_4d(rc->dt, rc->lay, 1, 8, 6, 6);
+    nnop_pool_params pp = pool_p(3, 3, 2, 2, 1, 1, 0);
+    float logical[288];
+    void *data = malloc(nnop_tensor_bytes(&xd));
+    nnop_value x, y;
+    int i;
+    assert_non_null(data);
+    for (i = 0; i < 288; i++)
+        logical[i] = (float)((i * 37) % 17) / 8.0f - 1.0f;
+    logical[2 * 36 + 2 * 6 + 3] = NAN; /* channel 2, row 2, column 3 */
+    nnop_test_pack(&xd, logical, data);
+    x = nnop_constant(g, "x", &xd, data);
+    free(data);
+    y = conv(g, rc->lay, x, 8, 3, 3, conv_p(1, 1, 1, 1, 1, 1, 1), 60);
+    y = nnop_act(g, nnop_bias(g, y, channel_const(g, y, 61, -0.5f, 0.5f)), NNOP_ACT_RELU, 0);
+    assert_int_equal(nnop_output(g, y, "relu"), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_pool(g, x, NNOP_POOL_MAX, &pp), "maxpool"), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_act(g, x, NNOP_ACT_RELU6, 0), "relu6"), NNOP_OK);
+}
+
 /* clang-format off */
 #define BOTH(name, dt, lay, fn) \
     {name "_fused", dt, lay, fn, 1}, {name "_unfused", dt, lay, fn, 0}
@@ -216,6 +241,8 @@ static const reg_case cases[] = {
     BOTH("f32_nhwc_n111_value_keeps_layout", NNOP_F32, NNOP_NHWC, build_layout),
     BOTH("f16_nhwc_outputs_input_and_constant", NNOP_F16, NNOP_NHWC, build_passthrough),
     BOTH("f32_nchw_outputs_input_and_constant", NNOP_F32, NNOP_NCHW, build_passthrough),
+    BOTH("f16_nhwc_nan_through_relu_and_max_pool", NNOP_F16, NNOP_NHWC, build_nan),
+    BOTH("f32_nchw_nan_through_relu_and_max_pool", NNOP_F32, NNOP_NCHW, build_nan),
 };
 /* clang-format on */
 
