@@ -1,7 +1,7 @@
 /* bench_resnet.c: ResNet-50 inference (fp16 NHWC, random weights, batch-norm as constants
  * so it folds into the convs) built with nnop's graph API; time per batch with CUDA events
  * around 20 back-to-back executes, median of 5, with and without whole-plan CUDA graph
- * replay, for batch 1 and 32. */
+ * replay, for batch 1, 32 and 256. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +69,7 @@ static float time_plan(nnop_context *ctx, nnop_plan *plan, const void *x, void *
 
 int main(int argc, char **argv)
 {
-    static const int64_t batches[2] = {1, 32};
+    static const int64_t batches[3] = {1, 32, 256};
     nnop_context_options o;
     nnop_context *ctx = NULL;
     int i, cg;
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "no CUDA context: %s\n", nnop_context_create_error());
         return 1;
     }
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 3; i++) {
         void *x = NULL, *y = NULL;
         CHECK(nnop_malloc(ctx, (size_t)(batches[i] * 3 * 224 * 224 * 2), &x) == NNOP_OK);
         CHECK(nnop_malloc(ctx, (size_t)(batches[i] * 1000 * 2), &y) == NNOP_OK);

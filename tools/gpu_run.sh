@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|examples|coldstart|profile|difftest-random|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -209,6 +209,24 @@ if asked sanitize; then
     san racecheck test_gpu_conv '*stem_kernel*'
     san memcheck test_gpu_linear
     san memcheck test_gpu_network
+fi
+
+if asked resnet; then
+    # ResNet-50 fp16 NHWC side by side in one run: nnop (autotuned, with and without CUDA
+    # graph replay) and PyTorch (eager, eager CUDA graph, torch.compile reduce-overhead) at
+    # batch 1, 32, 256; then the per-kernel GPU time of one forward, nnop beside torch eager
+    # and torch.compile (default), at batch ${NNOP_PROFILE_BATCH:-256}
+    echo "== resnet50 side by side"
+    "$BUILD/bench/bench_resnet" --autotune >"$OUT/bench_resnet.txt" 2>&1 || tail -20 "$OUT/bench_resnet.txt"
+    grep -E "^RESNET50" "$OUT/bench_resnet.txt"
+    PYTHONUNBUFFERED=1 python3 bench/torch_resnet.py 1 32 256 >"$OUT/bench_torch_resnet.txt" 2>&1 ||
+        tail -20 "$OUT/bench_torch_resnet.txt"
+    grep -E "^TORCH_RESNET50" "$OUT/bench_torch_resnet.txt"
+    echo "== per-kernel profile"
+    PYTHONUNBUFFERED=1 python3 bench/profile_kernels.py "$BUILD/bench/libprof_resnet.so" \
+        --batch ${NNOP_PROFILE_BATCH:-256} >"$OUT/profile_kernels.md" 2>&1 ||
+        tail -20 "$OUT/profile_kernels.md"
+    cat "$OUT/profile_kernels.md"
 fi
 
 if asked profile; then

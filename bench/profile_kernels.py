@@ -1,0 +1,83 @@
+"""profile_kernels.py: per-kernel GPU time of one ResNet-50 forward (fp16, channels-last),
+nnop beside PyTorch in one process, from CUPTI kernel records through torch.profiler (the GPU
+machine has no nsys). nnop runs from libprof_resnet.so (bench/prof_resnet.c) via ctypes.
+
+  usage: python3 bench/profile_kernels.py LIBPROF [--batch N ...] [--iters N] [--no-compile]
+
+Prints, per side and batch, every kernel's GPU time per forward, launches per forward and
+share, as markdown tables, and a summary line per side."""
+import argparse
+import collections
+import ctypes
+import sys
+
+import torch
+import torchvision
+from torch.profiler import ProfilerActivity, profile
+
+
+def kernel_table(fn, iters):
+    """Run fn() (which runs `iters` forwards and synchronizes) under the profiler; return
+    {kernel name: (us per forward, launches per forward)}."""
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+    us = collections.defaultdict(float)
+    calls = collections.defaultdict(int)
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA and e.device_time > 0:
+            us[e.name] += e.device_time
+            calls[e.name] += 1
+    return {k: (us[k] / iters, calls[k] / iters) for k in us}
+
+
+def print_table(title, table, top):
+    total = sum(v[0] for v in table.values())
+    launches = sum(v[1] for v in table.values())
+    print(f"\n### {title}: {total / 1000:.3f} ms GPU time per forward, "
+          f"{launches:.0f} kernel launches\n")
+    print("| kernel | us / forward | launches | share |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, (t, c) in sorted(table.items(), key=lambda kv: -kv[1][0])[:top]:
+        short = name if len(name) <= 90 else name[:87] + "..."
+        print(f"| `{short}` | {t:.1f} | {c:.0f} | {100 * t / total:.1f}% |")
+    print(f"SUMMARY {title}: {total / 1000:.3f} ms per forward, {launches:.0f} kernels", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("lib")
+    ap.add_argument("--batch", type=int, nargs="+", default=[32, 256])
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--no-compile", action="store_true")
+    a = ap.parse_args()
+    lib = ctypes.CDLL(a.lib)
+    torch.backends.cudnn.benchmark = True
+    model = torchvision.models.resnet50().half().cuda().eval().to(memory_format=torch.channels_last)
+    compiled = None if a.no_compile else torch.compile(model)
+    for n in a.batch:
+        if lib.prof_init(n, 1, 0) != 0:
+            sys.exit("prof_init failed")
+        lib.prof_run(3)
+        nn = kernel_table(lambda: lib.prof_run(a.iters), a.iters)
+        print_table(f"nnop ResNet-50 batch {n} (autotuned)", nn, a.top)
+        x = torch.randn(n, 3, 224, 224, device="cuda", dtype=torch.half) \
+            .to(memory_format=torch.channels_last)
+        with torch.inference_mode():
+            for name, m in (("torch eager", model), ("torch.compile", compiled)):
+                if m is None:
+                    continue
+                for _ in range(3):
+                    m(x)
+                torch.cuda.synchronize()
+
+                def run():
+                    for _ in range(a.iters):
+                        m(x)
+                    torch.cuda.synchronize()
+                print_table(f"{name} ResNet-50 batch {n}", kernel_table(run, a.iters), a.top)
+        lib.prof_fini()
+
+
+if __name__ == "__main__":
+    main()
