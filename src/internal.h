@@ -193,6 +193,8 @@ void nnop__textf(nnop__text *t, const char *fmt, ...) NNOP_PRINTF(2, 3);
 /* ------------------------------------------------------------------ dtype conversion */
 void nnop__to_f32(nnop_dtype t, const void *src, float *dst, int64_t n);
 void nnop__from_f32(nnop_dtype t, const float *src, void *dst, int64_t n);
+/* Round float32 values in place to dtype t's precision (no-op for f32). */
+void nnop__round_to(nnop_dtype t, float *x, int64_t n);
 
 /* ------------------------------------------------------------------ graph helpers (src/graph.c) */
 const char *nnop__node_label(const nnop_graph *g, int32_t node, char *buf, size_t len);

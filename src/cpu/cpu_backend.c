@@ -48,6 +48,10 @@ static void run_node(nnop_plan *p, const nnop__node *node)
     }
     nnop__op(node->op)->reference(node, in, in_desc, p->cpu_buf[node->out],
                                   &g->values[node->out].desc);
+    /* every value is a tensor of its dtype (as in PyTorch eager): a 16-bit result is stored
+     * rounded, so a chain of nodes matches a GPU plan that stores between its steps */
+    nnop__round_to(g->values[node->out].desc.dtype, p->cpu_buf[node->out],
+                   nnop_tensor_elements(&g->values[node->out].desc));
 }
 
 nnop_status nnop__cpu_plan_execute(nnop_plan *p, const void *const *in, void *const *out)

@@ -58,10 +58,16 @@ static nnop_status pw_desc(nnop_context *ctx, nnop__dnn_step *s, cudnnPointwiseM
     double v[2];
     int i, n = a ? act_params(a, names, v) : 0;
     nnop_status st;
-    if (a && a->kind == NNOP_ACT_CLAMP && a->lo != 0.0f) /* seen by the differential tester */
+    /* seen by the differential tester: fused engines drop a nonzero lower clip, and compute
+     * leaky ReLU as max(x, alpha x), which is another function for alpha > 1 */
+    if (a && a->kind == NNOP_ACT_CLAMP && a->lo != 0.0f)
         return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
                           "clamp with lo = %g: fused cuDNN engines ignore a nonzero lower clip",
                           (double)a->lo);
+    if (a && a->kind == NNOP_ACT_LEAKY_RELU && a->alpha > 1.0f)
+        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
+                          "leaky ReLU with alpha = %g > 1: cuDNN computes max(x, alpha x)",
+                          (double)a->alpha);
     st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, out);
     if (st == NNOP_OK)
         st = NNOP_DNN_SET(ctx, *out, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1,

@@ -94,6 +94,17 @@ void nnop__from_f32(nnop_dtype t, const float *src, void *dst, int64_t n)
         d16[i] = (t == NNOP_F16) ? f32_to_half(src[i]) : f32_to_bf16(src[i]);
 }
 
+void nnop__round_to(nnop_dtype t, float *x, int64_t n)
+{
+    int64_t i;
+    if (t == NNOP_F16)
+        for (i = 0; i < n; i++)
+            x[i] = half_to_f32(f32_to_half(x[i]));
+    else if (t == NNOP_BF16)
+        for (i = 0; i < n; i++)
+            x[i] = bf16_to_f32(f32_to_bf16(x[i]));
+}
+
 nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_type, void *dst,
                          int64_t n)
 {

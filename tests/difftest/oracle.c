@@ -220,7 +220,8 @@ static const op_fn ops[DT_NUM_KINDS] = {o_data,      o_data,    o_conv,      o_c
                                         o_pointwise, o_channel, o_pointwise, o_pool,    o_gap,
                                         o_flatten,   o_linear,  o_softmax};
 
-/* The output values as the library will store them: rounded to the graph's dtype. */
+/* Values as the library stores them: rounded to the graph's dtype (every node's result,
+ * as the header says, like PyTorch eager). */
 static int round_to_dtype(nnop_dtype t, double *v, int64_t n)
 {
     float *f = (float *)malloc((size_t)n * sizeof(float));
@@ -249,6 +250,8 @@ int dt_oracle(const dt_graph *g, double **out)
             rc = -1;
         else
             ops[g->node[i].kind](g, &g->node[i], val, val[i]);
+        if (rc == 0 && g->node[i].kind != DT_INPUT && g->node[i].kind != DT_CONST)
+            rc = round_to_dtype(g->dtype, val[i], dt_elems(&g->node[i]));
     }
     for (i = 0; i < g->n_out; i++) {
         int64_t n = dt_elems(&g->node[g->out[i]]);
