@@ -510,7 +510,7 @@ static int run_devices(opts *o, nb_report *rep, const item *it, nb_work *w, cons
     int devs[MAX_DEVICES], n = 0, k, have = nb_cuda_device_count(), rc = 0, iters;
     double single_us = -1, host_us, wall, t0, agg;
     char err[512];
-    nb_result *r;
+    nb_result *r = NULL;
     if (o->backend == NNOP_BACKEND_CPU || have == 0) {
         fprintf(stderr, "nnop-bench: --devices: %s: one device (the host)\n",
                 have == 0 ? "no CUDA device" : "CPU backend");
@@ -580,7 +580,7 @@ static int run_devices(opts *o, nb_report *rep, const item *it, nb_work *w, cons
             snprintf(r->note, sizeof r->note, "device %d of %d, concurrent, %d batches", devs[k], n,
                      iters);
         }
-        agg = (double)n * iters * (double)r->batch / wall;
+        agg = (double)n * iters * (double)(net ? net->batch : it->prob.n) / wall;
         r = nb_report_add(rep);
         fill_common(r, &envs[0], o, it, net);
         snprintf(r->kind, sizeof r->kind, "devices");

@@ -66,7 +66,7 @@ void nb_write_table(const nb_report *rep, FILE *f)
 {
     int i;
     fprintf(f, "%-24s %-5s %-6s %-20s %10s %10s %10s %9s %8s %6s %10s %6s  %s\n", "name", "bknd",
-            "check", "err/tol", "compile_ms", "gpu_us", "host_us", "TFLOP/s", "GB/s", "roof%",
+            "check", "err/tol", "compile_ms", "gpu_us", "host_us", "GFLOP/s", "GB/s", "roof%",
             "img/s", "eff%", "notes");
     for (i = 0; i < rep->n; i++) {
         const nb_result *r = &rep->r[i];
@@ -78,7 +78,7 @@ void nb_write_table(const nb_report *rep, FILE *f)
         num(c, sizeof c, r->compile_ms, 1);
         num(g, sizeof g, r->gpu_us, 2);
         num(h, sizeof h, r->host_us, 2);
-        num(t, sizeof t, r->tflops, 3);
+        num(t, sizeof t, r->tflops < 0 ? -1.0 : 1e3 * r->tflops, 1);
         num(b, sizeof b, r->gbs, 1);
         num(rf, sizeof rf, r->roofline < 0 ? -1.0 : 100.0 * r->roofline, 1);
         num(im, sizeof im, r->images_s, 1);
