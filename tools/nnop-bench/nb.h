@@ -1,0 +1,160 @@
+/* nb.h: nnop-bench internals shared by the tool (main.c) and its tests: the problem
+ * descriptor, problem instances (seeded data, graph building, the naive float64 reference),
+ * measurement, and the result writers. Public nnop API only. */
+#ifndef NNOP_BENCH_NB_H
+#define NNOP_BENCH_NB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nnop/nnop.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- descriptors */
+typedef enum nb_op {
+    NB_OP_CONV = 0,
+    NB_OP_POOL,
+    NB_OP_GAP,
+    NB_OP_LINEAR,
+    NB_OP_SOFTMAX,
+    NB_OP_FLATTEN,
+    NB_OP_ELTWISE,
+    NB_OP_COUNT
+} nb_op;
+
+typedef enum nb_post_kind {
+    NB_POST_BIAS = 0,
+    NB_POST_BN,
+    NB_POST_ADD,
+    NB_POST_ACT,
+    NB_POST_CLAMP
+} nb_post_kind;
+
+typedef struct nb_post {
+    nb_post_kind kind;
+    nnop_act_kind act; /* NB_POST_ACT */
+    float a, b;        /* act alpha; clamp lo, hi */
+} nb_post;
+
+#define NB_MAX_POST 8
+#define NB_NAME_LEN 64
+
+typedef struct nb_problem {
+    nb_op op;
+    int64_t n, c, h, w, k, r, s; /* linear: x n x c, w k x c; pool: window r x s */
+    int four_d;                  /* softmax: h (and w) given */
+    int64_t pad[2], stride[2], dil[2], groups;
+    nnop_pool_kind pool;
+    int incpad;
+    nnop_dtype dt;
+    nnop_layout layout;
+    int npost;
+    nb_post post[NB_MAX_POST];
+    char name[NB_NAME_LEN];
+} nb_problem;
+
+/* Parse one descriptor ("conv n32c64h56w56k64r3s3 p1 st1 dl1 g1 dt=f16 layout=nhwc
+ * post=bias,bn,add,relu"). Returns 0, or -1 with the reason in err. */
+int nb_parse(const char *text, nb_problem *p, char *err, size_t err_len);
+/* The canonical descriptor of p (parses back to p). */
+void nb_format(const nb_problem *p, char *buf, size_t len);
+const char *nb_op_name(nb_op op);
+const char *nb_dtype_name(nnop_dtype t);
+const char *nb_layout_name(nnop_layout l);
+int nb_parse_dtype(const char *s, nnop_dtype *t);
+int nb_parse_layout(const char *s, nnop_layout *l);
+
+/* A problem file: one descriptor a line, '#' starts a comment, blank lines skipped. Returns
+ * the number of problems (*out malloc'ed) or -1 with "file:line: reason" in err. */
+int nb_parse_file(const char *path, nb_problem **out, char *err, size_t err_len);
+
+/* Floating-point operations and minimal bytes moved (inputs, constants, output) of p. */
+double nb_problem_flops(const nb_problem *p);
+double nb_problem_bytes(const nb_problem *p);
+
+/* ---------------------------------------------------------------- instances */
+#define NB_MAX_TENSORS (3 + 4 * NB_MAX_POST)
+
+/* Host data of a problem, made on the first graph build from a seed and reused by later
+ * builds (another backend, another policy), so every run sees the same numbers. */
+typedef struct nb_instance {
+    nb_problem p;
+    uint64_t seed;
+    nnop_tensor_desc desc[NB_MAX_TENSORS];
+    void *host[NB_MAX_TENSORS]; /* in desc's dtype and strides; NULL = unused */
+    int input_slot[1 + NB_MAX_POST];
+    int n_inputs;
+} nb_instance;
+
+void nb_instance_init(nb_instance *in, const nb_problem *p, uint64_t seed);
+void nb_instance_free(nb_instance *in);
+/* Build the problem's graph on ctx (one output). Returns a status with the message in err. */
+nnop_status nb_instance_graph(nb_instance *in, nnop_context *ctx, nnop_graph **out, char *err,
+                              size_t err_len);
+/* The float64 result of the problem in logical row-major order (N, C, H, W), from the
+ * instance's data (built first); *count elements, malloc'ed. */
+double *nb_reference(const nb_instance *in, int64_t *count);
+/* Read a tensor of d (host memory) into logical row-major float64 (malloc'ed). */
+double *nb_to_logical(const nnop_tensor_desc *d, const void *data);
+
+/* Compare got with ref: per element |got - ref| <= tol * (|ref| + rms(ref)); err is the
+ * largest |got - ref| / (|ref| + rms(ref)) (infinity for a NaN). Returns 1 when it passes. */
+int nb_compare(const double *got, const double *ref, int64_t n, double tol, double *err);
+/* Check tolerance of a dtype. */
+double nb_tolerance(nnop_dtype t);
+
+/* ---------------------------------------------------------------- results */
+typedef struct nb_result {
+    char name[NB_NAME_LEN];
+    char desc[256];
+    char kind[16];    /* "problem", "net", "peak", "engines", "devices" */
+    char backend[8];  /* "cpu", "cuda" */
+    char device[128]; /* device name */
+    int device_id;
+    char policy[24];
+    int cuda_graph;
+    int64_t batch;
+    double compile_ms; /* < 0: not measured */
+    int check;         /* -1 not run, 0 mismatch, 1 pass, 2 error */
+    char check_ref[16];
+    double check_err, check_tol;
+    double gpu_us, host_us; /* per call; < 0: not measured */
+    double flops, bytes;
+    double tflops, gbs, frac_flops, frac_bw, roofline; /* < 0: not measured */
+    double images_s, efficiency;                       /* < 0: not measured */
+    int partitions;
+    char status[32]; /* "ok" or nnop_status_string */
+    char note[512];
+    char *plan; /* nnop_plan_describe (malloc'ed, may be NULL) */
+} nb_result;
+
+void nb_result_init(nb_result *r);
+
+typedef struct nb_report {
+    nb_result *r;
+    int n, cap;
+    /* measured peaks of this run (< 0: not measured) */
+    double peak_gbs, peak_tflops;
+    char peak_dtype[8];
+    char backend[8], device[128], version[32];
+    int warmup, reps, calls;
+} nb_report;
+
+void nb_report_init(nb_report *rep);
+nb_result *nb_report_add(nb_report *rep);
+void nb_report_free(nb_report *rep);
+void nb_write_table(const nb_report *rep, FILE *f);
+void nb_write_json(const nb_report *rep, FILE *f);
+void nb_write_csv(const nb_report *rep, FILE *f);
+/* JSON string escaping into f (with the quotes). */
+void nb_json_string(FILE *f, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NNOP_BENCH_NB_H */

@@ -1,0 +1,187 @@
+/* nb_nets.c: the networks nnop-bench runs by name: ResNet-50 (seeded random weights, any
+ * batch, dtype, layout and image size; the graph of bench/resnet50_graph.c) and, when the
+ * examples' support library is built in (NB_HAVE_MNIST), the bundled MNIST models. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nb_run.h"
+
+#ifdef NB_HAVE_MNIST
+#include "mnist.h"
+#include "safetensors.h"
+#endif
+
+#ifndef NB_EXAMPLES_DIR
+#define NB_EXAMPLES_DIR "examples"
+#endif
+
+static const char *const net_names[] = {"resnet50", "lenet", "mnist-resnet"};
+
+int nb_net_parse(const char *name)
+{
+    int i;
+    for (i = 0; i < 3; i++)
+        if (strcmp(name, net_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *nb_net_name(nb_net_kind k)
+{
+    return (unsigned)k < 3 ? net_names[k] : "?";
+}
+
+int nb_have_mnist(void)
+{
+#ifdef NB_HAVE_MNIST
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static nnop_status failf(char *err, size_t len, nnop_status s, const char *fmt, ...)
+{
+    va_list ap;
+    if (err && len) {
+        va_start(ap, fmt);
+        vsnprintf(err, len, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+typedef struct rn {
+    nnop_graph *g;
+    nnop_dtype dt;
+    nnop_layout layout;
+    uint64_t rng;
+    int oom;
+} rn;
+
+static float uniform(rn *b, float a)
+{
+    b->rng ^= b->rng << 13, b->rng ^= b->rng >> 7, b->rng ^= b->rng << 17;
+    return a * (2.0f * (float)(b->rng >> 40) / (float)(1 << 24) - 1.0f);
+}
+
+static nnop_value constant(rn *b, const nnop_tensor_desc *d, float a, float base)
+{
+    int64_t n = nnop_tensor_elements(d), i;
+    float *f = (float *)malloc((size_t)n * sizeof(float));
+    void *h = malloc(nnop_tensor_bytes(d));
+    nnop_value v;
+    if (!f || !h) {
+        free(f);
+        free(h);
+        b->oom = 1;
+        return nnop_constant(b->g, NULL, d, NULL);
+    }
+    for (i = 0; i < n; i++)
+        f[i] = base + uniform(b, a);
+    nnop_convert(NNOP_F32, f, d->dtype, h, n);
+    v = nnop_constant(b->g, NULL, d, h);
+    free(f);
+    free(h);
+    return v;
+}
+
+static nnop_value conv_bn(rn *b, nnop_value x, int64_t cin, int64_t cout, int64_t k, int64_t stride,
+                          int relu)
+{
+    nnop_tensor_desc wd = nnop_tensor_4d(b->dt, b->layout, cout, cin, k, k);
+    nnop_tensor_desc cd = nnop_tensor_1d(b->dt, cout);
+    nnop_conv_params p = {{k / 2, k / 2}, {stride, stride}, {1, 1}, 1};
+    nnop_value y =
+            nnop_conv(b->g, x, constant(b, &wd, 1.0f / sqrtf((float)(cin * k * k)), 0.0f), &p);
+    y = nnop_batchnorm(b->g, y, constant(b, &cd, 0.2f, 1.0f), constant(b, &cd, 0.1f, 0.0f),
+                       constant(b, &cd, 0.1f, 0.0f), constant(b, &cd, 0.2f, 1.0f), 1e-5f);
+    return relu ? nnop_act(b->g, y, NNOP_ACT_RELU, 0.0f) : y;
+}
+
+static nnop_value bottleneck(rn *b, nnop_value x, int64_t cin, int64_t width, int64_t stride)
+{
+    int64_t cout = width * 4;
+    nnop_value skip = (stride != 1 || cin != cout) ? conv_bn(b, x, cin, cout, 1, stride, 0) : x;
+    nnop_value y = conv_bn(b, x, cin, width, 1, 1, 1);
+    y = conv_bn(b, y, width, width, 3, stride, 1);
+    y = conv_bn(b, y, width, cout, 1, 1, 0);
+    return nnop_act(b->g, nnop_add(b->g, y, skip), NNOP_ACT_RELU, 0.0f);
+}
+
+static void resnet50(rn *b, int64_t n, int64_t size)
+{
+    static const int blocks[4] = {3, 4, 6, 3};
+    nnop_tensor_desc xd = nnop_tensor_4d(b->dt, b->layout, n, 3, size, size);
+    nnop_tensor_desc fd = nnop_tensor_2d(b->dt, 1000, 2048), bd = nnop_tensor_1d(b->dt, 1000);
+    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0};
+    nnop_value y;
+    int64_t cin = 64, width = 64;
+    int s, k;
+    y = nnop_pool(b->g, conv_bn(b, nnop_input(b->g, "x", &xd), 3, 64, 7, 2, 1), NNOP_POOL_MAX, &pp);
+    for (s = 0; s < 4; s++, width *= 2)
+        for (k = 0; k < blocks[s]; k++) {
+            y = bottleneck(b, y, cin, width, (s > 0 && k == 0) ? 2 : 1);
+            cin = width * 4;
+        }
+    y = nnop_flatten(b->g, nnop_global_avg_pool(b->g, y));
+    y = nnop_linear(b->g, y, constant(b, &fd, 0.02f, 0.0f), constant(b, &bd, 0.1f, 0.0f));
+    nnop_output(b->g, y, "logits");
+}
+
+nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out, char *err,
+                         size_t len)
+{
+    nnop_graph *g = NULL;
+    nnop_status s;
+    *out = NULL;
+    s = nnop_graph_create(ctx, &g);
+    if (s != NNOP_OK)
+        return failf(err, len, s, "nnop_graph_create: %s", nnop_context_last_error(ctx));
+    if (net->kind == NB_NET_RESNET50) {
+        rn b;
+        b.g = g;
+        b.dt = net->dt;
+        b.layout = net->layout;
+        b.rng = 88172645463325252ull;
+        b.oom = 0;
+        resnet50(&b, net->batch, net->size);
+        s = nnop_graph_status(g);
+        if (s != NNOP_OK)
+            failf(err, len, s, "resnet50: %s",
+                  b.oom ? "out of host memory" : nnop_context_last_error(ctx));
+    } else {
+#ifdef NB_HAVE_MNIST
+        char path[1024];
+        safetensors_file *w = NULL;
+        const char *dir = net->weights_dir ? net->weights_dir : NB_EXAMPLES_DIR "/mnist";
+        mnist_model_kind m = net->kind == NB_NET_LENET ? MNIST_LENET : MNIST_RESNET;
+        snprintf(path, sizeof path, "%s/%s.safetensors", dir, mnist_model_name(m));
+        s = safetensors_open(path, &w, err, len);
+        if (s == NNOP_OK) {
+            s = mnist_build(g, ctx, m, w, net->dt, net->batch, err, len);
+            safetensors_close(w);
+        }
+#else
+        s = failf(err, len, NNOP_ERR_UNSUPPORTED,
+                  "%s: this nnop-bench was built without the MNIST models (examples and cJSON)",
+                  nb_net_name(net->kind));
+#endif
+    }
+    if (s != NNOP_OK) {
+        nnop_graph_destroy(g);
+        return s;
+    }
+    *out = g;
+    return NNOP_OK;
+}
+
+double nb_net_flops(const nb_net *net)
+{
+    if (net->kind == NB_NET_RESNET50) /* 4.09 GMAC at 224 x 224, scaling with the area */
+        return 2.0 * 4.089e9 * (double)net->batch * (double)net->size * (double)net->size /
+               (224.0 * 224.0);
+    return -1.0;
+}

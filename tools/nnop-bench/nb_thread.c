@@ -1,0 +1,78 @@
+/* nb_thread.c: the thread shim (POSIX threads or Win32). */
+#include <stdlib.h>
+
+#include "nb_thread.h"
+
+#ifdef _WIN32
+#include <windows.h>
+struct nb_thread {
+    HANDLE h;
+    nb_thread_fn fn;
+    void *arg;
+};
+static DWORD WINAPI trampoline(LPVOID p)
+{
+    nb_thread *t = (nb_thread *)p;
+    t->fn(t->arg);
+    return 0;
+}
+int nb_thread_start(nb_thread **out, nb_thread_fn fn, void *arg)
+{
+    nb_thread *t = (nb_thread *)calloc(1, sizeof *t);
+    *out = NULL;
+    if (!t)
+        return -1;
+    t->fn = fn;
+    t->arg = arg;
+    t->h = CreateThread(NULL, 0, trampoline, t, 0, NULL);
+    if (!t->h) {
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+void nb_thread_join(nb_thread *t)
+{
+    if (!t)
+        return;
+    WaitForSingleObject(t->h, INFINITE);
+    CloseHandle(t->h);
+    free(t);
+}
+#else
+#include <pthread.h>
+struct nb_thread {
+    pthread_t h;
+    nb_thread_fn fn;
+    void *arg;
+};
+static void *trampoline(void *p)
+{
+    nb_thread *t = (nb_thread *)p;
+    t->fn(t->arg);
+    return NULL;
+}
+int nb_thread_start(nb_thread **out, nb_thread_fn fn, void *arg)
+{
+    nb_thread *t = (nb_thread *)calloc(1, sizeof *t);
+    *out = NULL;
+    if (!t)
+        return -1;
+    t->fn = fn;
+    t->arg = arg;
+    if (pthread_create(&t->h, NULL, trampoline, t) != 0) {
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+void nb_thread_join(nb_thread *t)
+{
+    if (!t)
+        return;
+    pthread_join(t->h, NULL);
+    free(t);
+}
+#endif

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""plot_bench.py: turn nnop-bench JSON results (--json) into PNG charts.
+
+usage: plot_bench.py RESULT.json [MORE.json ...] [-o DIR] [--metric gpu_us|host_us|tflops|
+                     gbs|images_s] [--labels A,B,...]
+
+One chart per metric: a bar per problem or network (matched by name across files), a group
+per file (another nnop run, another machine, or a PyTorch result converted to the same JSON
+shape), and, for the first file, the roofline fraction (time the measured peaks allow over the
+time taken) as a second chart. matplotlib is needed: pip install matplotlib.
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("tool") != "nnop-bench":
+        sys.exit(f"{path}: not an nnop-bench result (no \"tool\": \"nnop-bench\")")
+    rows = [r for r in doc.get("results", []) if r.get("kind") in ("problem", "net", "devices")]
+    return doc, rows
+
+
+def key(r):
+    return r["name"] + (" [graph]" if r.get("cuda_graph") else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("-o", "--out", default=".", help="folder for the PNG files")
+    ap.add_argument("--metric", action="append",
+                    help="gpu_us, host_us, tflops, gbs or images_s (default: gpu_us or host_us, and tflops)")
+    ap.add_argument("--labels", help="comma-separated legend labels, one per file")
+    a = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("plot_bench.py needs matplotlib: pip install matplotlib (or apt install python3-matplotlib)")
+
+    docs = [load(p) for p in a.results]
+    labels = a.labels.split(",") if a.labels else [
+        f"{os.path.basename(p)} ({d.get('device', '?')})" for p, (d, _) in zip(a.results, docs)]
+    names = []
+    for _, rows in docs:
+        for r in rows:
+            if key(r) not in names:
+                names.append(key(r))
+    if not names:
+        sys.exit("no problem or network results in the files")
+    metrics = a.metric
+    if not metrics:
+        has_gpu = any(r.get("gpu_us") for _, rows in docs for r in rows)
+        metrics = ["gpu_us" if has_gpu else "host_us", "tflops"]
+    units = {"gpu_us": "GPU time per call (us)", "host_us": "host time per call (us)",
+             "tflops": "TFLOP/s", "gbs": "GB/s", "images_s": "images/s"}
+    os.makedirs(a.out, exist_ok=True)
+    width = 0.8 / len(docs)
+    written = []
+    for m in metrics:
+        fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(names) * len(docs) + 2), 4.5))
+        for i, (_, rows) in enumerate(docs):
+            by = {key(r): r for r in rows}
+            vals = [(by[n].get(m) or 0) if n in by else 0 for n in names]
+            ax.bar([j + i * width for j in range(len(names))], vals, width, label=labels[i])
+        ax.set_xticks([j + width * (len(docs) - 1) / 2 for j in range(len(names))])
+        ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
+        ax.set_ylabel(units.get(m, m))
+        ax.set_title(f"nnop-bench: {units.get(m, m)}")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = os.path.join(a.out, f"nnop_bench_{m}.png")
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    doc, rows = docs[0]
+    roof = [(key(r), r.get("roofline")) for r in rows if r.get("roofline") is not None]
+    if roof:
+        fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(roof) + 2), 4.5))
+        ax.bar([n for n, _ in roof], [100 * v for _, v in roof])
+        ax.set_ylabel("% of the roofline (measured peaks)")
+        peaks = doc.get("peaks", {})
+        ax.set_title(f"{labels[0]}: copy {peaks.get('copy_gbs') or 0:.0f} GB/s, "
+                     f"{peaks.get('matmul_dtype', '')} matmul {peaks.get('matmul_tflops') or 0:.1f} TFLOP/s",
+                     fontsize=9)
+        ax.set_xticks(range(len(roof)))
+        ax.set_xticklabels([n for n, _ in roof], rotation=45, ha="right", fontsize=8)
+        fig.tight_layout()
+        path = os.path.join(a.out, "nnop_bench_roofline.png")
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    for p in written:
+        print(p)
+
+
+if __name__ == "__main__":
+    main()
