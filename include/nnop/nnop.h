@@ -26,7 +26,7 @@
  * pooling included). Two-element parameters (pad, stride, dilation, window) are {H, W}.
  * Every value is a tensor of its dtype: the CPU backend computes a node in float32 (double
  * accumulation) and rounds its result to fp16/bf16, like PyTorch eager; the CUDA backend keeps
- * the values inside a fused partition in float32, so it can only be closer to exact. */
+ * the values inside a fused partition in float32, so it can only be closer to exact.
  *
  * Layout: a 4-D value's layout is in its strides (nnop_tensor_4d). Results take the layout
  * of their first 4-D operand that has one; a tensor whose NCHW and NHWC strides coincide
