@@ -1,5 +1,6 @@
-/* device.c: CUDA context life cycle (device, cuDNN handle, stream, version checks) and the
- * checked-call helpers that turn CUDA/cuDNN failures into messages in the context. */
+/* device.c: CUDA context life cycle, the device's half (device, cuDNN handle, stream,
+ * version checks; ../context.c adds the engine's prefetch) and the checked-call helpers that
+ * turn CUDA/cuDNN failures into messages in the context. */
 #include <stdio.h>
 #include <string.h>
 

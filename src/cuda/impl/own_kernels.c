@@ -1,5 +1,6 @@
-/* steps.c: partitions run by nnop's own kernels: pointwise epilogue chains (standalone or
- * split off a producer), pooling (cuDNN's resample crashes for bf16 on sm_90 and is
+/* own_kernels.c: partitions run by nnop's own kernels (three entries of the implementation
+ * list): pointwise epilogue chains (standalone or split off a producer), the linear layers
+ * cuBLASLt refused, pooling (cuDNN's resample crashes for bf16 on sm_90 and is
  * runtime-compiled only), global average pooling (standalone reductions are unsupported on
  * sm_90), softmax and flatten (a layout transpose for NHWC). */
 #include <stdio.h>
