@@ -2,7 +2,7 @@
  * (fp16 NHWC), with a persistent plan cache file, under one engine policy. Run it twice in
  * two processes: the first (cache file absent) is the cold start, the second the warm one.
  * Also reports the steady per-batch time, so a warm plan can be compared with a cold one,
- * and where the time to the first result went (the plan's compile profile, cuda_plan.h).
+ * and where the time to the first result went (the plan's compile profile, device.h).
  *   usage: bench_coldstart --cache FILE [--policy prefer|precompiled|fastest] [--batch N]
  *          [--load-threads N] (nnop_context_options.load_threads; default 0: the library's)
  *          [--warmup-only]   (compile and write the cache, run nothing: ahead-of-time)
@@ -25,7 +25,7 @@
 #include <dlfcn.h>
 #endif
 
-#include "cuda/cuda_plan.h"
+#include "cuda/impl/impl.h"
 #include "nnop/nnop.h"
 #include "resnet50_graph.h"
 

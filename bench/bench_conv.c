@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/impl/impl.h"
 #include "bench_check.h"
 #include "nnop/nnop.h"
 

@@ -9,7 +9,7 @@
 
 #include "bench_check.h"
 #include "nnop/nnop.h"
-#include "cuda/cuda_plan.h"
+#include "cuda/impl/impl.h"
 #include "resnet50_graph.h"
 
 #define ITERS 20

@@ -1,5 +1,6 @@
-/* cache.c: the plan cache object: fingerprints, a thread-safe LRU, counters, the context
- * wiring and the public API. The file lives in cache_file.c. */
+/* cache.c: the plan cache object: fingerprints, a thread-safe LRU, counters, loading the
+ * file's entries into it, the context wiring and the public API. The file format, reading
+ * and saving live in cache_file.c, the layer below. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -135,20 +136,8 @@ void nnop__cache_entry_clear(nnop__cache_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-int nnop__cache_entry_valid(const nnop__cache_entry *e)
-{
-    return e->n_knobs >= 0 && e->n_knobs <= NNOP_CACHE_MAX_KNOBS &&
-           e->blob_len <= NNOP_CACHE_MAX_BLOB && (e->blob || e->blob_len == 0) && e->n_io >= 0 &&
-           e->n_io <= NNOP_CACHE_MAX_IO;
-}
-
 /* ================================================================ the cache object */
 #define CACHE_MAX_BUCKETS ((size_t)1 << 16)
-
-size_t nnop__cache_entry_cost(size_t blob_len)
-{
-    return sizeof(nnop__cache_node) + blob_len;
-}
 
 static char *dup_string(const char *s)
 {
@@ -470,6 +459,72 @@ nnop_status nnop__cache_bind(nnop_plan_cache *c, uint64_t cudnn_version, const c
     nnop__mutex_unlock(c->mu);
     if (load)
         nnop__cache_load(c, NULL, NULL); /* cannot fail for the file's contents */
+    return st;
+}
+
+/* ================================================================ load */
+typedef struct load_state {
+    nnop_plan_cache *c;
+    int oom;
+} load_state;
+
+static int load_one(void *user, const nnop__fp *fp, const nnop__cache_entry *e)
+{
+    load_state *l = (load_state *)user;
+    nnop_status st;
+    nnop__mutex_lock(l->c->mu);
+    st = nnop__cache_put_locked(l->c, fp, e, 1);
+    nnop__mutex_unlock(l->c->mu);
+    l->oom = st == NNOP_ERR_OUT_OF_MEMORY;
+    return l->oom; /* stop: the load reports it (the entries loaded so far stay) */
+}
+
+nnop_status nnop__cache_load(nnop_plan_cache *c, const char *path, nnop__cache_report *rep)
+{
+    nnop__cache_report local;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    uint64_t t0 = nnop__monotonic_ns(), cudnn;
+    char key[NNOP_CACHE_KEY_MAX + 1];
+    int bound;
+    nnop_status st;
+    if (!rep)
+        rep = &local;
+    memset(rep, 0, sizeof *rep);
+    if (!c)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    nnop__mutex_lock(c->mu);
+    if (!path)
+        path = c->path;
+    if (path && !c->bound && path == c->path)
+        c->load_pending = 1;
+    bound = c->bound;
+    cudnn = c->cudnn_version;
+    memcpy(key, c->device_key, sizeof key);
+    nnop__mutex_unlock(c->mu);
+    if (!path || !bound)
+        return NNOP_OK;
+    st = nnop__cache_read_file(path, &buf, &len, &rep->missing, NULL);
+    if (st == NNOP_OK && buf) {
+        load_state l;
+        l.c = c;
+        l.oom = 0;
+        nnop__cache_parse(buf, len, cudnn, key, load_one, &l, rep);
+        if (l.oom)
+            st = NNOP_ERR_OUT_OF_MEMORY;
+    }
+    free(buf);
+    nnop__mutex_lock(c->mu);
+    c->st.ignored_corrupt += rep->ignored_corrupt;
+    c->st.ignored_other_device += rep->ignored_other_device;
+    c->st.ignored_other_cudnn += rep->ignored_other_cudnn;
+    c->st.files_rejected += (uint64_t)rep->rejected;
+    if (rep->ignored_corrupt || rep->rejected) {
+        c->dirty = 1; /* rewrite a clean file at the next save */
+        c->gen++;
+    }
+    c->st.file_ns += nnop__monotonic_ns() - t0;
+    nnop__mutex_unlock(c->mu);
     return st;
 }
 

@@ -1,5 +1,7 @@
 /* cache_file.c: the plan cache file (docs/cache-format.md): little-endian serialization,
- * a parser that survives any bytes, load, and save with merge under a file lock. */
+ * a parser that survives any bytes, reading a file, and save with merge under a file lock.
+ * The layer below the cache object (cache.c): it calls nothing of it (the load, which puts
+ * entries into the object, is cache.c's). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,6 +29,20 @@ static const unsigned char entry_marker[4] = {'N', 'N', 'C', 'E'};
      NNOP_CACHE_MAX_IO * IO_BYTES)
 /* Largest file read: a bound on what a corrupted or hostile file can make us allocate. */
 #define FILE_MAX ((size_t)1 << 30)
+
+/* ---------------------------------------------------------------- entries */
+int nnop__cache_entry_valid(const nnop__cache_entry *e)
+{
+    return e->n_knobs >= 0 && e->n_knobs <= NNOP_CACHE_MAX_KNOBS &&
+           e->blob_len <= NNOP_CACHE_MAX_BLOB && (e->blob || e->blob_len == 0) && e->n_io >= 0 &&
+           e->n_io <= NNOP_CACHE_MAX_IO;
+}
+
+/* Bytes an entry with a blob of blob_len bytes is charged against max_bytes. */
+size_t nnop__cache_entry_cost(size_t blob_len)
+{
+    return sizeof(nnop__cache_node) + blob_len;
+}
 
 /* ---------------------------------------------------------------- little-endian buffers */
 typedef struct bytebuf {
@@ -441,8 +457,8 @@ static const char *open_problem(nnop__open_result why)
  * exist (NNOP_OK, *buf NULL). Regular files only: a FIFO or device is refused without being
  * read (NNOP_ERR_IO), so that neither a load nor a save ever blocks on one. *why says what
  * failed (may be NULL). */
-static nnop_status read_file(const char *path, unsigned char **buf, size_t *len, int *missing,
-                             nnop__open_result *why)
+nnop_status nnop__cache_read_file(const char *path, unsigned char **buf, size_t *len, int *missing,
+                                  nnop__open_result *why)
 {
     bytebuf b = {0};
     nnop__open_result local;
@@ -486,71 +502,6 @@ static nnop_status read_file(const char *path, unsigned char **buf, size_t *len,
     *buf = b.p;
     *len = b.len;
     return NNOP_OK;
-}
-
-typedef struct load_state {
-    nnop_plan_cache *c;
-    int oom;
-} load_state;
-
-static int load_one(void *user, const nnop__fp *fp, const nnop__cache_entry *e)
-{
-    load_state *l = (load_state *)user;
-    nnop_status st;
-    nnop__mutex_lock(l->c->mu);
-    st = nnop__cache_put_locked(l->c, fp, e, 1);
-    nnop__mutex_unlock(l->c->mu);
-    l->oom = st == NNOP_ERR_OUT_OF_MEMORY;
-    return l->oom; /* stop: the load reports it (the entries loaded so far stay) */
-}
-
-nnop_status nnop__cache_load(nnop_plan_cache *c, const char *path, nnop__cache_report *rep)
-{
-    nnop__cache_report local;
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    uint64_t t0 = nnop__monotonic_ns(), cudnn;
-    char key[NNOP_CACHE_KEY_MAX + 1];
-    int bound;
-    nnop_status st;
-    if (!rep)
-        rep = &local;
-    memset(rep, 0, sizeof *rep);
-    if (!c)
-        return NNOP_ERR_INVALID_ARGUMENT;
-    nnop__mutex_lock(c->mu);
-    if (!path)
-        path = c->path;
-    if (path && !c->bound && path == c->path)
-        c->load_pending = 1;
-    bound = c->bound;
-    cudnn = c->cudnn_version;
-    memcpy(key, c->device_key, sizeof key);
-    nnop__mutex_unlock(c->mu);
-    if (!path || !bound)
-        return NNOP_OK;
-    st = read_file(path, &buf, &len, &rep->missing, NULL);
-    if (st == NNOP_OK && buf) {
-        load_state l;
-        l.c = c;
-        l.oom = 0;
-        nnop__cache_parse(buf, len, cudnn, key, load_one, &l, rep);
-        if (l.oom)
-            st = NNOP_ERR_OUT_OF_MEMORY;
-    }
-    free(buf);
-    nnop__mutex_lock(c->mu);
-    c->st.ignored_corrupt += rep->ignored_corrupt;
-    c->st.ignored_other_device += rep->ignored_other_device;
-    c->st.ignored_other_cudnn += rep->ignored_other_cudnn;
-    c->st.files_rejected += (uint64_t)rep->rejected;
-    if (rep->ignored_corrupt || rep->rejected) {
-        c->dirty = 1; /* rewrite a clean file at the next save */
-        c->gen++;
-    }
-    c->st.file_ns += nnop__monotonic_ns() - t0;
-    nnop__mutex_unlock(c->mu);
-    return st;
 }
 
 /* ---------------------------------------------------------------- save with merge */
@@ -779,7 +730,7 @@ static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64
     st = snapshot(c, &mem, &fps, &n_mem, &mem_bytes);
     if (st == NNOP_OK) {
         remove_stale_temporaries(path);
-        st = read_file(path, &old, &old_len, &missing, &why);
+        st = nnop__cache_read_file(path, &old, &old_len, &missing, &why);
         /* never replace what could not be read: it may hold another writer's entries (an
          * allocation failed) or be somebody else's file (write-only, a FIFO, a directory) */
         if (st != NNOP_OK)
@@ -880,7 +831,7 @@ nnop_status nnop__cache_check_file(const char *path, uint64_t cudnn_version, con
     memset(rep, 0, sizeof *rep);
     if (!path)
         return NNOP_ERR_INVALID_ARGUMENT;
-    st = read_file(path, &buf, &len, &missing, NULL);
+    st = nnop__cache_read_file(path, &buf, &len, &missing, NULL);
     if (st == NNOP_OK && buf)
         nnop__cache_parse(buf, len, cudnn_version, device_key, NULL, NULL, rep);
     rep->missing = missing;

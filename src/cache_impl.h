@@ -1,4 +1,5 @@
-/* cache_impl.h: what src/cache.c (the object) and src/cache_file.c (the file) share. */
+/* cache_impl.h: what src/cache.c (the object) and src/cache_file.c (the file, the layer
+ * below: it calls nothing of cache.c) share. */
 #ifndef NNOP_CACHE_IMPL_H
 #define NNOP_CACHE_IMPL_H
 
@@ -33,10 +34,18 @@ struct nnop_plan_cache {
     nnop_cache_stats st;
 };
 
+/* ------------------------------------------------------------------ cache_file.c */
 /* Bytes an entry with a blob of blob_len bytes is charged against max_bytes. */
 size_t nnop__cache_entry_cost(size_t blob_len);
 /* n_knobs, blob_len and blob consistent. */
 int nnop__cache_entry_valid(const nnop__cache_entry *e);
+/* Read at most 1 GiB of path into *buf (malloc'd). *missing when it does not exist (NNOP_OK,
+ * *buf NULL). Regular files only: a FIFO or device is refused without being read
+ * (NNOP_ERR_IO). *why says what failed (may be NULL). */
+nnop_status nnop__cache_read_file(const char *path, unsigned char **buf, size_t *len, int *missing,
+                                  nnop__open_result *why);
+
+/* ------------------------------------------------------------------ cache.c */
 /* Store fp -> e with c->mu held. from_file: a loaded entry, which yields to one inserted in
  * memory and does not make the cache dirty. */
 nnop_status nnop__cache_put_locked(nnop_plan_cache *c, const nnop__fp *fp,

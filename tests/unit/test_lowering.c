@@ -8,7 +8,7 @@
 #include "nnop_test.h"
 
 #ifdef NNOP_HAVE_CUDA
-#include "cuda/cuda_plan.h"
+#include "cuda/lower/lower.h"
 
 typedef struct fixture {
     nnop_context *ctx;

@@ -1,10 +1,10 @@
-/* device.c: CUDA context life cycle (device, cuDNN handle, stream, version checks) and the
- * checked-call helpers that turn CUDA/cuDNN failures into messages in the context. */
+/* device.c: CUDA context life cycle, the device's half (device, cuDNN handle, stream,
+ * version checks; ../context.c adds the engine's prefetch) and the checked-call helpers that
+ * turn CUDA/cuDNN failures into messages in the context. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cache.h"
-#include "cuda/cuda_ctx.h"
+#include "cuda/device/device.h"
 
 #define CUDNN_MSG_LEN 768
 
@@ -113,7 +113,7 @@ static void bind_cache(nnop_context *ctx)
         nnop__clear_error(ctx);
 }
 
-nnop_status nnop__cuda_context_init(nnop_context *ctx)
+nnop_status nnop__device_init(nnop_context *ctx)
 {
     nnop_status st;
     ctx->cuda = (struct nnop__cuda_ctx *)nnop__calloc(1, sizeof *ctx->cuda);
@@ -135,9 +135,7 @@ nnop_status nnop__cuda_context_init(nnop_context *ctx)
          * stream itself it can be captured into a CUDA graph. */
         st = NNOP_CU(ctx, cudaStreamCreateWithFlags(&ctx->cuda->own_stream, cudaStreamDefault));
     if (st == NNOP_OK)
-        st = nnop__cuda_set_stream(ctx, ctx->opts.stream);
-    if (st == NNOP_OK)
-        nnop__prefetch_start(ctx); /* the cache file's plans, while the caller builds a graph */
+        st = nnop__device_set_stream(ctx, ctx->opts.stream);
     return st; /* on failure nnop_context_destroy calls fini on the half-built state */
 }
 
@@ -160,13 +158,12 @@ int nnop__cuda_deser_handles(nnop_context *ctx, int n)
     return c->n_deser;
 }
 
-void nnop__cuda_context_fini(nnop_context *ctx)
+void nnop__device_fini(nnop_context *ctx)
 {
     struct nnop__cuda_ctx *c = ctx->cuda;
     int i;
     if (!c)
         return;
-    nnop__prefetch_stop(ctx); /* its plans go before the handles that built them */
     if (c->stream)
         (void)cudaStreamSynchronize(c->stream);
     for (i = 0; i < c->n_deser; i++)
@@ -181,13 +178,12 @@ void nnop__cuda_context_fini(nnop_context *ctx)
     ctx->cuda = NULL;
 }
 
-nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream)
+nnop_status nnop__device_set_stream(nnop_context *ctx, void *stream)
 {
     struct nnop__cuda_ctx *c = ctx->cuda;
     cudaStream_t s = stream ? (cudaStream_t)stream : c->own_stream;
     nnop_status st;
     int i;
-    (void)nnop__prefetch_join(ctx, 1); /* its threads' handles become the context's */
     st = NNOP_DNN(ctx, cudnnSetStream(c->handle, s));
     for (i = 0; st == NNOP_OK && i < c->n_deser; i++)
         st = NNOP_DNN(ctx, cudnnSetStream(c->deser[i], s));

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/engine/engine.h"
 #include "platform/platform.h"
 
 #define MAX_CANDS       96
@@ -149,49 +149,7 @@ static int filter(const nnop_context *ctx, const nnop__dnn_step *st, const cand 
     return 0;
 }
 
-nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg,
-                                 cudnnBackendDescriptor_t *plan, int64_t *ws)
-{
-    cudnnHandle_t h = ctx->cuda->handle;
-    int64_t n = 0;
-    const nnop__attr attrs[] = {
-            NNOP_ATTR(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h),
-            NNOP_ATTR_DESC(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, &cfg)};
-    nnop_status st = NNOP_DNN(
-            ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan));
-    if (st == NNOP_OK)
-        st = nnop__dnn_set_all(ctx, *plan, attrs, NNOP_COUNT(attrs), "execution plan");
-    if (st == NNOP_OK)
-        st = NNOP_DNN(ctx, cudnnBackendGetAttribute(*plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                                    CUDNN_TYPE_INT64, 1, &n, ws));
-    if (st != NNOP_OK && *plan) {
-        (void)cudnnBackendDestroyDescriptor(*plan);
-        *plan = NULL;
-    }
-    return st;
-}
-
 /* ------------------------------------------------------------------ autotuning */
-static nnop_status make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
-                              cudnnBackendDescriptor_t *out)
-{
-    const nnop__attr attrs[] = {
-            NNOP_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, s->n_io, s->uids),
-            NNOP_ATTR(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, s->n_io, ptrs),
-            NNOP_ATTR(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws)};
-    nnop_status st =
-            NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, out));
-    if (st == NNOP_OK)
-        st = nnop__dnn_set_all(ctx, *out, attrs, NNOP_COUNT(attrs), "variant pack");
-    return st;
-}
-
-nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
-                                 cudnnBackendDescriptor_t *out)
-{
-    return make_vpack(ctx, s, ptrs, ws, out);
-}
-
 /* One scratch block for every real tensor of s (contents irrelevant to timing) and the
  * workspace after them. */
 static nnop_status scratch(nnop_context *ctx, const nnop__dnn_step *s, int64_t ws, void **mem,
@@ -249,7 +207,7 @@ static nnop_status time_plan(nnop_context *ctx, const nnop__dnn_step *s,
     cudnnBackendDescriptor_t vp = NULL;
     nnop_status st = scratch(ctx, s, ws, &mem, ptrs, &wsp);
     if (st == NNOP_OK)
-        st = make_vpack(ctx, s, ptrs, wsp, &vp);
+        st = nnop__dnn_make_vpack(ctx, s, ptrs, wsp, &vp);
     if (st == NNOP_OK)
         st = NNOP_CU(ctx, cudaEventCreate(&e0));
     if (st == NNOP_OK)
@@ -459,20 +417,16 @@ static nnop_status select_engine(nnop_plan *p, nnop__dnn_step *st, char *why, si
     return status;
 }
 
-void nnop__engine_reshare(nnop_plan *p)
+void nnop__engine_reshare(nnop_plan *p, nnop__dnn_step *d)
 {
-    int32_t i;
-    for (i = 0; i < p->n_parts; i++) {
-        nnop__dnn_step *d = p->cuda->steps[i].dnn;
-        nnop__fp fp;
-        nnop__dnn_step *twin;
-        if (!d || !d->plan_shared)
-            continue;
-        fp = nnop__dnn_fingerprint(p->ctx, d);
-        twin = find_twin(p->cuda, &fp);
-        if (twin)
-            share_plan(d, twin);
-    }
+    nnop__fp fp;
+    nnop__dnn_step *twin;
+    if (!d || !d->plan_shared)
+        return;
+    fp = nnop__dnn_fingerprint(p->ctx, d);
+    twin = find_twin(p->cuda, &fp);
+    if (twin)
+        share_plan(d, twin);
 }
 
 nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *st, char *why, size_t len)

@@ -1,8 +1,8 @@
-/* lower_pointwise.c: epilogue operations after a producer as cuDNN pointwise nodes: bias,
+/* pointwise.c: epilogue operations after a producer as cuDNN pointwise nodes: bias,
  * scale+shift, residual add, activations (plain ReLU keeps its upper clip unset). */
 #include <stdlib.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/lower/lower.h"
 
 typedef struct act_map {
     int act;

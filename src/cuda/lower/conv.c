@@ -1,5 +1,5 @@
-/* lower_conv.c: the producers: 2-D convolution forward and the linear layer as a matmul. */
-#include "cuda/cuda_plan.h"
+/* conv.c: the producers: 2-D convolution forward and the linear layer as a matmul. */
+#include "cuda/lower/lower.h"
 
 static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_conv_params *cp,
                              cudnnBackendDescriptor_t *out)

@@ -1,10 +1,11 @@
 /* cache_use.c: the plan cache seen from engine selection: the fingerprint of a lowered step,
  * rebuilding a plan from a cached entry (plan JSON first: no heuristics, no runtime
- * compilation; else engine id + knobs), and recording a fresh choice. */
+ * compilation; else engine id + knobs), recording a fresh choice, and the queue of cached
+ * JSONs that deserialize.c resolves on threads. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/engine/engine.h"
 #include "platform/platform.h"
 
 nnop__fp nnop__dnn_fingerprint(const nnop_context *ctx, const nnop__dnn_step *s)
@@ -21,41 +22,6 @@ nnop__fp nnop__dnn_fingerprint(const nnop_context *ctx, const nnop__dnn_step *s)
     nnop__fp_add_i64(&b, o->allow_tf32 != 0);
     nnop__fp_add_i64(&b, o->autotune != 0);
     return nnop__fp_final(&b);
-}
-
-cudnnStatus_t nnop__plan_from_json(cudnnHandle_t h, const void *json, size_t len,
-                                   cudnnBackendDescriptor_t *plan, int64_t *workspace,
-                                   const char **call)
-{
-    int64_t n = 0;
-    cudnnStatus_t r;
-    *plan = NULL;
-    *call = "cudnnBackendCreateDescriptor(EXECUTION_PLAN)";
-    r = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan);
-    if (r == CUDNN_STATUS_SUCCESS) {
-        *call = "cudnnBackendSetAttribute(CUDNN_ATTR_EXECUTION_PLAN_HANDLE)";
-        r = cudnnBackendSetAttribute(*plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
-                                     &h);
-    }
-    if (r == CUDNN_STATUS_SUCCESS) {
-        *call = "cudnnBackendSetAttribute(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION)";
-        r = cudnnBackendSetAttribute(*plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
-                                     CUDNN_TYPE_CHAR, (int64_t)len, json);
-    }
-    if (r == CUDNN_STATUS_SUCCESS) {
-        *call = "cudnnBackendFinalize(execution plan from JSON)";
-        r = cudnnBackendFinalize(*plan);
-    }
-    if (r == CUDNN_STATUS_SUCCESS) {
-        *call = "cudnnBackendGetAttribute(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE)";
-        r = cudnnBackendGetAttribute(*plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                     CUDNN_TYPE_INT64, 1, &n, workspace);
-    }
-    if (r != CUDNN_STATUS_SUCCESS && *plan) {
-        (void)cudnnBackendDestroyDescriptor(*plan);
-        *plan = NULL;
-    }
-    return r;
 }
 
 static nnop_status plan_from_json(nnop_context *ctx, nnop__dnn_step *s, const nnop__cache_entry *e)
@@ -310,4 +276,41 @@ void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__
     (void)nnop__cache_insert(ctx->plan_cache, fp, e);
     free(e->blob);
     free(e);
+}
+
+/* ------------------------------------------------------------------ deferred deserialization */
+nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry *e)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    nnop__deser_job *j;
+    if (cp->n_jobs == cp->cap_jobs) {
+        int32_t cap = cp->cap_jobs ? 2 * cp->cap_jobs : 32;
+        nnop__deser_job *jobs = (nnop__deser_job *)realloc(cp->jobs, (size_t)cap * sizeof *jobs);
+        if (!jobs)
+            return NNOP_ERR_OUT_OF_MEMORY; /* the caller deserializes in place */
+        cp->jobs = jobs;
+        cp->cap_jobs = cap;
+    }
+    j = &cp->jobs[cp->n_jobs++];
+    memset(j, 0, sizeof *j);
+    j->step = s;
+    j->json = e->blob; /* taken: the entry is cleared without it */
+    j->len = e->blob_len;
+    e->blob = NULL;
+    e->blob_len = 0;
+    s->cached = 2;
+    return NNOP_OK;
+}
+
+void nnop__deser_free(struct nnop__cuda_plan *cp)
+{
+    int32_t i;
+    for (i = 0; i < cp->n_jobs; i++) {
+        if (cp->jobs[i].plan)
+            (void)cudnnBackendDestroyDescriptor(cp->jobs[i].plan);
+        free(cp->jobs[i].json);
+    }
+    free(cp->jobs);
+    cp->jobs = NULL;
+    cp->n_jobs = cp->cap_jobs = 0;
 }

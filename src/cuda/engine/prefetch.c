@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/engine/engine.h"
 #include "platform/platform.h"
 
 #define PREFETCH_MAX 256 /* plans rebuilt at most: the newest entries of a large cache file */

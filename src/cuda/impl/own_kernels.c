@@ -1,10 +1,12 @@
-/* steps.c: partitions run by nnop's own kernels: pointwise epilogue chains (standalone or
- * split off a producer), pooling (cuDNN's resample crashes for bf16 on sm_90 and is
+/* own_kernels.c: partitions run by nnop's own kernels (three entries of the implementation
+ * list): pointwise epilogue chains (standalone or split off a producer), the linear layers
+ * cuBLASLt refused, pooling (cuDNN's resample crashes for bf16 on sm_90 and is
  * runtime-compiled only), global average pooling (standalone reductions are unsupported on
  * sm_90), softmax and flatten (a layout transpose for NHWC). */
+#include <stdio.h>
 #include <string.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/impl/impl.h"
 
 nnop__kview nnop__kview_of(const nnop_tensor_desc *d)
 {
@@ -175,10 +177,6 @@ static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
 
 nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st)
 {
-    if (st->kind == NNOP_STEP_STEM)
-        return nnop__stem_run_kernel(p, st);
-    if (st->kind == NNOP_STEP_BLASLT)
-        return nnop__step_run_blaslt(p, st);
     static const char *const names[] = {"",
                                         "nnop__k_epilogue",
                                         "nnop__k_pool",
@@ -189,3 +187,78 @@ nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st)
     return nnop__cuda_check(p->ctx, launch(p, st, p->ctx->cuda->stream), names[st->kind], __FILE__,
                             __LINE__);
 }
+
+/* ------------------------------------------------------------------ the entries */
+static const char *kernel_name(nnop__step_kind k)
+{
+    static const char *const names[] = {"cudnn",           "epilogue",  "pool",
+                                        "global_avg_pool", "softmax",   "flatten",
+                                        "linear",          "stem conv", "cublasLt"};
+    return names[k];
+}
+static size_t own_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "[own kernel: %s%s]", kernel_name(s->kind),
+                     s->folded ? ", bn/bias folded" : "");
+    (void)p;
+    return n > 0 ? (size_t)n : 0;
+}
+
+static nnop_fusion_role role_of(const nnop_plan *p, const nnop__impl_try *t)
+{
+    return nnop__op(p->g->nodes[t->first].op)->role;
+}
+
+/* The fallback for linear layers cuBLASLt does not take (e.g. fp32 without TF32). */
+static int linear_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    if (p->g->nodes[t->first].op != NNOP_OP_LINEAR) {
+        *why_not = "not a linear layer";
+        return 0;
+    }
+    return 1;
+}
+
+static nnop_status linear_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    snprintf(p->parts[t->part].reason, sizeof p->parts[t->part].reason, "own linear kernel: %s",
+             t->before);
+    return nnop__step_build_linear(p, t->first, t->count, st);
+}
+
+static int epilogue_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    if (role_of(p, t) != NNOP_ROLE_EPILOGUE) {
+        *why_not = "not a pointwise partition";
+        return 0;
+    }
+    return 1;
+}
+
+static nnop_status epilogue_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    return nnop__step_build_epilogue(p, t->first, t->count, st);
+}
+
+/* Standalone ops: pooling, global average pooling, softmax, flatten. */
+static int kernel_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    nnop_fusion_role role = role_of(p, t);
+    if (role == NNOP_ROLE_PRODUCER || role == NNOP_ROLE_EPILOGUE) {
+        *why_not = "not a standalone op";
+        return 0;
+    }
+    return 1;
+}
+
+static nnop_status kernel_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    return nnop__step_build_kernel(p, t->part, st);
+}
+
+const nnop__impl nnop__impl_own_linear = {"own linear kernel",   linear_fits,  linear_build,
+                                          nnop__step_run_kernel, own_describe, NULL};
+const nnop__impl nnop__impl_own_epilogue = {"own epilogue kernel", epilogue_fits, epilogue_build,
+                                            nnop__step_run_kernel, own_describe,  NULL};
+const nnop__impl nnop__impl_own_kernel = {"own kernel",          kernel_fits,  kernel_build,
+                                          nnop__step_run_kernel, own_describe, NULL};

@@ -6,9 +6,10 @@
  * - otherwise the channels zero-padded to 4, which sm_90's engines run about 1.4x faster
  *   (62 us): the weights are padded once at compile time, the input by an own kernel before
  *   each execute. */
+#include <stdio.h>
 #include <string.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/impl/impl.h"
 
 #define STEM_C        3
 #define STEM_PADDED_C 4
@@ -190,3 +191,36 @@ nnop_status nnop__stem_run_kernel(nnop_plan *p, nnop__cuda_step *st)
     return nnop__cuda_check(p->ctx, nnop__k_stem_conv(&st->stem, p->ctx->cuda->stream),
                             "nnop__k_stem_conv", __FILE__, __LINE__);
 }
+
+/* ------------------------------------------------------------------ the entry */
+static int stem_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    if (n->op != NNOP_OP_CONV || !conv_fits_kernel(p, n)) {
+        *why_not = "not a stride-2 channels-last 16-bit conv of <= 4 channels and 64 outputs";
+        return 0;
+    }
+    if (!epilogue_fits_kernel(p, t->first, t->count)) {
+        *why_not = "epilogue other than bias/batch-norm then ReLU";
+        return 0;
+    }
+    return 1;
+}
+
+static nnop_status stem_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    nnop_status r = nnop__stem_build_kernel(p, t->first, t->count, st);
+    if (r == NNOP_ERR_UNSUPPORTED)
+        snprintf(t->why, sizeof t->why, "the own stem kernel does not take this chain");
+    return r;
+}
+
+static size_t stem_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "[own kernel: stem conv%s]", s->folded ? ", bn/bias folded" : "");
+    (void)p;
+    return n > 0 ? (size_t)n : 0;
+}
+
+const nnop__impl nnop__impl_stem_kernel = {"own stem kernel",     stem_fits,     stem_build,
+                                           nnop__stem_run_kernel, stem_describe, NULL};

@@ -13,11 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/engine/engine.h"
 #include "platform/platform.h"
-
-#define DEFAULT_THREADS      4
-#define HANDLELESS_PLANS_MIN 90800 /* cuDNN version from which plans are handle-free */
 
 typedef struct worker {
     cudnnHandle_t h;
@@ -26,129 +23,6 @@ typedef struct worker {
     int32_t first, n_jobs, stride;
     nnop__thread *t;
 } worker;
-
-int nnop__deser_threads(const nnop_context *ctx)
-{
-    int n = ctx->opts.load_threads ? ctx->opts.load_threads : DEFAULT_THREADS;
-    if (n < 2 || !ctx->plan_cache || !ctx->cuda->cache_ok ||
-        ctx->cuda->cudnn_version < HANDLELESS_PLANS_MIN)
-        return 0;
-    return n > NNOP_DESER_MAX_THREADS ? NNOP_DESER_MAX_THREADS : n;
-}
-
-nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry *e)
-{
-    struct nnop__cuda_plan *cp = p->cuda;
-    nnop__deser_job *j;
-    if (cp->n_jobs == cp->cap_jobs) {
-        int32_t cap = cp->cap_jobs ? 2 * cp->cap_jobs : 32;
-        nnop__deser_job *jobs = (nnop__deser_job *)realloc(cp->jobs, (size_t)cap * sizeof *jobs);
-        if (!jobs)
-            return NNOP_ERR_OUT_OF_MEMORY; /* the caller deserializes in place */
-        cp->jobs = jobs;
-        cp->cap_jobs = cap;
-    }
-    j = &cp->jobs[cp->n_jobs++];
-    memset(j, 0, sizeof *j);
-    j->step = s;
-    j->json = e->blob; /* taken: the entry is cleared without it */
-    j->len = e->blob_len;
-    e->blob = NULL;
-    e->blob_len = 0;
-    s->cached = 2;
-    return NNOP_OK;
-}
-
-static size_t round256(int64_t bytes)
-{
-    return ((size_t)bytes + 255) / 256 * 256;
-}
-
-/* Largest tensor or workspace a warm-up accepts (the prefetch's sizes come from the file). */
-#define WARM_UP_BYTES_MAX (NNOP_MAX_TENSOR_ELEMENTS * 4)
-
-/* Scratch for one execute: the real tensors, then the workspace; 0 when a size is out of
- * range (no warm-up then: round256(-1) was 0, and sums could wrap). */
-static size_t warm_up_bytes(int n_io, const int64_t *bytes, int64_t workspace)
-{
-    size_t total;
-    int i;
-    if (n_io < 0 || workspace < 0 || workspace > WARM_UP_BYTES_MAX)
-        return 0;
-    total = round256(workspace);
-    for (i = 0; i < n_io; i++) {
-        size_t b;
-        if (bytes[i] < 1 || bytes[i] > WARM_UP_BYTES_MAX)
-            return 0;
-        b = round256(bytes[i]);
-        if (total > (size_t)-1 - b)
-            return 0;
-        total += b;
-    }
-    return total;
-}
-
-/* s's block, at least bytes (the work queued on a smaller one is waited for before it is
- * replaced); NULL when the memory cannot be had. */
-static char *scratch_get(nnop__scratch *s, size_t bytes)
-{
-    if (bytes <= s->cap)
-        return s->mem;
-    nnop__scratch_release(s);
-    if (cudaMalloc((void **)&s->mem, bytes) != cudaSuccess) {
-        (void)cudaGetLastError();
-        s->mem = NULL;
-        return NULL;
-    }
-    s->cap = bytes;
-    return s->mem;
-}
-
-void nnop__scratch_release(nnop__scratch *s)
-{
-    if (!s->mem)
-        return;
-    if (cudaStreamSynchronize(s->stream) != cudaSuccess) /* the warm-ups read the block */
-        (void)cudaGetLastError();
-    if (cudaFree(s->mem) != cudaSuccess)
-        (void)cudaGetLastError();
-    (void)cudaGetLastError(); /* a failed warm-up leaves nothing for the context */
-    s->mem = NULL;
-    s->cap = 0;
-}
-
-/* cuDNN spends ~3 ms in the first execute of each plan (80-130 ms for ResNet-50's 24 plans on
- * an H200: loading kernels, and cuBLASLt's own first-call work inside the engines ResNet-50
- * gets), so threads run each plan once before the real first execute. */
-void nnop__plan_warm_up(cudnnHandle_t h, cudnnBackendDescriptor_t plan, int n_io,
-                        const int64_t *uids, const int64_t *bytes, int64_t workspace,
-                        nnop__scratch *s)
-{
-    void *ptrs[NNOP_STEP_MAX_IO], *ws;
-    cudnnBackendDescriptor_t vp = NULL;
-    char *mem;
-    size_t off = 0, need = warm_up_bytes(n_io, bytes, workspace > 0 ? workspace : 0);
-    int i;
-    if (n_io > NNOP_STEP_MAX_IO || need == 0 || !(mem = scratch_get(s, need)))
-        return;
-    for (i = 0; i < n_io; i++) {
-        ptrs[i] = mem + off;
-        off += round256(bytes[i]);
-    }
-    ws = workspace ? mem + off : NULL;
-    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp) !=
-        CUDNN_STATUS_SUCCESS)
-        return;
-    if (cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                                 n_io, ptrs) == CUDNN_STATUS_SUCCESS &&
-        cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n_io,
-                                 uids) == CUDNN_STATUS_SUCCESS &&
-        cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
-                                 &ws) == CUDNN_STATUS_SUCCESS &&
-        cudnnBackendFinalize(vp) == CUDNN_STATUS_SUCCESS)
-        (void)cudnnBackendExecute(h, plan, vp);
-    (void)cudnnBackendDestroyDescriptor(vp);
-}
 
 /* Worker threads must not touch the context (its error text is not thread-safe): a plan
  * cuDNN refuses is left NULL, and the serial rebuild reports why. With warm, each plan also
@@ -243,7 +117,7 @@ static int threads_for(nnop_plan *p)
     return n < 1 ? 1 : n;
 }
 
-nnop_status nnop__deser_resolve(nnop_plan *p)
+nnop_status nnop__deser_resolve(nnop_plan *p, void (*reshare)(nnop_plan *p))
 {
     struct nnop__cuda_plan *cp = p->cuda;
     uint64_t t0 = nnop__monotonic_ns(), ns;
@@ -254,7 +128,7 @@ nnop_status nnop__deser_resolve(nnop_plan *p)
     run_jobs(p, n);
     ok = hand_out(p);
     if (ok)
-        nnop__engine_reshare(p);
+        reshare(p);
     ns = nnop__monotonic_ns() - t0;
     nnop__cache_add_time(p->ctx->plan_cache, NNOP_CACHE_T_DESERIALIZE, ns);
     cp->prof.resolve_ns = ns;
@@ -264,17 +138,4 @@ nnop_status nnop__deser_resolve(nnop_plan *p)
     return ok ? NNOP_OK
               : nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
                            "nnop_graph_compile: a cached plan failed to deserialize on a thread");
-}
-
-void nnop__deser_free(struct nnop__cuda_plan *cp)
-{
-    int32_t i;
-    for (i = 0; i < cp->n_jobs; i++) {
-        if (cp->jobs[i].plan)
-            (void)cudnnBackendDestroyDescriptor(cp->jobs[i].plan);
-        free(cp->jobs[i].json);
-    }
-    free(cp->jobs);
-    cp->jobs = NULL;
-    cp->n_jobs = cp->cap_jobs = 0;
 }

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/impl/impl.h"
 
 #define LT_WORKSPACE_MAX ((size_t)32 << 20) /* what cuBLASLt may ask for, unless limited */
 
@@ -291,3 +291,56 @@ size_t nnop__lt_step_describe(const nnop__lt_step *s, char *buf, size_t len)
                      s->workspace);
     return n > 0 ? (size_t)n : 0;
 }
+
+/* ------------------------------------------------------------------ the entry */
+static int blaslt_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    if (p->g->nodes[t->first].op != NNOP_OP_LINEAR) {
+        *why_not = "not a linear layer";
+        return 0;
+    }
+    return 1;
+}
+
+/* A linear partition: the longest prefix cuBLASLt's epilogues take (linear [+ bias]
+ * [+ ReLU/GELU]), the rest on the own epilogue kernel; refused when cuBLASLt takes nothing
+ * (the own linear kernel is next in the list). cuDNN's matmul engines are not used (see
+ * cudnn.c). */
+static nnop_status blaslt_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *step)
+{
+    int32_t cut;
+    nnop_status st = NNOP_ERR_UNSUPPORTED;
+    for (cut = t->count; cut >= 1 && st == NNOP_ERR_UNSUPPORTED; cut--) {
+        st = nnop__step_build_blaslt(p, t->first, cut, step);
+        if (st == NNOP_ERR_UNSUPPORTED) {
+            nnop__clear_error(p->ctx);
+        } else if (st == NNOP_OK && cut < t->count) {
+            t->taken = cut;
+            t->who = "cuBLASLt took the prefix";
+            snprintf(t->why, sizeof t->why, "its epilogues take linear [+ bias] [+ ReLU/GELU]");
+        }
+    }
+    if (st == NNOP_ERR_UNSUPPORTED)
+        snprintf(t->why, sizeof t->why, "cuBLASLt has no algorithm for it");
+    return st;
+}
+
+static size_t blaslt_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
+{
+    size_t m = nnop__lt_step_describe(s->lt, buf, len);
+    int n = m < len ? (int)m +
+                              snprintf(buf + m, len - m, "%s]", s->folded ? ", bn/bias folded" : "")
+                    : (int)m;
+    (void)p;
+    return n > 0 ? (size_t)n : 0;
+}
+
+static void blaslt_destroy(nnop__cuda_step *st)
+{
+    nnop__lt_step_destroy(st->lt);
+    st->lt = NULL;
+}
+
+const nnop__impl nnop__impl_blaslt = {"cublasLt",      blaslt_fits,
+                                      blaslt_build,    nnop__step_run_blaslt,
+                                      blaslt_describe, blaslt_destroy};

@@ -1,7 +1,7 @@
 /* memory.c: device memory for nnop_malloc/nnop_copy_in/nnop_copy_out. */
 #include <cuda_runtime.h>
 
-#include "internal.h"
+#include "cuda/device/device.h"
 
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda_plan.h"
+#include "cuda/lower/lower.h"
 
 static float *const_floats(const nnop__value *v)
 {

@@ -7,7 +7,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include "internal.h"
+#include "cuda/device/device.h"
 
 static void version_line(nnop__text *r, const char *what, int v)
 {

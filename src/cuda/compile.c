@@ -1,0 +1,311 @@
+/* compile.c: the CUDA plan's compile: each partition to a step by the implementation list
+ * (impl/list.c: the first entry that fits and builds wins; one that takes a prefix splits
+ * the partition, the reason kept for nnop_plan_describe), buffers for partition outputs
+ * reused by liveness in one arena, one workspace, outputs that are inputs or constants
+ * (copied after the steps at execute), the restart when a cached plan failed on a thread;
+ * describe and destroy. The slot table and constants are the device stage's (slots.c). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/impl/impl.h"
+#include "platform/platform.h"
+
+#define ARENA_ALIGN 256
+
+/* ------------------------------------------------------------------ partitions */
+/* Partition i keeps its first `cut` nodes; the rest becomes partition i + 1. */
+static nnop_status split(nnop_plan *p, int32_t i, int32_t cut, const char *who, const char *why)
+{
+    nnop__partition *ps =
+            (nnop__partition *)realloc(p->parts, (size_t)(p->n_parts + 1) * sizeof *ps);
+    nnop__partition *head, *tail;
+    if (!ps)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    p->parts = ps;
+    memmove(&ps[i + 2], &ps[i + 1], (size_t)(p->n_parts - i - 1) * sizeof *ps);
+    p->n_parts++;
+    head = &ps[i];
+    tail = &ps[i + 1];
+    *tail = *head;
+    tail->first = head->first + cut;
+    tail->count = head->count - cut;
+    head->count = cut;
+    snprintf(head->reason, sizeof head->reason, "split, %s: %.200s", who, why);
+    snprintf(tail->reason, sizeof tail->reason, "epilogue split off partition %d, own kernel",
+             (int)i);
+    return NNOP_OK;
+}
+/* Partition i by the first entry of the implementation list that fits and builds. */
+static nnop_status build_part(nnop_plan *p, int32_t i)
+{
+    nnop__cuda_step *step = &p->cuda->steps[i];
+    char before[NNOP_REASON_LEN];
+    nnop__impl_try t;
+    nnop_status st = NNOP_ERR_UNSUPPORTED;
+    int k, tried = 0;
+    memset(&t, 0, sizeof t);
+    t.part = i;
+    t.first = p->parts[i].first;
+    t.count = p->parts[i].count;
+    t.refused = NNOP_ERR_UNSUPPORTED;
+    before[0] = '\0';
+    for (k = 0; nnop__impls[k]; k++) {
+        const nnop__impl *e = nnop__impls[k];
+        const char *why_not = "";
+        if (!e->fits(p, &t, &why_not))
+            continue;
+        t.before = before;
+        t.taken = t.count;
+        t.who = NULL;
+        t.why[0] = '\0';
+        tried = 1;
+        st = e->build(p, &t, step);
+        if (st == NNOP_OK) {
+            step->impl = e;
+            break;
+        }
+        if (!NNOP_IMPL_REFUSED(st))
+            return st; /* out of memory, a CUDA error: its own message says what */
+        t.refused = st;
+        snprintf(before, sizeof before, "%s", t.why);
+    }
+    if (!tried)
+        return nnop__fail(p->ctx, NNOP_ERR_INTERNAL,
+                          "CUDA backend: no implementation for partition %d", (int)i);
+    if (st != NNOP_OK)
+        return st; /* the last entry's message says why */
+    return t.taken < t.count ? split(p, i, t.taken, t.who, t.why) : NNOP_OK;
+}
+
+/* ------------------------------------------------------------------ buffers */
+typedef struct liveness {
+    int32_t *last_use; /* per value: last partition reading it */
+    int32_t *buf_of;   /* per value: buffer index or -1 */
+    int64_t *buf_size; /* per buffer */
+    int32_t *buf_busy; /* per buffer: partition after which it is free */
+} liveness;
+
+static void mark_uses(const nnop_plan *p, liveness *l)
+{
+    int32_t i, k, j;
+    for (i = 0; i < p->g->n_values; i++)
+        l->last_use[i] = -1, l->buf_of[i] = -1;
+    for (i = 0; i < p->n_parts; i++)
+        for (k = p->parts[i].first; k < p->parts[i].first + p->parts[i].count; k++)
+            for (j = 0; j < p->g->nodes[k].n_in; j++)
+                if (p->g->nodes[k].in[j] != NNOP_NONE_ID)
+                    l->last_use[p->g->nodes[k].in[j]] = i;
+}
+
+/* Greedy: each partition output that is not a graph output takes a buffer whose value is
+ * dead before this partition (never one the partition reads), growing it as needed. */
+static int32_t assign(const nnop_plan *p, liveness *l)
+{
+    int32_t i, b, n_buf = 0;
+    for (i = 0; i < p->n_parts; i++) {
+        int32_t v = p->g->nodes[p->parts[i].first + p->parts[i].count - 1].out;
+        int64_t bytes = (int64_t)nnop_tensor_bytes(&p->g->values[v].desc);
+        if (p->g->values[v].output_index >= 0)
+            continue;
+        for (b = 0; b < n_buf && l->buf_busy[b] >= i; b++)
+            ;
+        if (b == n_buf)
+            l->buf_size[n_buf++] = 0;
+        l->buf_size[b] = bytes > l->buf_size[b] ? bytes : l->buf_size[b];
+        l->buf_busy[b] = l->last_use[v] > i ? l->last_use[v] : i;
+        l->buf_of[v] = b;
+    }
+    return n_buf;
+}
+
+static nnop_status place(nnop_plan *p, liveness *l, int32_t n_buf)
+{
+    int64_t *off = (int64_t *)nnop__calloc((size_t)n_buf + 1, sizeof *off);
+    char *arena = NULL;
+    int32_t b, v;
+    nnop_status st = off ? NNOP_OK : NNOP_ERR_OUT_OF_MEMORY;
+    for (b = 0; st == NNOP_OK && b < n_buf; b++)
+        off[b + 1] = off[b] + (l->buf_size[b] + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    if (st == NNOP_OK && n_buf)
+        st = nnop__plan_alloc(p, (size_t)off[n_buf], (void **)&arena);
+    for (v = 0; st == NNOP_OK && v < p->g->n_values; v++)
+        if (l->buf_of[v] >= 0)
+            p->cuda->slot[v] = arena + off[l->buf_of[v]];
+    if (st == NNOP_OK)
+        p->cuda->arena_bytes = off[n_buf];
+    nnop__free(off);
+    return st;
+}
+
+static nnop_status assign_buffers(nnop_plan *p)
+{
+    size_t nv = (size_t)p->g->n_values, np = (size_t)p->n_parts + 1;
+    liveness l;
+    nnop_status st = NNOP_ERR_OUT_OF_MEMORY;
+    l.last_use = (int32_t *)nnop__calloc(nv, sizeof *l.last_use);
+    l.buf_of = (int32_t *)nnop__calloc(nv, sizeof *l.buf_of);
+    l.buf_size = (int64_t *)nnop__calloc(np, sizeof *l.buf_size);
+    l.buf_busy = (int32_t *)nnop__calloc(np, sizeof *l.buf_busy);
+    if (l.last_use && l.buf_of && l.buf_size && l.buf_busy) {
+        mark_uses(p, &l);
+        st = place(p, &l, assign(p, &l));
+    }
+    nnop__free(l.last_use);
+    nnop__free(l.buf_of);
+    nnop__free(l.buf_size);
+    nnop__free(l.buf_busy);
+    return st == NNOP_ERR_OUT_OF_MEMORY && p->ctx->last_error[0] == '\0'
+                   ? nnop__fail(p->ctx, st, "nnop_graph_compile: out of memory")
+                   : st;
+}
+
+static nnop_status alloc_workspace(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    int32_t i;
+    for (i = 0; i < p->n_parts; i++) {
+        int64_t need = cp->steps[i].dnn ? cp->steps[i].dnn->workspace
+                                        : (int64_t)nnop__lt_step_workspace(cp->steps[i].lt);
+        cp->workspace_bytes = need > cp->workspace_bytes ? need : cp->workspace_bytes;
+    }
+    return cp->workspace_bytes ? nnop__plan_alloc(p, (size_t)cp->workspace_bytes, &cp->workspace)
+                               : NNOP_OK;
+}
+
+/* An output that is an input or a constant is copied into the caller's buffer after the
+ * steps (as the CPU backend does); the constant is uploaded once here. */
+static nnop_status plan_output_copies(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    nnop_status st = NNOP_OK;
+    int32_t i;
+    for (i = 0; i < p->g->n_outputs && st == NNOP_OK; i++) {
+        int32_t v = p->g->outputs[i];
+        cp->copy_slot[i] = -1;
+        if (p->g->values[v].kind != NNOP_VALUE_NODE)
+            st = nnop__slot_value(p, v, &cp->copy_slot[i]);
+    }
+    return st;
+}
+
+static nnop_status plan_init(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = (struct nnop__cuda_plan *)nnop__calloc(1, sizeof *cp);
+    if (!cp)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    p->cuda = cp;
+    cp->cap_slots = p->g->n_values + 16;
+    cp->n_slots = p->g->n_values;
+    cp->slot = (void **)nnop__calloc((size_t)cp->cap_slots, sizeof *cp->slot);
+    cp->steps = (nnop__cuda_step *)nnop__calloc((size_t)p->g->n_nodes + 1, sizeof *cp->steps);
+    cp->gkey =
+            (void **)nnop__calloc((size_t)(p->g->n_inputs + p->g->n_outputs) + 1, sizeof *cp->gkey);
+    cp->copy_slot = (int32_t *)nnop__calloc((size_t)p->g->n_outputs + 1, sizeof *cp->copy_slot);
+    cp->out_ptr = (void **)nnop__calloc((size_t)p->g->n_outputs + 1, sizeof *cp->out_ptr);
+    if (!cp->slot || !cp->steps || !cp->gkey || !cp->copy_slot || !cp->out_ptr)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    return NNOP_OK;
+}
+
+static nnop_status build_parts(nnop_plan *p)
+{
+    uint64_t t0 = nnop__monotonic_ns();
+    int32_t i;
+    nnop_status st = plan_output_copies(p);
+    for (i = 0; st == NNOP_OK && i < p->n_parts; i++)
+        st = build_part(p, i);
+    p->cuda->prof.parts_ns = nnop__monotonic_ns() - t0;
+    return st;
+}
+
+/* Buffers and workspace, then wait for the copies and kernels queued while building. */
+static nnop_status finish(nnop_plan *p)
+{
+    nnop__compile_prof *prof = &p->cuda->prof;
+    uint64_t t0 = nnop__monotonic_ns(), t1;
+    nnop_status st = assign_buffers(p);
+    if (st == NNOP_OK)
+        st = alloc_workspace(p);
+    t1 = nnop__monotonic_ns();
+    prof->buffers_ns = t1 - t0;
+    if (st == NNOP_OK)
+        st = NNOP_CU(p->ctx, cudaDeviceSynchronize());
+    prof->sync_ns = nnop__monotonic_ns() - t1;
+    return st;
+}
+
+/* Steps that shared an identical step's plan before it existed take it now (called by
+ * nnop__deser_resolve once the plans deserialized on threads are handed out). */
+static void reshare(nnop_plan *p)
+{
+    int32_t i;
+    for (i = 0; i < p->n_parts; i++)
+        nnop__engine_reshare(p, p->cuda->steps[i].dnn);
+}
+
+static nnop_status build_once(nnop_plan *p, int deser_threads)
+{
+    nnop_status st = plan_init(p);
+    if (st == NNOP_OK) {
+        p->cuda->deser_threads = deser_threads;
+        st = build_parts(p);
+    }
+    if (st == NNOP_OK)
+        st = nnop__deser_resolve(p, reshare);
+    if (st == NNOP_OK)
+        st = finish(p);
+    return st;
+}
+
+nnop_status nnop__cuda_plan_build(nnop_plan *p)
+{
+    int threads = nnop__deser_threads(p->ctx);
+    nnop_status st = build_once(p, threads);
+    if (st != NNOP_OK && p->cuda && p->cuda->deser_failed) {
+        /* a cached plan failed on a thread: build again, deserializing in place, so that
+         * the usual fallbacks (rebuild from the engine choice, search, split) apply */
+        nnop__cuda_plan_destroy(p);
+        nnop__clear_error(p->ctx);
+        st = build_once(p, 0);
+        if (p->cuda)
+            p->cuda->prof.restarted = 1;
+    }
+    return st;
+}
+
+void nnop__cuda_plan_destroy(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    int32_t i;
+    if (!cp)
+        return;
+    if (p->ctx->cuda)
+        (void)cudaStreamSynchronize(p->ctx->cuda->stream);
+    if (cp->gexec)
+        (void)cudaGraphExecDestroy(cp->gexec);
+    for (i = 0; cp->steps && i <= p->g->n_nodes; i++)
+        if (cp->steps[i].impl && cp->steps[i].impl->destroy)
+            cp->steps[i].impl->destroy(&cp->steps[i]);
+    nnop__deser_free(cp);
+    for (i = 0; i < cp->n_owned; i++)
+        (void)cudaFree(cp->owned[i]);
+    free(cp->owned);
+    free(cp->memo_fp);
+    free(cp->memo_step);
+    nnop__free(cp->slot);
+    nnop__free(cp->steps);
+    nnop__free(cp->gkey);
+    nnop__free(cp->copy_slot);
+    nnop__free(cp->out_ptr);
+    nnop__free(cp);
+    p->cuda = NULL;
+}
+
+/* ------------------------------------------------------------------ describe */
+size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len)
+{
+    const nnop__cuda_step *s = &p->cuda->steps[i];
+    return s->impl ? s->impl->describe(p, s, buf, len) : 0;
+}

@@ -1,0 +1,134 @@
+/* device.h: the CUDA backend's lowest stage: per-context state (device, cuDNN and cuBLASLt
+ * handles, stream), checked-call helpers, and the compiled plan's device state (the slot
+ * table of device pointers, constants, owned memory) that every stage above receives. */
+#ifndef NNOP_CUDA_DEVICE_H
+#define NNOP_CUDA_DEVICE_H
+
+#include <cuda_runtime.h>
+#include <cublasLt.h>
+#include <cudnn.h>
+
+#include "cache.h"
+#include "internal.h"
+
+/* Oldest cuDNN this backend runs on: the 9.x backend API with engine-config workspace
+ * queries (9.2). */
+#define NNOP_CUDNN_MIN_VERSION 90200
+/* Most threads deserializing cached plans at once (engine/deserialize.c), the caller's
+ * included. */
+#define NNOP_DESER_MAX_THREADS NNOP_LOAD_THREADS_MAX
+
+struct nnop__cuda_ctx {
+    int device;
+    cudnnHandle_t handle;
+    cudaStream_t own_stream; /* created by us, destroyed at fini */
+    cudaStream_t stream;     /* where work goes: own_stream or the user's */
+    int sm_count;
+    int cc_major, cc_minor;
+    size_t cudnn_version; /* loaded library (cudnnGetVersion) */
+    int cache_ok;         /* ctx->plan_cache is bound to this device and cuDNN */
+    char name[256];
+    /* handles of the threads that deserialize cached plans, one each (cuDNN handles must
+     * not be used by two threads at once), made on first need, on the context's stream */
+    cudnnHandle_t deser[NNOP_DESER_MAX_THREADS - 1];
+    int n_deser;
+    cublasLtHandle_t lt;             /* made on the first linear layer that runs on cuBLASLt */
+    struct nnop__prefetch *prefetch; /* cached plans rebuilt in the background (engine/) */
+};
+
+/* ------------------------------------------------------------------ context (device.c) */
+/* The context's device half: device, version checks, plan-cache binding, cuDNN handle, own
+ * stream, the stream to use (ctx->opts.stream). fini undoes it (idempotent, also on a
+ * half-built state); set_stream points the handles at stream (NULL: the own one). The
+ * backend's entry points (../context.c) add the engine's prefetch around these. */
+nnop_status nnop__device_init(nnop_context *ctx);
+void nnop__device_fini(nnop_context *ctx);
+nnop_status nnop__device_set_stream(nnop_context *ctx, void *stream);
+
+/* The stream the context's work is queued on. */
+cudaStream_t nnop__cuda_stream(const nnop_context *ctx);
+/* Make ctx->cuda->deser hold at least n handles (n <= NNOP_DESER_MAX_THREADS - 1); returns
+ * how many it holds (fewer when cuDNN refuses one: the error is not kept). */
+int nnop__cuda_deser_handles(nnop_context *ctx, int n);
+
+/* Record a failed CUDA runtime call (call text, error name and string, file:line) in ctx and
+ * return NNOP_ERR_CUDA (NNOP_ERR_OUT_OF_MEMORY for allocation failures); NNOP_OK on success. */
+nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call, const char *file,
+                             int line);
+/* Same for cuDNN: status name and number plus cudnnGetLastErrorString(); NNOP_ERR_CUDNN, or
+ * NNOP_ERR_UNSUPPORTED for the 3xxx "not supported" class. */
+nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *call,
+                              const char *file, int line);
+
+/* Copy src into dst of len bytes, truncating, always NUL-terminated. */
+void nnop__copy_text(char *dst, size_t len, const char *src);
+
+#define NNOP_CU(ctx, call)  nnop__cuda_check((ctx), (call), #call, __FILE__, __LINE__)
+#define NNOP_DNN(ctx, call) nnop__cudnn_check((ctx), (call), #call, __FILE__, __LINE__)
+
+/* ------------------------------------------------------------------ the compiled plan */
+/* Where the compile time went, for bench_coldstart: a few clock reads per partition. */
+typedef struct nnop__compile_prof {
+    uint64_t parts_ns;   /* building every partition (lowering, engine selection, uploads) */
+    uint64_t select_ns;  /* of which engine selection: plan cache, JSON, graph finalize, search */
+    uint64_t upload_ns;  /* of which constants: device memory and the copy calls */
+    uint64_t resolve_ns; /* plans deserialized on worker threads after the partitions */
+    uint64_t prefetch_wait_ns; /* taking plans from the context's prefetch: waiting for them,
+                                * or rebuilding those no thread had started (prefetch.c) */
+    int32_t prefetched;        /* plans taken from them */
+    uint64_t buffers_ns;       /* intermediate buffers and the workspace */
+    uint64_t sync_ns;          /* the final wait for queued copies and kernels */
+    uint64_t handles_ns;       /* of resolve_ns: creating the worker threads' cuDNN handles */
+    int64_t upload_bytes;
+    int32_t n_uploads;
+    int32_t deser_threads; /* threads that deserialized plans (0: in place, serially) */
+    int32_t restarted;     /* deferred deserialization failed: built again serially */
+} nnop__compile_prof;
+
+/* The CUDA side of a compiled plan (p->cuda). Its slot table and constant block are this
+ * stage's (slots.c); the steps, the engine memo and the deserialization queue are filled by
+ * the stages above (their types are theirs: lower/, engine/, impl/). */
+struct nnop__cuda_plan {
+    struct nnop__cuda_step *steps; /* one per partition, capacity n_nodes (impl/impl.h) */
+    void **slot;                   /* device pointer of each slot: values first, then extras */
+    int32_t n_slots, cap_slots;
+    void **owned; /* cudaMalloc'd blocks */
+    int32_t n_owned, cap_owned;
+    /* the block compile-time slots (constants, folded weights) are carved from */
+    char *const_block;
+    size_t const_used, const_cap;
+    void *workspace;
+    int64_t workspace_bytes;
+    int64_t arena_bytes;
+    /* whole-plan CUDA graph (compile option cuda_graph), keyed by the user pointers */
+    cudaGraphExec_t gexec;
+    void **gkey;
+    /* outputs that are inputs or constants: a device copy after the steps into out_ptr[i]
+     * from slot copy_slot[i] (-1 for computed outputs, which the steps write in place) */
+    int32_t *copy_slot;
+    void **out_ptr;
+    int graph_failed;
+    /* steps whose engine is chosen, by fingerprint: an identical later step (ResNet-50 has
+     * 54 conv steps of 25 kinds) shares the execution plan instead of building it again */
+    nnop__fp *memo_fp;
+    struct nnop__dnn_step **memo_step;
+    int32_t n_memo, cap_memo;
+    nnop__compile_prof prof;
+    /* > 0: cached plans are queued in jobs and deserialized by this many threads */
+    int deser_threads;
+    int deser_failed;
+    struct nnop__deser_job *jobs; /* engine/engine.h */
+    int32_t n_jobs, cap_jobs;
+};
+
+/* ------------------------------------------------------------------ slots (slots.c) */
+/* Slot of value v; constants are uploaded on first use. */
+nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot);
+/* A new slot holding a device copy of bytes of host data. */
+nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int32_t *slot);
+/* A new slot with bytes of uninitialized device memory owned by the plan. */
+nnop_status nnop__slot_alloc(nnop_plan *p, size_t bytes, int32_t *slot);
+/* A device allocation owned by the plan. */
+nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out);
+
+#endif /* NNOP_CUDA_DEVICE_H */

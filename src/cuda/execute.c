@@ -1,0 +1,135 @@
+/* execute.c: running a compiled CUDA plan: binding the user's pointers into the slot table,
+ * each step by its implementation (cuDNN steps through prebuilt variant packs: nothing is
+ * allocated for a binding set already seen), the copies of outputs that are inputs or
+ * constants, and the optional whole-plan CUDA graph (stream capture, captured again when
+ * the user pointers change). */
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda/impl/impl.h"
+
+static nnop_status copy_outputs(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    nnop_status st = NNOP_OK;
+    int32_t i;
+    for (i = 0; i < p->g->n_outputs && st == NNOP_OK; i++)
+        if (cp->copy_slot[i] >= 0)
+            st = NNOP_CU(p->ctx,
+                         cudaMemcpyAsync(cp->out_ptr[i], cp->slot[cp->copy_slot[i]],
+                                         nnop_tensor_bytes(&p->g->values[p->g->outputs[i]].desc),
+                                         cudaMemcpyDeviceToDevice, p->ctx->cuda->stream));
+    return st;
+}
+
+static nnop_status run_steps(nnop_plan *p)
+{
+    int32_t i;
+    nnop_status st = NNOP_OK;
+    for (i = 0; i < p->n_parts && st == NNOP_OK; i++) {
+        nnop__cuda_step *s = &p->cuda->steps[i];
+        st = s->impl->run(p, s);
+        if (st != NNOP_OK) {
+            char msg[NNOP_ERROR_LEN];
+            nnop__copy_text(msg, sizeof msg, p->ctx->last_error);
+            nnop__fail(p->ctx, st, "nnop_plan_execute: partition %d: %s", (int)i, msg);
+        }
+    }
+    return st == NNOP_OK ? copy_outputs(p) : st;
+}
+
+/* Run the plan eagerly (building any variant packs outside the capture), then capture it.
+ * NNOP_ERR_UNSUPPORTED when capture fails (the eager run has happened). */
+static nnop_status capture(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    cudaStream_t s = p->ctx->cuda->stream;
+    cudaGraph_t g = NULL;
+    nnop_status st = run_steps(p);
+    if (st != NNOP_OK)
+        return st == NNOP_ERR_UNSUPPORTED ? NNOP_ERR_CUDNN : st;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NNOP_ERR_UNSUPPORTED;
+    }
+    st = run_steps(p);
+    if (cudaStreamEndCapture(s, &g) != cudaSuccess || !g || st != NNOP_OK) {
+        (void)cudaGetLastError();
+        if (g)
+            (void)cudaGraphDestroy(g);
+        nnop__clear_error(p->ctx);
+        return NNOP_ERR_UNSUPPORTED;
+    }
+    if (cp->gexec)
+        (void)cudaGraphExecDestroy(cp->gexec);
+    cp->gexec = NULL;
+    if (cudaGraphInstantiate(&cp->gexec, g, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cp->gexec = NULL;
+        st = NNOP_ERR_UNSUPPORTED;
+    }
+    (void)cudaGraphDestroy(g);
+    return st;
+}
+
+static void *bound_output(const nnop_plan *p, int32_t i)
+{
+    const struct nnop__cuda_plan *cp = p->cuda;
+    return cp->copy_slot[i] >= 0 ? cp->out_ptr[i] : cp->slot[p->g->outputs[i]];
+}
+
+/* Replay the plan as one CUDA graph, captured again when the user pointers change. The
+ * first execute runs the plan eagerly once, then replays it (so it runs twice). */
+static nnop_status run_graph(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    int32_t i, n = p->g->n_inputs + p->g->n_outputs, same = cp->gexec != NULL;
+    for (i = 0; i < n; i++) {
+        void *v = i < p->g->n_inputs ? cp->slot[p->g->inputs[i]]
+                                     : bound_output(p, i - p->g->n_inputs);
+        same &= cp->gkey[i] == v;
+        cp->gkey[i] = v;
+    }
+    if (!same) {
+        nnop_status st = capture(p);
+        if (st == NNOP_ERR_UNSUPPORTED)
+            cp->graph_failed = 1; /* stay eager from now on; the eager run counted */
+        if (st != NNOP_OK)
+            return st == NNOP_ERR_UNSUPPORTED ? NNOP_OK : st;
+    }
+    return NNOP_CU(p->ctx, cudaGraphLaunch(cp->gexec, p->ctx->cuda->stream));
+}
+
+static nnop_status bind(nnop_plan *p, int32_t v, const void *ptr, const char *what, int i)
+{
+    if ((uintptr_t)ptr % NNOP_TENSOR_ALIGN)
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_plan_execute: %s[%d] ('%s') is not %d-byte aligned", what, i,
+                          p->g->values[v].name, NNOP_TENSOR_ALIGN);
+    p->cuda->slot[v] = (void *)(uintptr_t)ptr;
+    return NNOP_OK;
+}
+
+nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *const *out)
+{
+    int32_t i;
+    nnop_status st = NNOP_OK;
+    for (i = 0; i < p->g->n_inputs && st == NNOP_OK; i++)
+        st = bind(p, p->g->inputs[i], in[i], "inputs", (int)i);
+    for (i = 0; i < p->g->n_outputs && st == NNOP_OK; i++) {
+        if (p->cuda->copy_slot[i] < 0) {
+            st = bind(p, p->g->outputs[i], out[i], "outputs", (int)i);
+        } else if ((uintptr_t)out[i] % NNOP_TENSOR_ALIGN) {
+            st = nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                            "nnop_plan_execute: outputs[%d] is not %d-byte aligned", (int)i,
+                            NNOP_TENSOR_ALIGN);
+        } else {
+            p->cuda->out_ptr[i] = out[i];
+        }
+    }
+    if (st != NNOP_OK)
+        return st;
+    if (p->opts.cuda_graph && !p->cuda->graph_failed)
+        return run_graph(p);
+    return run_steps(p);
+}

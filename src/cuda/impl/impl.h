@@ -1,0 +1,131 @@
+/* impl.h: the CUDA backend's implementation stage: the steps a compiled plan runs and the
+ * implementation list, each way of running a partition (own stem kernel, cuBLASLt, the
+ * cuDNN graph, a cuDNN prefix with the rest split off, own kernels) behind one interface
+ * (fits and why not, build, run, describe, destroy), tried in order by the compile (in the
+ * manner of oneDNN's primitive implementation lists). Adding a way to run a partition: one
+ * file with its nnop__impl and one line in list.c (see README.md). */
+#ifndef NNOP_CUDA_IMPL_H
+#define NNOP_CUDA_IMPL_H
+
+#include "cuda/engine/engine.h"
+
+/* ------------------------------------------------------------------ steps */
+/* What each step runs with (kind: which own kernel, for the ones that share a launcher). */
+typedef enum nnop__step_kind {
+    NNOP_STEP_DNN = 0,
+    NNOP_STEP_EPILOGUE,
+    NNOP_STEP_POOL,
+    NNOP_STEP_GAP,
+    NNOP_STEP_SOFTMAX,
+    NNOP_STEP_FLATTEN,
+    NNOP_STEP_LINEAR,
+    NNOP_STEP_STEM,
+    NNOP_STEP_BLASLT
+} nnop__step_kind;
+
+typedef struct nnop__lt_step nnop__lt_step; /* blaslt.c */
+
+typedef struct nnop__cuda_step {
+    const struct nnop__impl *impl; /* the entry that built it (list.c), NULL until then */
+    nnop__step_kind kind;
+    nnop__dnn_step *dnn;
+    int32_t x_slot, y_slot;
+    int32_t op_slots[NNOP_EPI_MAX_OPS][4]; /* epilogue operands, -1 = none */
+    nnop__epi_params epi;
+    nnop__pool_kparams pool;
+    nnop__linear_kparams lin;
+    int32_t w_slot;
+    nnop__kview xv, yv;
+    int dtype;
+    int folded;
+    /* stem.c: before the cuDNN step, zero-pad the input's channels into a plan buffer */
+    int padded;
+    int32_t pad_src, pad_dst;
+    int64_t pad_pixels;
+    int pad_cin, pad_cout, pad_elem;
+    /* stem.c: the own stem kernel (w_slot: its prepared weights) */
+    nnop__stem_kparams stem;
+    int32_t stem_bias_slot;
+    /* blaslt.c: a linear partition on cuBLASLt (x_slot, w_slot, y_slot as above) */
+    nnop__lt_step *lt;
+} nnop__cuda_step;
+
+/* ------------------------------------------------------------------ the implementation list */
+/* A partition offered to an implementation: nodes [first, first + count) of p->parts[part]. */
+typedef struct nnop__impl_try {
+    int32_t part, first, count;
+    /* the refusal of the entry tried before this one: its status and why ("" for none) */
+    nnop_status refused;
+    const char *before;
+    /* build's answers: the nodes the step runs (count, or a prefix: the rest becomes the next
+     * partition, an own epilogue kernel), and with a prefix who took it and why not all */
+    int32_t taken;
+    const char *who;
+    char why[NNOP_REASON_LEN]; /* also: why the build refused */
+} nnop__impl_try;
+
+/* One way of running a partition. fits: 1 when the entry applies to the partition, else 0
+ * with *why_not saying why (cheap, no device work). build: the step, or a refusal
+ * (NNOP_IMPL_REFUSED: t->why says why, the compile tries the next entry); any other failure
+ * ends the compile. run: queue the step on the context's stream (no allocation). describe:
+ * nnop_plan_describe's bracket for the step. destroy: what build made (NULL: nothing). */
+typedef struct nnop__impl {
+    const char *name;
+    int (*fits)(const nnop_plan *p, const nnop__impl_try *t, const char **why_not);
+    nnop_status (*build)(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st);
+    nnop_status (*run)(nnop_plan *p, nnop__cuda_step *st);
+    size_t (*describe)(const nnop_plan *p, const nnop__cuda_step *st, char *buf, size_t len);
+    void (*destroy)(nnop__cuda_step *st);
+} nnop__impl;
+
+/* A refusal: the compile tries the next entry (a cuDNN failure to build counts as one). */
+#define NNOP_IMPL_REFUSED(st) ((st) == NNOP_ERR_UNSUPPORTED || (st) == NNOP_ERR_CUDNN)
+
+/* The entries, each in its own file, and the list of them in the order the compile tries
+ * them, NULL-terminated (list.c). */
+extern const nnop__impl nnop__impl_stem_kernel;  /* stem.c */
+extern const nnop__impl nnop__impl_blaslt;       /* blaslt.c */
+extern const nnop__impl nnop__impl_own_linear;   /* own_kernels.c */
+extern const nnop__impl nnop__impl_cudnn_graph;  /* cudnn.c */
+extern const nnop__impl nnop__impl_cudnn_prefix; /* cudnn.c */
+extern const nnop__impl nnop__impl_own_epilogue; /* own_kernels.c */
+extern const nnop__impl nnop__impl_own_kernel;   /* own_kernels.c */
+extern const nnop__impl *const nnop__impls[];
+
+/* ------------------------------------------------------------------ stem.c */
+/* Partition starting at node first is a C=3 channels-last conv with constant weights. */
+int nnop__stem_applies(const nnop_plan *p, int32_t first);
+/* Pad the chain's weights to C=4 now and make the step pad its input at execute. */
+nnop_status nnop__stem_pad(nnop_plan *p, nnop__chain *c, nnop__cuda_step *st);
+/* Before the cuDNN step: the input zero-padded into the step's plan buffer. */
+nnop_status nnop__stem_run(nnop_plan *p, const nnop__cuda_step *st);
+/* The partition [first, first + count) as the own stem kernel; NNOP_ERR_UNSUPPORTED (no
+ * message) when the kernel does not take it. */
+nnop_status nnop__stem_build_kernel(nnop_plan *p, int32_t first, int32_t count,
+                                    nnop__cuda_step *st);
+nnop_status nnop__stem_run_kernel(nnop_plan *p, nnop__cuda_step *st);
+
+/* ------------------------------------------------------------------ blaslt.c */
+/* The linear partition [first, first + count) on cuBLASLt: linear [+ bias] [+ ReLU or
+ * tanh-GELU] after folding. NNOP_ERR_UNSUPPORTED when the chain is not one of cuBLASLt's
+ * epilogues, or cuBLASLt offers no algorithm (a message is set only for the latter). */
+nnop_status nnop__step_build_blaslt(nnop_plan *p, int32_t first, int32_t count,
+                                    nnop__cuda_step *st);
+nnop_status nnop__step_run_blaslt(nnop_plan *p, nnop__cuda_step *st);
+void nnop__lt_step_destroy(nnop__lt_step *s);
+size_t nnop__lt_step_workspace(const nnop__lt_step *s);
+/* "[cublasLt matmul, epilogue E, workspace N B" (no closing bracket) */
+size_t nnop__lt_step_describe(const nnop__lt_step *s, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ own_kernels.c */
+nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st);
+nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count,
+                                      nnop__cuda_step *st);
+/* A linear partition (with its whole epilogue chain) on the own linear kernel: the fallback
+ * when cuDNN offers no acceptable matmul engine (e.g. fp32 without TF32, precompiled only). */
+nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count,
+                                    nnop__cuda_step *st);
+nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st);
+nnop__kview nnop__kview_of(const nnop_tensor_desc *d);
+
+#endif /* NNOP_CUDA_IMPL_H */

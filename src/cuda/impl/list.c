@@ -1,0 +1,15 @@
+/* list.c: the implementation list: the ways of running a partition, in the order the compile
+ * tries them; the first entry that fits and builds wins (a refusal passes its reason to the
+ * next). A new way of running a partition is one file with its nnop__impl and one line here,
+ * at the place in the order where it should be preferred. */
+#include "cuda/impl/impl.h"
+
+const nnop__impl *const nnop__impls[] = {
+        &nnop__impl_stem_kernel,  /* own tensor-core stem conv (stem.c) */
+        &nnop__impl_blaslt,       /* linear [+ bias] [+ ReLU/GELU] on cuBLASLt, longest prefix */
+        &nnop__impl_own_linear,   /* linear layers cuBLASLt refused */
+        &nnop__impl_cudnn_graph,  /* the whole chain as one cuDNN graph */
+        &nnop__impl_cudnn_prefix, /* the longest prefix cuDNN takes; the rest split off */
+        &nnop__impl_own_epilogue, /* pointwise partitions, split-off epilogues included */
+        &nnop__impl_own_kernel,   /* pooling, global average pooling, softmax, flatten */
+        NULL};
