@@ -474,10 +474,11 @@ static nnop_status refuse_unimplemented(nnop_plan *p)
 
 nnop_status nnop__cuda_plan_build(nnop_plan *p)
 {
-    int threads = nnop__deser_threads(p->ctx);
     nnop_status st = refuse_unimplemented(p);
+    int threads;
     if (st != NNOP_OK)
         return st;
+    threads = nnop__deser_threads(p->ctx);
     st = build_once(p, threads);
     if (st != NNOP_OK && p->cuda && p->cuda->deser_failed) {
         /* a cached plan failed on a thread: build again, deserializing in place, so that
