@@ -133,6 +133,35 @@ static void test_binary_random_matches_naive(void **state)
                 }
 }
 
+/* The multiply is a pointwise epilogue: conv -> mul(layer scale) -> relu is one partition,
+ * as the SE and layer-scale multiplies are meant to run in a conv's epilogue on the GPU. */
+static void test_mul_fuses_as_an_epilogue(void **state)
+{
+    static const float w[4] = {1, 0, 0, 1}, s[2] = {2, -1}, x[2] = {3, 4};
+    nnop_context *ctx = (nnop_context *)*state;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 2, 1, 1);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 2, 2, 1, 1);
+    nnop_conv_params p = {{0, 0}, {1, 1}, {1, 1}, 1};
+    nnop_graph *g = NULL;
+    nnop_plan *plan = NULL;
+    nnop_value v;
+    const void *in[1];
+    void *out[1];
+    float y[2];
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    v = nnop_conv(g, nnop_input(g, "x", &xd), nnop_constant(g, "w", &wd, w), &p);
+    v = nnop_act(g, nnop_mul(g, v, nnop_constant(g, "s", &xd, s)), NNOP_ACT_RELU, 0.0f);
+    assert_int_equal(nnop_output(g, v, "y"), NNOP_OK);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
+    assert_int_equal(nnop_plan_num_partitions(plan), 1);
+    in[0] = x;
+    out[0] = y;
+    assert_int_equal(nnop_plan_execute(plan, in, out), NNOP_OK);
+    assert_true(y[0] == 6.0f && y[1] == 0.0f);
+    nnop_plan_destroy(plan);
+    nnop_graph_destroy(g);
+}
+
 /* ------------------------------------------------------------------ errors */
 
 static void expect_bin_error(nnop_context *ctx, bin_op op, const nnop_tensor_desc *ad,
@@ -196,6 +225,7 @@ int main(void)
             cmocka_unit_test(test_mul_same_shape_any_rank),
             cmocka_unit_test(test_div_by_zero_is_ieee),
             cmocka_unit_test(test_binary_random_matches_naive),
+            cmocka_unit_test(test_mul_fuses_as_an_epilogue),
             cmocka_unit_test(test_mul_rejects_shapes_that_do_not_broadcast),
             cmocka_unit_test(test_mul_rejects_2d_broadcast_layout_mix_and_dtype_mix),
     };
