@@ -11,6 +11,15 @@ extern const nnop__op_def nnop__op_global_avg_pool;
 extern const nnop__op_def nnop__op_flatten;
 extern const nnop__op_def nnop__op_linear;
 extern const nnop__op_def nnop__op_softmax;
+extern const nnop__op_def nnop__op_mul;
+extern const nnop__op_def nnop__op_sub;
+extern const nnop__op_def nnop__op_div;
+extern const nnop__op_def nnop__op_layer_norm;
+extern const nnop__op_def nnop__op_group_norm;
+extern const nnop__op_def nnop__op_rms_norm;
+extern const nnop__op_def nnop__op_concat;
+extern const nnop__op_def nnop__op_resize;
+extern const nnop__op_def nnop__op_conv_transpose;
 
 static const nnop__op_def *const op_table[NNOP_OP_KIND_COUNT] = {
         [NNOP_OP_CONV] = &nnop__op_conv,
@@ -23,6 +32,15 @@ static const nnop__op_def *const op_table[NNOP_OP_KIND_COUNT] = {
         [NNOP_OP_FLATTEN] = &nnop__op_flatten,
         [NNOP_OP_LINEAR] = &nnop__op_linear,
         [NNOP_OP_SOFTMAX] = &nnop__op_softmax,
+        [NNOP_OP_MUL] = &nnop__op_mul,
+        [NNOP_OP_SUB] = &nnop__op_sub,
+        [NNOP_OP_DIV] = &nnop__op_div,
+        [NNOP_OP_LAYER_NORM] = &nnop__op_layer_norm,
+        [NNOP_OP_GROUP_NORM] = &nnop__op_group_norm,
+        [NNOP_OP_RMS_NORM] = &nnop__op_rms_norm,
+        [NNOP_OP_CONCAT] = &nnop__op_concat,
+        [NNOP_OP_RESIZE] = &nnop__op_resize,
+        [NNOP_OP_CONV_TRANSPOSE] = &nnop__op_conv_transpose,
 };
 
 const nnop__op_def *nnop__op(nnop_op_kind k)

@@ -392,6 +392,105 @@ nnop_value nnop_softmax(nnop_graph *g, nnop_value x)
     return add_node(g, "nnop_softmax", NNOP_OP_SOFTMAX, &x, 1, 0, NULL);
 }
 
+nnop_value nnop_mul(nnop_graph *g, nnop_value a, nnop_value b)
+{
+    nnop_value in[2];
+    in[0] = a;
+    in[1] = b;
+    return add_node(g, "nnop_mul", NNOP_OP_MUL, in, 2, 0, NULL);
+}
+
+nnop_value nnop_sub(nnop_graph *g, nnop_value a, nnop_value b)
+{
+    nnop_value in[2];
+    in[0] = a;
+    in[1] = b;
+    return add_node(g, "nnop_sub", NNOP_OP_SUB, in, 2, 0, NULL);
+}
+
+nnop_value nnop_div(nnop_graph *g, nnop_value a, nnop_value b)
+{
+    nnop_value in[2];
+    in[0] = a;
+    in[1] = b;
+    return add_node(g, "nnop_div", NNOP_OP_DIV, in, 2, 0, NULL);
+}
+
+nnop_value nnop_layer_norm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
+                           nnop_norm_axes axes, float eps)
+{
+    nnop_value in[3];
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.norm.eps = eps;
+    a.norm.axes = axes;
+    in[0] = x;
+    in[1] = gamma;
+    in[2] = beta;
+    return add_node(g, "nnop_layer_norm", NNOP_OP_LAYER_NORM, in, 3, 3u << 1, &a);
+}
+
+nnop_value nnop_group_norm(nnop_graph *g, nnop_value x, int64_t groups, nnop_value gamma,
+                           nnop_value beta, float eps)
+{
+    nnop_value in[3];
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.norm.eps = eps;
+    a.norm.groups = groups;
+    in[0] = x;
+    in[1] = gamma;
+    in[2] = beta;
+    return add_node(g, "nnop_group_norm", NNOP_OP_GROUP_NORM, in, 3, 3u << 1, &a);
+}
+
+nnop_value nnop_rms_norm(nnop_graph *g, nnop_value x, nnop_value gamma, float eps)
+{
+    nnop_value in[2];
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.norm.eps = eps;
+    in[0] = x;
+    in[1] = gamma;
+    return add_node(g, "nnop_rms_norm", NNOP_OP_RMS_NORM, in, 2, 1u << 1, &a);
+}
+
+nnop_value nnop_concat(nnop_graph *g, const nnop_value *xs, int n)
+{
+    if (g && g->status == NNOP_OK && !xs)
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_concat: xs is NULL");
+    if (g && g->status == NNOP_OK && (n < 2 || n > NNOP_MAX_CONCAT_INPUTS))
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_concat: n = %d inputs, must be 2 to %d", n, NNOP_MAX_CONCAT_INPUTS);
+    return add_node(g, "nnop_concat", NNOP_OP_CONCAT, xs, n, 0, NULL);
+}
+
+nnop_value nnop_resize(nnop_graph *g, nnop_value x, const nnop_resize_params *p)
+{
+    nnop__node_attr a;
+    if (g && g->status == NNOP_OK && !p)
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_resize: params is NULL");
+    memset(&a, 0, sizeof a);
+    if (p)
+        a.resize = *p;
+    return add_node(g, "nnop_resize", NNOP_OP_RESIZE, &x, 1, 0, &a);
+}
+
+nnop_value nnop_conv_transpose(nnop_graph *g, nnop_value x, nnop_value w,
+                               const nnop_conv_transpose_params *p)
+{
+    nnop_value in[2];
+    nnop__node_attr a;
+    if (g && g->status == NNOP_OK && !p)
+        return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_conv_transpose: params is NULL");
+    memset(&a, 0, sizeof a);
+    if (p)
+        a.deconv = *p;
+    in[0] = x;
+    in[1] = w;
+    return add_node(g, "nnop_conv_transpose", NNOP_OP_CONV_TRANSPOSE, in, 2, 0, &a);
+}
+
 nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
 {
     if (!g)

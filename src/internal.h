@@ -12,8 +12,8 @@
 #define NNOP_ERROR_LEN        1024
 #define NNOP_LOAD_THREADS_MAX 8 /* nnop_context_options.load_threads */
 #define NNOP_NAME_LEN         48
-#define NNOP_MAX_NODE_INPUTS  5
-#define NNOP_NONE_ID          INT32_MAX /* nnop_none(): an absent optional operand */
+#define NNOP_MAX_NODE_INPUTS  NNOP_MAX_CONCAT_INPUTS /* concat; the other ops take 1 to 5 */
+#define NNOP_NONE_ID          INT32_MAX              /* nnop_none(): an absent optional operand */
 
 /* ------------------------------------------------------------------ ops */
 typedef enum nnop_op_kind {
@@ -27,14 +27,23 @@ typedef enum nnop_op_kind {
     NNOP_OP_FLATTEN,
     NNOP_OP_LINEAR,
     NNOP_OP_SOFTMAX,
+    NNOP_OP_MUL, /* issue 15: the CUDA backend refuses these for now (src/cuda/executor.c) */
+    NNOP_OP_SUB,
+    NNOP_OP_DIV,
+    NNOP_OP_LAYER_NORM,
+    NNOP_OP_GROUP_NORM,
+    NNOP_OP_RMS_NORM,
+    NNOP_OP_CONCAT,
+    NNOP_OP_RESIZE,
+    NNOP_OP_CONV_TRANSPOSE,
     NNOP_OP_KIND_COUNT
 } nnop_op_kind;
 
 /* How the partitioner treats an op. */
 typedef enum nnop_fusion_role {
-    NNOP_ROLE_PRODUCER,  /* conv, linear: may absorb an epilogue chain         */
-    NNOP_ROLE_EPILOGUE,  /* bias, activation, batch-norm, residual add: pointwise */
-    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten: its own partition      */
+    NNOP_ROLE_PRODUCER,  /* conv, transposed conv, linear: may absorb an epilogue chain */
+    NNOP_ROLE_EPILOGUE,  /* bias, activation, batch-norm, add, mul/sub/div: pointwise */
+    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten, norms, concat, resize: its own partition */
 } nnop_fusion_role;
 
 typedef struct nnop__act_attr {
@@ -48,11 +57,20 @@ typedef struct nnop__pool_attr {
     nnop_pool_params p;
 } nnop__pool_attr;
 
+typedef struct nnop__norm_attr {
+    float eps;
+    nnop_norm_axes axes; /* layer norm */
+    int64_t groups;      /* group norm */
+} nnop__norm_attr;
+
 typedef union nnop__node_attr {
     nnop_conv_params conv;
     nnop__act_attr act;
     float eps; /* batch-norm */
     nnop__pool_attr pool;
+    nnop__norm_attr norm;
+    nnop_resize_params resize;
+    nnop_conv_transpose_params deconv;
 } nnop__node_attr;
 
 /* A node: op kind, attributes, input value ids and one output value id. Absent optional

@@ -234,8 +234,11 @@ typedef enum nnop_act_kind {
     NNOP_ACT_GELU_TANH = 6,  /* tanh approximation                      */
     NNOP_ACT_SIGMOID = 7,
     NNOP_ACT_TANH = 8,
-    NNOP_ACT_SILU = 9, /* x * sigmoid(x), also called swish       */
-    NNOP_ACT_ELU = 10  /* x > 0 ? x : alpha * (exp(x) - 1)        */
+    NNOP_ACT_SILU = 9,         /* x * sigmoid(x), also called swish       */
+    NNOP_ACT_ELU = 10,         /* x > 0 ? x : alpha * (exp(x) - 1)        */
+    NNOP_ACT_HARDSWISH = 11,   /* x * min(max(x + 3, 0), 6) / 6           */
+    NNOP_ACT_HARDSIGMOID = 12, /* min(max(x + 3, 0), 6) / 6               */
+    NNOP_ACT_MISH = 13         /* x * tanh(log(1 + exp(x)))               */
 } nnop_act_kind;
 
 typedef enum nnop_pool_kind { NNOP_POOL_MAX = 0, NNOP_POOL_AVG = 1 } nnop_pool_kind;
@@ -244,6 +247,34 @@ typedef struct nnop_pool_params {
     int64_t window[2], stride[2], pad[2];
     int count_include_pad; /* average pooling: divide by the full window (PyTorch default) */
 } nnop_pool_params;
+
+/* Normalization axes of nnop_layer_norm. */
+typedef enum nnop_norm_axes {
+    NNOP_NORM_C = 0,  /* over C at each (n, h, w): ConvNeXt's channels-last LayerNorm */
+    NNOP_NORM_CHW = 1 /* over C, H, W at each n: nn.LayerNorm([C, H, W])            */
+} nnop_norm_axes;
+
+typedef enum nnop_resize_mode {
+    NNOP_RESIZE_NEAREST = 0, /* PyTorch mode="nearest" (not "nearest-exact") */
+    NNOP_RESIZE_BILINEAR = 1
+} nnop_resize_mode;
+
+/* nnop_resize: give the output size, or scale factors (size 0, 0), not both. */
+typedef struct nnop_resize_params {
+    nnop_resize_mode mode;
+    int align_corners; /* bilinear only (nonzero: corner pixels aligned); 0 for nearest */
+    int64_t size[2];   /* output H, W; 0, 0 = from scale                                */
+    double scale[2];   /* H, W scale factors (> 0) when size is 0, 0                     */
+} nnop_resize_params;
+
+/* nnop_conv_transpose (PyTorch ConvTranspose2d): output_pad[i] < max(stride[i], dilation[i]). */
+typedef struct nnop_conv_transpose_params {
+    int64_t pad[2], stride[2], dilation[2], groups;
+    int64_t output_pad[2];
+} nnop_conv_transpose_params;
+
+/** Most inputs of one nnop_concat. */
+#define NNOP_MAX_CONCAT_INPUTS 32
 
 /** Create an empty graph on ctx. */
 NNOP_API nnop_status nnop_graph_create(nnop_context *ctx, nnop_graph **out);
@@ -288,6 +319,52 @@ NNOP_API nnop_value nnop_none(void);
 NNOP_API nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_value b);
 /** Softmax over dim 1 (classes of N x C, channels of 4-D). */
 NNOP_API nnop_value nnop_softmax(nnop_graph *g, nnop_value x);
+/** Elementwise a * b. b has a's shape (and layout), or a is 4-D N,C,H,W and b is N,C,1,1
+ * (per-sample, per-channel: squeeze-excitation) or 1,C,1,1 (per-channel: layer scale),
+ * broadcast over a. The broadcast operand goes second (swap them: the product commutes). */
+NNOP_API nnop_value nnop_mul(nnop_graph *g, nnop_value a, nnop_value b);
+/** Elementwise a - b, with the shapes of nnop_mul (b may broadcast over a). */
+NNOP_API nnop_value nnop_sub(nnop_graph *g, nnop_value a, nnop_value b);
+/** Elementwise a / b (IEEE: x / 0 is +-inf, 0 / 0 NaN), with the shapes of nnop_mul. */
+NNOP_API nnop_value nnop_div(nnop_graph *g, nnop_value a, nnop_value b);
+/** Layer norm, inference: y = (x - mean) / sqrt(var + eps) * gamma + beta, mean and biased
+ * variance over C at each (n, h, w) (NNOP_NORM_C) or over C, H, W at each n (NNOP_NORM_CHW).
+ * x is 2-D to 4-D, N, C[, H[, W]]. gamma and beta are optional (nnop_none(): 1 and 0): 1-D of
+ * C elements (per channel), or, with NNOP_NORM_CHW, 4-D 1,C,H,W (per element, as
+ * nn.LayerNorm([C, H, W])). eps finite >= 0. */
+NNOP_API nnop_value nnop_layer_norm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
+                                    nnop_norm_axes axes, float eps);
+/** Group norm, inference (nn.GroupNorm): C split into groups of C/groups consecutive channels,
+ * mean and biased variance over each group's channels and H, W at each n, then per-channel
+ * gamma and beta (1-D of C elements, each optional: nnop_none()). groups = C is instance norm
+ * (nn.InstanceNorm2d, affine or not), groups = 1 a layer norm over C, H, W with per-channel
+ * affine. x is 2-D to 4-D, N, C[, H[, W]]; groups >= 1 divides C. */
+NNOP_API nnop_value nnop_group_norm(nnop_graph *g, nnop_value x, int64_t groups, nnop_value gamma,
+                                    nnop_value beta, float eps);
+/** RMS norm over C at each (n, h, w) (nn.RMSNorm(C) on channels-last data):
+ * y = x / sqrt(mean(x^2) + eps) * gamma, gamma 1-D of C elements or nnop_none(). x is 2-D to
+ * 4-D; eps finite >= 0 (PyTorch's default eps=None is the dtype's epsilon: pass it). */
+NNOP_API nnop_value nnop_rms_norm(nnop_graph *g, nnop_value x, nnop_value gamma, float eps);
+/** Concatenation along dim 1 (channels), torch.cat(xs, 1): n = 2 to NNOP_MAX_CONCAT_INPUTS
+ * values of one dtype and rank (2 to 4), equal in every dim but 1, and in one layout. */
+NNOP_API nnop_value nnop_concat(nnop_graph *g, const nnop_value *xs, int n);
+/** Resize of 4-D x over H, W (F.interpolate on N,C,H,W). With size: the output is
+ * N,C,size[0],size[1] and source coordinates scale by in/out. With scale: the output is
+ * floor(in * scale) and coordinates scale by 1/scale, as PyTorch does when scale_factor is
+ * given (recompute_scale_factor unset). Nearest: src = min(floor(dst * s), in - 1), s in
+ * float as PyTorch computes it (dst when out = in, dst / 2 when out = 2 in). Bilinear with
+ * align_corners 0: src = max((dst + 0.5) * s - 0.5, 0); with align_corners 1:
+ * src = dst * (in - 1) / (out - 1) (0 when out = 1), scale ignored; then the two nearest
+ * rows and columns weighted linearly (edge clamped). */
+NNOP_API nnop_value nnop_resize(nnop_graph *g, nnop_value x, const nnop_resize_params *p);
+/** Transposed 2-D convolution (PyTorch ConvTranspose2d, the gradient of nnop_conv with
+ * respect to its input): x is N,C,H,W, w is C,K/groups,R,S in x's layout (dim 0 the input
+ * channels, dim 1 the output channels of a group, PyTorch's weight shape), y is N,K,OH,OW
+ * with OH = (H - 1) * stride - 2 * pad + dilation * (R - 1) + output_pad + 1 (OW alike):
+ * y[n, k, ih * stride - pad + r * dilation, ...] += x[n, c, ih, ...] * w[c, k % (K/groups),
+ * r, ...] for c in k's group. Add a bias with nnop_bias. */
+NNOP_API nnop_value nnop_conv_transpose(nnop_graph *g, nnop_value x, nnop_value w,
+                                        const nnop_conv_transpose_params *p);
 /** Mark v as a graph output, in declaration order. name may be NULL. A value is an output at
  * most once (NNOP_ERR_INVALID_ARGUMENT); an input or constant may be one: execute copies it
  * into the output buffer, on both backends. */

@@ -1,5 +1,6 @@
 /* test_ops_pointwise.c: known answers for bias add, every activation (relu, relu6, clamp, leaky
- * relu, gelu erf and tanh forms, sigmoid, tanh, silu, elu) and residual add, run through the
+ * relu, gelu erf and tanh forms, sigmoid, tanh, silu, elu, hard-swish, hard-sigmoid, mish) and
+ * residual add, run through the
  * public graph API on a CPU context, in f32, f16 and bf16 and in NCHW and NHWC. */
 #include <math.h>
 #include <stdlib.h>
@@ -150,6 +151,44 @@ static void test_act_relu_ignores_alpha(void **state)
     check_table((nnop_context *)*state, NNOP_ACT_RELU, 0.3f, 0.0f, want, 0.0, "relu");
 }
 
+/* PyTorch's Hardsigmoid: relu6(x + 3) / 6; 0 from -3 down, 1 from 3 up. */
+static void test_act_hardsigmoid_known_values(void **state)
+{
+    static const float want[8] = {
+            0, 0.333333333f, 0.416666667f, 0.5f, 0.583333333f, 0.666666667f, 1, 1};
+    check_table((nnop_context *)*state, NNOP_ACT_HARDSIGMOID, 0.0f, 0.0f, want, 1e-7,
+                "hardsigmoid");
+}
+
+/* PyTorch's Hardswish: x * relu6(x + 3) / 6; x itself from 3 up. */
+static void test_act_hardswish_known_values(void **state)
+{
+    static const float want[8] = {0, -0.333333333f, -0.208333333f, 0, 0.291666667f, 0.666666667f, 3,
+                                  7};
+    check_table((nnop_context *)*state, NNOP_ACT_HARDSWISH, 0.0f, 0.0f, want, 1e-7, "hardswish");
+}
+
+/* Mish: x * tanh(ln(1 + e^x)); mish(1) = tanh(ln(1 + e)) = 0.865098388. */
+static void test_act_mish_known_values(void **state)
+{
+    static const float want[8] = {-0.145647461f, -0.303401461f, -0.220743775f, 0,
+                                  0.375245211f,  0.865098388f,  2.986535f,     6.99998838f};
+    check_table((nnop_context *)*state, NNOP_ACT_MISH, 0.0f, 0.0f, want, 1e-6, "mish");
+}
+
+/* Mish far out: no overflow of exp (x for large x, -0 side for very negative x). */
+static void test_act_mish_large_inputs_do_not_overflow(void **state)
+{
+    static const float x[8] = {-200, -90, -30, 30, 90, 200, 1e30f, -1e30f};
+    static const float want[8] = {0, 0, -2.8072868e-12f, 30, 90, 200, 1e30f, 0};
+    nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 2, 4);
+    float y[8];
+    int i;
+    run_act((nnop_context *)*state, &d, x, y, NNOP_ACT_MISH, 0.0f, 0.0f);
+    for (i = 0; i < 8; i++)
+        assert_true(fabs((double)y[i] - (double)want[i]) <= 1e-6 * (1.0 + fabs((double)want[i])));
+}
+
 /* ------------------------------------------------------------------ activations: formulas */
 
 /* The activations again on random data, against formulas written here in other forms than
@@ -176,6 +215,12 @@ static double act_formula(int kind, double a, double x)
         return x * 0.5 * (1.0 + tanh(0.5 * x));
     case NNOP_ACT_ELU:
         return x > 0.0 ? x : a * expm1(x);
+    case NNOP_ACT_HARDSWISH:
+        return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case NNOP_ACT_HARDSIGMOID:
+        return fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case NNOP_ACT_MISH: /* tanh(ln(1 + e^x)) = ((1 + e^x)^2 - 1) / ((1 + e^x)^2 + 1) */
+        return x * (pow(1.0 + exp(x), 2.0) - 1.0) / (pow(1.0 + exp(x), 2.0) + 1.0);
     }
     return x;
 }
@@ -195,9 +240,10 @@ static void check_random(nnop_context *ctx, nnop_dtype t, nnop_layout l, int kin
                                   t == NNOP_F32 ? 1e-6 : nnop_test_rtol(t), "act", seed));
 }
 
-static const int all_kinds[] = {NNOP_ACT_RELU, NNOP_ACT_RELU6,     NNOP_ACT_LEAKY_RELU,
-                                NNOP_ACT_GELU, NNOP_ACT_GELU_TANH, NNOP_ACT_SIGMOID,
-                                NNOP_ACT_TANH, NNOP_ACT_SILU,      NNOP_ACT_ELU};
+static const int all_kinds[] = {NNOP_ACT_RELU,      NNOP_ACT_RELU6,       NNOP_ACT_LEAKY_RELU,
+                                NNOP_ACT_GELU,      NNOP_ACT_GELU_TANH,   NNOP_ACT_SIGMOID,
+                                NNOP_ACT_TANH,      NNOP_ACT_SILU,        NNOP_ACT_ELU,
+                                NNOP_ACT_HARDSWISH, NNOP_ACT_HARDSIGMOID, NNOP_ACT_MISH};
 
 static void test_act_every_kind_matches_formula_f32_nchw(void **state)
 {
@@ -432,6 +478,10 @@ int main(void)
             cmocka_unit_test(test_act_elu_alpha_1_known_values),
             cmocka_unit_test(test_act_elu_alpha_half_known_values),
             cmocka_unit_test(test_act_relu_ignores_alpha),
+            cmocka_unit_test(test_act_hardsigmoid_known_values),
+            cmocka_unit_test(test_act_hardswish_known_values),
+            cmocka_unit_test(test_act_mish_known_values),
+            cmocka_unit_test(test_act_mish_large_inputs_do_not_overflow),
             cmocka_unit_test(test_act_every_kind_matches_formula_f32_nchw),
             cmocka_unit_test(test_act_every_kind_matches_formula_f32_nhwc),
             cmocka_unit_test(test_act_every_kind_matches_formula_f16),
