@@ -219,12 +219,14 @@ if asked resnet; then
     echo "== resnet50 side by side"
     "$BUILD/bench/bench_resnet" --autotune >"$OUT/bench_resnet.txt" 2>&1 || tail -20 "$OUT/bench_resnet.txt"
     grep -E "^RESNET50" "$OUT/bench_resnet.txt"
-    PYTHONUNBUFFERED=1 python3 bench/torch_resnet.py 1 32 256 >"$OUT/bench_torch_resnet.txt" 2>&1 ||
+    PYTHONUNBUFFERED=1 timeout "${NNOP_TORCH_TIMEOUT:-300}" python3 bench/torch_resnet.py 1 32 256 \
+        >"$OUT/bench_torch_resnet.txt" 2>&1 ||
         tail -20 "$OUT/bench_torch_resnet.txt"
     grep -E "^TORCH_RESNET50" "$OUT/bench_torch_resnet.txt"
     echo "== per-kernel profile"
-    PYTHONUNBUFFERED=1 python3 bench/profile_kernels.py "$BUILD/bench/libprof_resnet.so" \
-        --batch ${NNOP_PROFILE_BATCH:-256} >"$OUT/profile_kernels.md" 2>&1 ||
+    PYTHONUNBUFFERED=1 timeout "${NNOP_TORCH_TIMEOUT:-300}" python3 bench/profile_kernels.py \
+        "$BUILD/bench/libprof_resnet.so" --batch ${NNOP_PROFILE_BATCH:-256} ${NNOP_PROFILE_ARGS:-} \
+        >"$OUT/profile_kernels.md" 2>&1 ||
         tail -20 "$OUT/profile_kernels.md"
     cat "$OUT/profile_kernels.md"
 fi
