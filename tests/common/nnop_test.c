@@ -175,8 +175,8 @@ static void test_without_examples_support(void **state)
 {
     (void)state;
     if (nnop_test_gpu_required())
-        fail_msg("NNOP_REQUIRE_GPU=1 but nnop_examples_support was not built (cJSON not found: "
-                 "configure with -DCJSON_ROOT=<prefix>)");
+        fail_msg("%s", "NNOP_REQUIRE_GPU=1 but nnop_examples_support was not built (cJSON not "
+                       "found: configure with -DCJSON_ROOT=<prefix>)");
     print_message("nnop_examples_support was not built (cJSON missing?): skipping\n");
     skip();
 }

@@ -127,9 +127,13 @@ void dts_compare(const float *got, const double *want, int64_t n, dts_diff *o)
             o->worst = i;
         }
     }
-    /* the scale has a floor (rms 1e-3) so that an all-zero reference is compared absolutely */
-    o->rel_l2 = sqrt(d2 / (w2 > 1e-6 * (double)n ? w2 : 1e-6 * (double)n));
-    o->max_rel = (dmax > 0.0 ? dmax : 0.0) / (wmax > 1e-3 ? wmax : 1e-3);
+    /* The scale has a floor (rms 0.25): values are O(1) by construction (inputs in (-2, 2),
+     * weights scaled by 1/sqrt(fan-in)), and a result far below that is a sum that cancelled,
+     * whose error is the dtype's rounding of its O(1) terms, not of the result (issue 10:
+     * f16 0.0199 against 0.0200 from 0.841 - 0.821 is 8 ulp of the result, a quarter ulp of
+     * its terms). Smaller results are thus compared absolutely. */
+    o->rel_l2 = sqrt(d2 / (w2 > 0.0625 * (double)n ? w2 : 0.0625 * (double)n));
+    o->max_rel = (dmax > 0.0 ? dmax : 0.0) / (wmax > 0.25 ? wmax : 0.25);
 }
 
 int dts_diff_ok(const dts_diff *d, double tol)
