@@ -20,7 +20,8 @@ typedef enum nnop__step_kind {
     NNOP_STEP_FLATTEN,
     NNOP_STEP_LINEAR,
     NNOP_STEP_STEM,
-    NNOP_STEP_BLASLT
+    NNOP_STEP_BLASLT,
+    NNOP_STEP_DEPTHWISE
 } nnop__step_kind;
 
 typedef struct nnop__lt_step nnop__lt_step; /* blaslt.c */
@@ -48,6 +49,8 @@ typedef struct nnop__cuda_step {
     int32_t stem_bias_slot;
     /* blaslt.c: a linear partition on cuBLASLt (x_slot, w_slot, y_slot as above) */
     nnop__lt_step *lt;
+    /* depthwise.c: the own depthwise conv (x_slot, w_slot, y_slot as above) */
+    nnop__dw_kparams dw;
 } nnop__cuda_step;
 
 /* ------------------------------------------------------------------ the implementation list */
@@ -86,6 +89,7 @@ typedef struct nnop__impl {
 extern const nnop__impl nnop__impl_stem_kernel;  /* stem.c */
 extern const nnop__impl nnop__impl_blaslt;       /* blaslt.c */
 extern const nnop__impl nnop__impl_own_linear;   /* own_kernels.c */
+extern const nnop__impl nnop__impl_depthwise;    /* depthwise.c */
 extern const nnop__impl nnop__impl_cudnn_graph;  /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_prefix; /* cudnn.c */
 extern const nnop__impl nnop__impl_own_epilogue; /* own_kernels.c */

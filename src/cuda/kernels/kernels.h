@@ -89,6 +89,17 @@ cudaError_t nnop__k_stem_weights(const void *w, void *wp, int r, int s, int c,
 cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_count);
 cudaError_t nnop__k_stem_conv(const nnop__stem_kparams *p, cudaStream_t s);
 
+/* Depthwise convolution (depthwise.cu): groups = C = K, w [C, 1, R, S]; any strides (the
+ * fastest output dim is the thread-fastest index), float accumulation, y of x's dtype. */
+typedef struct nnop__dw_kparams {
+    const void *x, *w;
+    void *y;
+    int dtype;
+    nnop__kview xv, wv, yv;
+    int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
+} nnop__dw_kparams;
+cudaError_t nnop__k_depthwise(const nnop__dw_kparams *p, cudaStream_t s);
+
 /* Each launcher queues one kernel on s and returns cudaGetLastError(). */
 cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);
 /* y[p, c] = c < cin ? x[p, c] : 0 for p < pixels, c < cout (channels-last, elem_size 2 or 4
