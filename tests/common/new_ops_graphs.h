@@ -31,7 +31,7 @@ static const char *const new_op_names[OP_COUNT] = {"mul",        "sub",         
                                                    "hardswish",  "hardsigmoid", "mish"};
 
 /* x (NHWC 2 x 4 x 6 x 6) -> relu -> the op under test (node #1) -> output. */
-static nnop_graph *new_op_graph(nnop_context *ctx, int op)
+static inline nnop_graph *new_op_graph(nnop_context *ctx, int op)
 {
     static const float zeros[256];
     nnop_graph *g = NULL;
@@ -91,7 +91,7 @@ static nnop_graph *new_op_graph(nnop_context *ctx, int op)
 }
 
 /* The message compile leaves for graph op on the CUDA backend. */
-static void new_op_refusal(int op, char *buf, size_t len)
+static inline void new_op_refusal(int op, char *buf, size_t len)
 {
     snprintf(buf, len,
              "NNOP_ERR_UNSUPPORTED: nnop_graph_compile: node #1 (%s): %s has no CUDA "

@@ -157,7 +157,8 @@ static item *add_item(opts *o)
 __attribute__((format(printf, 1, 2)))
 #endif
 static int
-bad(const char *fmt, ...)
+bad(const char *fmt, ...) NB_PRINTF(1, 2);
+static int bad(const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "nnop-bench: ");

@@ -8,6 +8,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* printf-style checking of the tool's formatting helpers */
+#if defined(__MINGW32__)
+#define NB_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define NB_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define NB_PRINTF(fmt, args)
+#endif
+
 #include "nnop/nnop.h"
 
 #ifdef __cplusplus

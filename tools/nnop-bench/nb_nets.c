@@ -43,6 +43,8 @@ int nb_have_mnist(void)
 }
 
 static nnop_status failf(char *err, size_t len, nnop_status s, const char *fmt, ...)
+        NB_PRINTF(4, 5);
+static nnop_status failf(char *err, size_t len, nnop_status s, const char *fmt, ...)
 {
     va_list ap;
     if (err && len) {

@@ -31,6 +31,7 @@ static const struct {
         {"silu", NNOP_ACT_SILU, 0.0f},         {"elu", NNOP_ACT_ELU, 1.0f},
 };
 
+static int fail(char *err, size_t len, const char *fmt, ...) NB_PRINTF(3, 4);
 static int fail(char *err, size_t len, const char *fmt, ...)
 {
     va_list ap;
@@ -342,6 +343,7 @@ int nb_parse(const char *text, nb_problem *p, char *err, size_t len)
     return 0;
 }
 
+static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...) NB_PRINTF(4, 5);
 static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...)
 {
     va_list ap;

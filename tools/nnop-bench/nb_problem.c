@@ -29,6 +29,8 @@ void nb_instance_free(nb_instance *in)
 }
 
 static nnop_status failf(char *err, size_t len, nnop_status s, const char *fmt, ...)
+        NB_PRINTF(4, 5);
+static nnop_status failf(char *err, size_t len, nnop_status s, const char *fmt, ...)
 {
     va_list ap;
     if (err && len) {

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 #endif
 
+static int failf(char *err, size_t len, const char *fmt, ...) NB_PRINTF(3, 4);
 static int failf(char *err, size_t len, const char *fmt, ...)
 {
     va_list ap;

@@ -1,6 +1,7 @@
 /* repro_cpu_fused_29e43a6cded0db11: a reproducer written by tests/difftest.
  * The run under test is checked against the CPU backend.
  * Found: NNOP_OK: output 0 is 4-D with strides 25,5,5,1: not packed in the graph's layout
+ * (the layout lost after an N x 1 x 1 x 1 value, issue 10; fixed)
  *
  * bf16 NHWC, case seed 0x29e43a6cded0db11
  * v0 = input() scale 1 -> 3x1x1x1
@@ -61,6 +62,7 @@ typedef struct dts_result {
     dts_outcome outcome;
     nnop_status status;
     char message[600];
+    char plan[1500]; /* nnop_plan_describe of the plan that ran */
     int n_out;
     float *out[DTS_MAX_OUT]; /* logical order */
     int64_t count[DTS_MAX_OUT];
@@ -213,9 +215,13 @@ void dts_compare(const float *got, const double *want, int64_t n, dts_diff *o)
             o->worst = i;
         }
     }
-    /* the scale has a floor (rms 1e-3) so that an all-zero reference is compared absolutely */
-    o->rel_l2 = sqrt(d2 / (w2 > 1e-6 * (double)n ? w2 : 1e-6 * (double)n));
-    o->max_rel = (dmax > 0.0 ? dmax : 0.0) / (wmax > 1e-3 ? wmax : 1e-3);
+    /* The scale has a floor (rms 0.25): values are O(1) by construction (inputs in (-2, 2),
+     * weights scaled by 1/sqrt(fan-in)), and a result far below that is a sum that cancelled,
+     * whose error is the dtype's rounding of its O(1) terms, not of the result (issue 10:
+     * f16 0.0199 against 0.0200 from 0.841 - 0.821 is 8 ulp of the result, a quarter ulp of
+     * its terms). Smaller results are thus compared absolutely. */
+    o->rel_l2 = sqrt(d2 / (w2 > 0.0625 * (double)n ? w2 : 0.0625 * (double)n));
+    o->max_rel = (dmax > 0.0 ? dmax : 0.0) / (wmax > 0.25 ? wmax : 0.25);
 }
 
 int dts_diff_ok(const dts_diff *d, double tol)
@@ -265,6 +271,15 @@ nnop_value dts_input(nnop_graph *g, const dts_case *c, const dts_tensor *x)
     return nnop_input(g, NULL, &d);
 }
 
+/* printf checking of dts_fail's format where the compiler has it */
+#if defined(__MINGW32__)
+#define DTS_PRINTF __attribute__((format(gnu_printf, 3, 4)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define DTS_PRINTF __attribute__((format(printf, 3, 4)))
+#else
+#define DTS_PRINTF
+#endif
+static void dts_fail(dts_result *r, nnop_status st, const char *fmt, ...) DTS_PRINTF;
 static void dts_fail(dts_result *r, nnop_status st, const char *fmt, ...)
 {
     va_list ap;
@@ -370,6 +385,7 @@ void dts_run(nnop_context *ctx, const dts_case *c, int fuse, dts_result *r)
         dts_fail(r, r->status, "compile: %s", nnop_context_last_error(ctx));
     } else {
         r->n_out = nnop_plan_num_outputs(p);
+        nnop_plan_describe(p, r->plan, sizeof r->plan);
         dts_execute(ctx, c, p, r);
     }
     nnop_plan_destroy(p);
