@@ -25,13 +25,6 @@ static int failf(char *err, size_t len, const char *fmt, ...)
     return -1;
 }
 
-double nb_now(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int nb_have_cuda_timing(void)
 {
 #ifdef NNOP_BENCH_HAVE_CUDA

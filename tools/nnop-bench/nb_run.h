@@ -4,6 +4,7 @@
 #define NNOP_BENCH_NB_RUN_H
 
 #include "nb.h"
+#include "nb_thread.h" /* nb_now */
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,8 +28,6 @@ void nb_env_close(nb_env *e);
 int nb_cuda_device_count(void);
 /* 1 when this nnop-bench was built with CUDA events (NNOP_BENCH_HAVE_CUDA). */
 int nb_have_cuda_timing(void);
-/* Seconds since an arbitrary point (monotonic when the platform has it). */
-double nb_now(void);
 
 typedef struct nb_method {
     int warmup;          /* calls before timing (0: 2 x sets) */

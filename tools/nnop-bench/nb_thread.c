@@ -1,5 +1,9 @@
-/* nb_thread.c: the thread shim (POSIX threads or Win32). */
+/* nb_thread.c: the platform shim: threads (POSIX or Win32) and a monotonic clock. */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#endif
 #include <stdlib.h>
+#include <time.h>
 
 #include "nb_thread.h"
 
@@ -40,6 +44,13 @@ void nb_thread_join(nb_thread *t)
     CloseHandle(t->h);
     free(t);
 }
+double nb_now(void)
+{
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+}
 #else
 #include <pthread.h>
 struct nb_thread {
@@ -74,5 +85,11 @@ void nb_thread_join(nb_thread *t)
         return;
     pthread_join(t->h, NULL);
     free(t);
+}
+double nb_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 #endif

@@ -9,5 +9,7 @@ typedef void (*nb_thread_fn)(void *arg);
 int nb_thread_start(nb_thread **out, nb_thread_fn fn, void *arg);
 /* Wait for the thread and free it. */
 void nb_thread_join(nb_thread *t);
+/* Seconds on a monotonic clock (for intervals). */
+double nb_now(void);
 
 #endif /* NNOP_BENCH_NB_THREAD_H */
