@@ -12,8 +12,11 @@
 #define NNOP_ERROR_LEN        1024
 #define NNOP_LOAD_THREADS_MAX 8 /* nnop_context_options.load_threads */
 #define NNOP_NAME_LEN         48
-#define NNOP_MAX_NODE_INPUTS  NNOP_MAX_CONCAT_INPUTS /* concat; the other ops take 1 to 5 */
-#define NNOP_NONE_ID          INT32_MAX              /* nnop_none(): an absent optional operand */
+/* Oldest cuDNN the CUDA backend runs on: the 9.x backend API with engine-config workspace
+ * queries (9.2). The context refuses an older one; the doctor reports it. */
+#define NNOP_CUDNN_MIN_VERSION 90200
+#define NNOP_MAX_NODE_INPUTS   NNOP_MAX_CONCAT_INPUTS /* concat; the other ops take 1 to 5 */
+#define NNOP_NONE_ID           INT32_MAX              /* nnop_none(): an absent optional operand */
 
 /* ------------------------------------------------------------------ ops */
 typedef enum nnop_op_kind {
@@ -254,8 +257,6 @@ void nnop__cuda_free(nnop_context *ctx, void *p);
 nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
                             int to_device);
 
-/* Append the CUDA/cuDNN installation report of nnop_diagnose to t. */
-void nnop__cuda_diagnose(nnop__text *t);
 /* 1 when the shared library `name` can be loaded (src/platform/dl.c). */
 int nnop__platform_can_load(const char *name);
 

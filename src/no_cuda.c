@@ -1,6 +1,12 @@
 /* no_cuda.c: the CUDA backend entry points of a build without CUDA (NNOP_WITH_CUDA=OFF). */
 
+#include "doctor.h"
 #include "internal.h"
+
+void nnop__cuda_doctor_facts(nnop__doctor *d)
+{
+    (void)d; /* a CPU-only build: nothing built against, nothing judged */
+}
 
 int nnop__cuda_device_count(void)
 {

@@ -55,6 +55,17 @@ NNOP_API int nnop_version(void);
  * loaded versions, each cuDNN sub-library, cuBLASLt, devices. Writes at most len bytes
  * (NUL-terminated) and returns the length the whole text needs. Never fails. */
 NNOP_API size_t nnop_diagnose(char *buf, size_t len);
+/* nnop_diagnose_ex flags */
+#define NNOP_DIAGNOSE_JSON        1u /* one JSON object instead of text */
+#define NNOP_DIAGNOSE_REQUIRE_GPU 2u /* no usable GPU is a problem (else only reported) */
+/** nnop_diagnose with choices. Every library is loaded and checked on its own (the file
+ * loaded, its version, the loader's error); each problem found (a cuDNN library missing or
+ * not loading, versions that do not fit the build, each other or the driver) comes with its
+ * fix. *problems (may be NULL) gets their number: 0 when the installation is healthy; a
+ * machine without a GPU is healthy unless NNOP_DIAGNOSE_REQUIRE_GPU. The environment
+ * variable NNOP_CUDNN_PATH, a folder, makes it check the cuDNN libraries of that folder
+ * only (to try an installation before using it). */
+NNOP_API size_t nnop_diagnose_ex(char *buf, size_t len, unsigned flags, int *problems);
 
 /* ---------------------------------------------------------------- status codes (fixed) */
 typedef enum nnop_status {
