@@ -357,7 +357,7 @@ static void judge_cudnn(nnop__doctor *d)
         for (k = 0; k < N_CUDNN_LIBS && strcmp(cudnn_libs[k].key, l->key) != 0; k++)
             ;
         p = problem(d);
-        setf(p->what, sizeof p->what, "%s cannot be loaded (%s): %s", l->file,
+        setf(p->what, sizeof p->what, "%s (%s) cannot be loaded: %s", l->file,
              k < N_CUDNN_LIBS ? cudnn_libs[k].role : "cuDNN", l->error);
         if (not_found(l->error))
             setf(p->fix, sizeof p->fix,
