@@ -149,6 +149,8 @@ struct nnop_context {
     struct nnop__cuda_ctx *cuda;
     struct nnop__oneshot *oneshot;
     struct nnop_plan_cache *plan_cache; /* src/cache.c: own or shared, never NULL once created */
+    int log;           /* NNOP_LOG read at creation: 0 off, 1 compiles, 2 also executes */
+    int32_t log_plans; /* plans compiled, numbering them in the log */
 };
 
 /* ------------------------------------------------------------------ partitions */
@@ -172,12 +174,18 @@ struct nnop_plan {
     nnop__partition *parts;
     int32_t n_parts;
     float **cpu_buf; /* CPU backend: one float32 buffer per value */
+    int32_t log_id;  /* its number in the NNOP_LOG lines */
     struct nnop__cuda_plan *cuda;
 };
 
 /* ------------------------------------------------------------------ errors (src/error.c) */
 /* Record a formatted message in ctx (if not NULL) and return st. */
 nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...) NNOP_PRINTF(3, 4);
+/* The last error's message without its "NNOP_ERR_...: " prefix: what a message wrapping it
+ * (nnop__fail(ctx, st, "...: %s", ...)) quotes, so the status is named once. */
+const char *nnop__error_body(const nnop_context *ctx);
+/* NNOP_LOG as a level: unset, empty or 0 is 0 (off), else its number (1, 2). */
+int nnop__log_level(void);
 nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap)
         NNOP_PRINTF(3, 0);
 void nnop__clear_error(nnop_context *ctx);
@@ -240,7 +248,9 @@ void nnop__cpu_plan_destroy(nnop_plan *p);
 
 /* ------------------------------------------------------------------ CUDA backend (src/cuda) */
 /* Number of usable CUDA devices, 0 when none (or when built without CUDA). */
-int nnop__cuda_device_count(void);
+/* CUDA devices present; 0 with why (len bytes) and *st: NNOP_ERR_NO_DEVICE (no device, no
+ * driver, a CPU-only build) or NNOP_ERR_VERSION (a driver older than the CUDA runtime). */
+int nnop__cuda_device_count(nnop_status *st, char *why, size_t len);
 nnop_status nnop__cuda_context_init(nnop_context *ctx);
 void nnop__cuda_context_fini(nnop_context *ctx);
 nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream);

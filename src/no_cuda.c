@@ -1,5 +1,7 @@
 /* no_cuda.c: the CUDA backend entry points of a build without CUDA (NNOP_WITH_CUDA=OFF). */
 
+#include <stdio.h>
+
 #include "doctor.h"
 #include "internal.h"
 
@@ -8,8 +10,11 @@ void nnop__cuda_doctor_facts(nnop__doctor *d)
     (void)d; /* a CPU-only build: nothing built against, nothing judged */
 }
 
-int nnop__cuda_device_count(void)
+int nnop__cuda_device_count(nnop_status *st, char *why, size_t len)
 {
+    *st = NNOP_ERR_NO_DEVICE;
+    if (len)
+        snprintf(why, len, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
     return 0;
 }
 

@@ -178,7 +178,10 @@ NNOP_API void nnop_context_options_init(nnop_context_options *o);
 /** Create a context. o may be NULL (defaults). On failure *out is NULL and the status says
  * why; NNOP_ERR_NO_DEVICE when the CUDA backend is asked for and there is no usable GPU. */
 NNOP_API nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **out);
-/** Message of the last failed nnop_context_create on this thread (never NULL). */
+/** Message of the last failed nnop_context_create on this thread (never NULL), or, after an
+ * AUTO creation that chose the CPU backend, why the GPU was not used ("NNOP_ERR_VERSION: ...
+ * the CUDA driver supports CUDA 12.2 but nnop's CUDA runtime is 13.0 ..."); "" after any other
+ * success. NNOP_BACKEND_CUDA fails with that status (NNOP_ERR_NO_DEVICE or NNOP_ERR_VERSION). */
 NNOP_API const char *nnop_context_create_error(void);
 /** Destroy a context (NULL is fine). Graphs and plans of it must be destroyed first. */
 NNOP_API void nnop_context_destroy(nnop_context *ctx);
