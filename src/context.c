@@ -78,8 +78,8 @@ static nnop_status pick_backend(nnop_context *ctx)
     return nnop__cuda_context_init(ctx);
 }
 
-/* A failed creation leaves its message where the caller can read it: there is no context
- * to ask, so it goes to stderr only when NNOP_LOG is set, and the status says the class. */
+/* A failed creation leaves its message where the caller can read it (there is no context
+ * to ask; with NNOP_LOG set it also goes to stderr), and the status says the class. */
 static NNOP_THREAD_LOCAL char creation_error[NNOP_ERROR_LEN];
 
 nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **out)

@@ -31,7 +31,16 @@
  * Layout: a 4-D value's layout is in its strides (nnop_tensor_4d). Results take the layout
  * of their first 4-D operand that has one; a tensor whose NCHW and NHWC strides coincide
  * (N x 1 x 1 x 1) takes the graph's, which is that of its first 4-D input or constant that
- * has one. So an NHWC graph gives NHWC results and outputs, degenerate shapes included. */
+ * has one. So an NHWC graph gives NHWC results and outputs, degenerate shapes included.
+ *
+ * Logging, as ONEDNN_VERBOSE: the environment variable NNOP_LOG, read once when a context is
+ * created, prints to stderr. NNOP_LOG=1: a line per context creation (backend, and why AUTO
+ * chose the CPU) and one per partition of each compiled plan,
+ * "nnop_log,compile,<backend>,plan <id>,partition <i>/<n>,<nodes>,<implementation>,
+ * policy <p>,cache <hit|miss|->,<ms>" (the implementation as nnop_plan_describe gives it; the
+ * time is the whole compile's). NNOP_LOG=2: also one line per execute,
+ * "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)". Unset or 0: off,
+ * and nothing is measured. */
 #ifndef NNOP_NNOP_H
 #define NNOP_NNOP_H
 
