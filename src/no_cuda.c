@@ -94,8 +94,3 @@ nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_
     return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
                       "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
-
-void nnop__cuda_diagnose(nnop__text *t)
-{
-    nnop__textf(t, "CUDA backend: not built (NNOP_WITH_CUDA=OFF or no toolkit)\n");
-}
