@@ -124,6 +124,14 @@ static nnop__dl *open_lib(nnop__doc_lib *lib, const char *dir, const char *besid
     return h;
 }
 
+/* A library that loaded stays loaded: cuDNN's are C++ libraries whose unloading frees
+ * nothing useful and can run their destructors while another copy is in use; in a CUDA
+ * build they are in the process anyway. */
+static void keep(nnop__dl *h)
+{
+    (void)h;
+}
+
 static nnop__doc_lib *new_lib(nnop__doctor *d, const char *key)
 {
     nnop__doc_lib *l = &d->lib[d->n_lib++];
@@ -184,7 +192,7 @@ static void probe_cudnn(nnop__doctor *d)
             if (a)
                 l->check = FN(status_fn, f, a)();
         }
-        nnop__dl_close(h);
+        keep(h);
     }
 }
 
@@ -246,7 +254,7 @@ static void probe_cuda_libs(nnop__doctor *d)
             if (a && FN(two_int_ptr_fn, f, a)(&major, &minor) == 0)
                 l->version = major * 1000L + minor * 10L; /* CUDA style */
         }
-        nnop__dl_close(h);
+        keep(h);
     }
 }
 
@@ -270,7 +278,7 @@ static void probe_driver(nnop__doctor *d)
         int v = 0;
         if (a && FN(int_ptr_fn, f, a)(&v) == 0)
             l->version = v;
-        nnop__dl_close(h);
+        keep(h);
     }
     if (!d->driver && l->version)
         d->driver = (int)l->version;

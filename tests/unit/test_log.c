@@ -144,7 +144,7 @@ static void test_status_named_once(void **state)
     (void)nnop_context_create(&o, &ctx);
     nnop_context_destroy(ctx);
     /* no GPU: NO_DEVICE (or VERSION); a GPU: device out of range. Either way, named once */
-    assert_int_equal(count(nnop_context_create_error(), "NNOP_"), 1);
+    assert_int_equal(count(nnop_context_create_error(), "NNOP_ERR_"), 1);
     assert_int_equal(strncmp(nnop_context_create_error(), "NNOP_ERR_", 9), 0);
 }
 
