@@ -172,11 +172,11 @@ int main(int argc, char **argv)
     copts.backend = o.backend;
     st = nnop_context_create(&copts, &ctx);
     if (st != NNOP_OK) {
-        fprintf(stderr, "classify_mnist: nnop_context_create: %s: %s\n", nnop_status_string(st),
-                nnop_context_create_error());
+        fprintf(stderr, "classify_mnist: nnop_context_create: %s\n", nnop_context_create_error());
         goto done;
     }
-    printf("nnop %d: backend %s\n", nnop_version(),
+    printf("nnop %d.%d.%d: backend %s\n", nnop_version() / 10000, nnop_version() / 100 % 100,
+           nnop_version() % 100,
            nnop_context_backend(ctx) == NNOP_BACKEND_CUDA ? "CUDA (GPU)"
                                                           : "CPU reference (no GPU used)");
     printf("model %s (%s), dtype %s, batch %d, %d test digits from %s\n", mnist_model_name(o.model),
@@ -191,8 +191,7 @@ int main(int argc, char **argv)
     if (st == NNOP_OK) {
         st = nnop_graph_compile(g, NULL, &plan);
         if (st != NNOP_OK)
-            snprintf(err, sizeof err, "nnop_graph_compile: %s: %s", nnop_status_string(st),
-                     nnop_context_last_error(ctx));
+            snprintf(err, sizeof err, "nnop_graph_compile: %s", nnop_context_last_error(ctx));
     }
     nnop_graph_destroy(g);
     if (st != NNOP_OK) {
@@ -215,8 +214,7 @@ int main(int argc, char **argv)
     if (st == NNOP_OK)
         st = nnop_malloc(ctx, ybytes, &dy);
     if (st != NNOP_OK) {
-        fprintf(stderr, "classify_mnist: nnop_malloc: %s: %s\n", nnop_status_string(st),
-                nnop_context_last_error(ctx));
+        fprintf(stderr, "classify_mnist: nnop_malloc: %s\n", nnop_context_last_error(ctx));
         goto done;
     }
 
@@ -233,8 +231,7 @@ int main(int argc, char **argv)
         if (st == NNOP_OK)
             st = nnop_context_synchronize(ctx);
         if (st != NNOP_OK) {
-            fprintf(stderr, "classify_mnist: warm-up: %s: %s\n", nnop_status_string(st),
-                    nnop_context_last_error(ctx));
+            fprintf(stderr, "classify_mnist: warm-up: %s\n", nnop_context_last_error(ctx));
             goto done;
         }
     }
@@ -255,8 +252,7 @@ int main(int argc, char **argv)
         if (st == NNOP_OK)
             st = nnop_copy_out(ctx, yt, dy, ybytes);
         if (st != NNOP_OK) {
-            fprintf(stderr, "classify_mnist: batch %d: %s: %s\n", i, nnop_status_string(st),
-                    nnop_context_last_error(ctx));
+            fprintf(stderr, "classify_mnist: batch %d: %s\n", i, nnop_context_last_error(ctx));
             goto done;
         }
         for (j = 0; j < n; j++)

@@ -10,8 +10,7 @@
     do {                                                                                           \
         nnop_status st_ = (call);                                                                  \
         if (st_ != NNOP_OK) {                                                                      \
-            fprintf(stderr, "%s failed: %s\n  %s\n", #call, nnop_status_string(st_),               \
-                    nnop_context_last_error(ctx));                                                 \
+            fprintf(stderr, "%s failed: %s\n", #call, nnop_context_last_error(ctx));               \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -129,11 +128,11 @@ int main(void)
     nnop_context *ctx = NULL;
     nnop_status st = nnop_context_create(NULL, &ctx);
     if (st != NNOP_OK) {
-        fprintf(stderr, "nnop_context_create: %s: %s\n", nnop_status_string(st),
-                nnop_context_create_error());
+        fprintf(stderr, "nnop_context_create: %s\n", nnop_context_create_error());
         return 1;
     }
-    printf("nnop %d on the %s backend\n", nnop_version(),
+    printf("nnop %d.%d.%d on the %s backend\n", nnop_version() / 10000, nnop_version() / 100 % 100,
+           nnop_version() % 100,
            nnop_context_backend(ctx) == NNOP_BACKEND_CUDA ? "CUDA (GPU)" : "CPU reference");
     conv_bias_relu_demo(ctx);
     tiny_network_demo(ctx);

@@ -462,12 +462,11 @@ int main(int argc, char **argv)
     copts.backend = o.backend;
     st = nnop_context_create(&copts, &ctx);
     if (st != NNOP_OK) {
-        fprintf(stderr, "resnet50: nnop_context_create: %s: %s\n", nnop_status_string(st),
-                nnop_context_create_error());
+        fprintf(stderr, "resnet50: nnop_context_create: %s\n", nnop_context_create_error());
         goto done;
     }
-    printf("nnop %d: backend %s; ResNet-50, %s weights%s%s, dtype %s, batch %d of %dx%d\n",
-           nnop_version(),
+    printf("nnop %d.%d.%d: backend %s; ResNet-50, %s weights%s%s, dtype %s, batch %d of %dx%d\n",
+           nnop_version() / 10000, nnop_version() / 100 % 100, nnop_version() % 100,
            nnop_context_backend(ctx) == NNOP_BACKEND_CUDA ? "CUDA (GPU)" : "CPU reference",
            o.weights ? "file" : "random", o.weights ? " " : "", o.weights ? o.weights : "",
            o.dtype == NNOP_F16 ? "f16" : "f32", n, o.size, o.size);
@@ -490,8 +489,7 @@ int main(int argc, char **argv)
     if (st == NNOP_OK)
         st = nnop_graph_compile(g, NULL, &plan);
     if (st != NNOP_OK) {
-        fprintf(stderr, "resnet50: building the graph: %s: %s\n", nnop_status_string(st),
-                nnop_context_last_error(ctx));
+        fprintf(stderr, "resnet50: building the graph: %s\n", nnop_context_last_error(ctx));
         goto done;
     }
     nnop_graph_destroy(g);
@@ -516,7 +514,7 @@ int main(int argc, char **argv)
     if (st == NNOP_OK)
         st = nnop_convert(o.dtype, yt, NNOP_F32, y, (int64_t)ycount);
     if (st != NNOP_OK) {
-        fprintf(stderr, "resnet50: %s: %s\n", nnop_status_string(st), nnop_context_last_error(ctx));
+        fprintf(stderr, "resnet50: %s\n", nnop_context_last_error(ctx));
         goto done;
     }
     printf("ran in %.3f s (first execute, including copies)\n", t_run);

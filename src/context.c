@@ -42,22 +42,33 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
     return NNOP_OK;
 }
 
+/* Why AUTO chose the CPU backend, for nnop_context_create_error (this thread's last create). */
+static NNOP_THREAD_LOCAL char auto_reason[NNOP_ERROR_LEN];
+
 static nnop_status pick_backend(nnop_context *ctx)
 {
+    char why[512] = "";
+    nnop_status st = NNOP_ERR_NO_DEVICE;
     int n = 0;
     if (ctx->opts.backend == NNOP_BACKEND_CPU) {
         ctx->backend = NNOP_BACKEND_CPU;
         return NNOP_OK;
     }
-    n = nnop__cuda_device_count();
+    n = nnop__cuda_device_count(&st, why, sizeof why);
     if (n <= 0 && ctx->opts.backend == NNOP_BACKEND_AUTO) {
         ctx->backend = NNOP_BACKEND_CPU;
+        snprintf(auto_reason, sizeof auto_reason,
+                 "%s: nnop_context_create: AUTO chose the CPU backend: %s", nnop_status_string(st),
+                 why);
         return NNOP_OK;
     }
+    if (n <= 0 && st == NNOP_ERR_VERSION)
+        return nnop__fail(ctx, st, "nnop_context_create: CUDA backend requested but %s", why);
     if (n <= 0)
         return nnop__fail(ctx, NNOP_ERR_NO_DEVICE,
                           "nnop_context_create: CUDA backend requested but no usable CUDA "
-                          "device was found (cudaGetDeviceCount reports none or failed)");
+                          "device was found (%s)",
+                          why);
     if (ctx->opts.device >= n)
         return nnop__fail(ctx, NNOP_ERR_NO_DEVICE,
                           "nnop_context_create: device %d requested but only %d CUDA "
@@ -67,8 +78,8 @@ static nnop_status pick_backend(nnop_context *ctx)
     return nnop__cuda_context_init(ctx);
 }
 
-/* A failed creation leaves its message where the caller can read it: there is no context
- * to ask, so it goes to stderr only when NNOP_LOG is set, and the status says the class. */
+/* A failed creation leaves its message where the caller can read it (there is no context
+ * to ask; with NNOP_LOG set it also goes to stderr), and the status says the class. */
 static NNOP_THREAD_LOCAL char creation_error[NNOP_ERROR_LEN];
 
 nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **out)
@@ -76,6 +87,7 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
     nnop_context *ctx;
     nnop_status st;
     creation_error[0] = '\0'; /* no stale message from an earlier failure */
+    auto_reason[0] = '\0';
     if (!out) {
         snprintf(creation_error, sizeof creation_error, "nnop_context_create: out is NULL");
         return NNOP_ERR_INVALID_ARGUMENT;
@@ -91,6 +103,7 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
     else
         nnop_context_options_init(&ctx->opts);
     ctx->opts.cache_path = NULL; /* replaced by the cache's own copy */
+    ctx->log = nnop__log_level();
     ctx->opts.plan_cache = NULL;
     st = check_options(ctx, &ctx->opts);
     if (st == NNOP_OK) /* before the backend: CUDA init binds it to the device (loads it) */
@@ -99,10 +112,18 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
         st = pick_backend(ctx);
     if (st != NNOP_OK) {
         memcpy(creation_error, ctx->last_error, sizeof creation_error);
+        if (ctx->log)
+            fprintf(stderr, "nnop_log,create,failed,%s\n", creation_error);
         nnop_context_destroy(ctx);
         return st;
     }
     *out = ctx;
+    if (auto_reason[0]) /* AUTO fell back to the CPU: keep why */
+        memcpy(creation_error, auto_reason, sizeof creation_error);
+    if (ctx->log)
+        fprintf(stderr, "nnop_log,create,%s,device %d%s%s\n",
+                ctx->backend == NNOP_BACKEND_CUDA ? "cuda" : "cpu", ctx->opts.device,
+                auto_reason[0] ? "," : "", auto_reason);
     return NNOP_OK;
 }
 

@@ -1,8 +1,10 @@
 /* error.c: status names and the per-context last-error message. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "platform/platform.h"
 
 static const char *const status_names[] = {
         "NNOP_OK",
@@ -45,6 +47,30 @@ nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...)
     nnop__vfail(ctx, st, fmt, ap);
     va_end(ap);
     return st;
+}
+
+int nnop__log_level(void)
+{
+    char v[16];
+    int level;
+    if (nnop__env_get("NNOP_LOG", v, sizeof v) != 0 || !v[0])
+        return 0;
+    level = atoi(v);
+    return level < 0 ? 0 : level;
+}
+
+const char *nnop__error_body(const nnop_context *ctx)
+{
+    const char *s = ctx->last_error;
+    if (strncmp(s, "NNOP_", 5) == 0) {
+        const char *colon = strstr(s, ": ");
+        size_t i;
+        for (i = 0; i < sizeof status_names / sizeof status_names[0]; i++)
+            if (colon && strlen(status_names[i]) == (size_t)(colon - s) &&
+                strncmp(s, status_names[i], (size_t)(colon - s)) == 0)
+                return colon + 2;
+    }
+    return s;
 }
 
 void nnop__clear_error(nnop_context *ctx)

@@ -12,8 +12,11 @@
 #define NNOP_ERROR_LEN        1024
 #define NNOP_LOAD_THREADS_MAX 8 /* nnop_context_options.load_threads */
 #define NNOP_NAME_LEN         48
-#define NNOP_MAX_NODE_INPUTS  NNOP_MAX_CONCAT_INPUTS /* concat; the other ops take 1 to 5 */
-#define NNOP_NONE_ID          INT32_MAX              /* nnop_none(): an absent optional operand */
+/* Oldest cuDNN the CUDA backend runs on: the 9.x backend API with engine-config workspace
+ * queries (9.2). The context refuses an older one; the doctor reports it. */
+#define NNOP_CUDNN_MIN_VERSION 90200
+#define NNOP_MAX_NODE_INPUTS   NNOP_MAX_CONCAT_INPUTS /* concat; the other ops take 1 to 5 */
+#define NNOP_NONE_ID           INT32_MAX              /* nnop_none(): an absent optional operand */
 
 /* ------------------------------------------------------------------ ops */
 typedef enum nnop_op_kind {
@@ -146,6 +149,8 @@ struct nnop_context {
     struct nnop__cuda_ctx *cuda;
     struct nnop__oneshot *oneshot;
     struct nnop_plan_cache *plan_cache; /* src/cache.c: own or shared, never NULL once created */
+    int log;           /* NNOP_LOG read at creation: 0 off, 1 compiles, 2 also executes */
+    int32_t log_plans; /* plans compiled, numbering them in the log */
 };
 
 /* ------------------------------------------------------------------ partitions */
@@ -169,12 +174,18 @@ struct nnop_plan {
     nnop__partition *parts;
     int32_t n_parts;
     float **cpu_buf; /* CPU backend: one float32 buffer per value */
+    int32_t log_id;  /* its number in the NNOP_LOG lines */
     struct nnop__cuda_plan *cuda;
 };
 
 /* ------------------------------------------------------------------ errors (src/error.c) */
 /* Record a formatted message in ctx (if not NULL) and return st. */
 nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...) NNOP_PRINTF(3, 4);
+/* The last error's message without its "NNOP_ERR_...: " prefix: what a message wrapping it
+ * (nnop__fail(ctx, st, "...: %s", ...)) quotes, so the status is named once. */
+const char *nnop__error_body(const nnop_context *ctx);
+/* NNOP_LOG as a level: unset, empty or 0 is 0 (off), else its number (1, 2). */
+int nnop__log_level(void);
 nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap)
         NNOP_PRINTF(3, 0);
 void nnop__clear_error(nnop_context *ctx);
@@ -237,7 +248,9 @@ void nnop__cpu_plan_destroy(nnop_plan *p);
 
 /* ------------------------------------------------------------------ CUDA backend (src/cuda) */
 /* Number of usable CUDA devices, 0 when none (or when built without CUDA). */
-int nnop__cuda_device_count(void);
+/* CUDA devices present; 0 with why (len bytes) and *st: NNOP_ERR_NO_DEVICE (no device, no
+ * driver, a CPU-only build) or NNOP_ERR_VERSION (a driver older than the CUDA runtime). */
+int nnop__cuda_device_count(nnop_status *st, char *why, size_t len);
 nnop_status nnop__cuda_context_init(nnop_context *ctx);
 void nnop__cuda_context_fini(nnop_context *ctx);
 nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream);
@@ -254,8 +267,6 @@ void nnop__cuda_free(nnop_context *ctx, void *p);
 nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
                             int to_device);
 
-/* Append the CUDA/cuDNN installation report of nnop_diagnose to t. */
-void nnop__cuda_diagnose(nnop__text *t);
 /* 1 when the shared library `name` can be loaded (src/platform/dl.c). */
 int nnop__platform_can_load(const char *name);
 

@@ -1,9 +1,20 @@
 /* no_cuda.c: the CUDA backend entry points of a build without CUDA (NNOP_WITH_CUDA=OFF). */
 
+#include <stdio.h>
+
+#include "doctor.h"
 #include "internal.h"
 
-int nnop__cuda_device_count(void)
+void nnop__cuda_doctor_facts(nnop__doctor *d)
 {
+    (void)d; /* a CPU-only build: nothing built against, nothing judged */
+}
+
+int nnop__cuda_device_count(nnop_status *st, char *why, size_t len)
+{
+    *st = NNOP_ERR_NO_DEVICE;
+    if (len)
+        snprintf(why, len, "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
     return 0;
 }
 
@@ -82,9 +93,4 @@ nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_
     (void)to_device;
     return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED,
                       "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
-}
-
-void nnop__cuda_diagnose(nnop__text *t)
-{
-    nnop__textf(t, "CUDA backend: not built (NNOP_WITH_CUDA=OFF or no toolkit)\n");
 }

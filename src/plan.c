@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "platform/platform.h"
 
 void nnop_compile_options_init(nnop_compile_options *o)
 {
@@ -19,8 +20,46 @@ static nnop_status build_backend(nnop_plan *p)
     return nnop__cpu_plan_build(p);
 }
 
+static const char *policy_name(nnop_engine_policy p)
+{
+    return p == NNOP_POLICY_PRECOMPILED_ONLY ? "precompiled_only"
+           : p == NNOP_POLICY_FASTEST        ? "fastest"
+                                             : "prefer_precompiled";
+}
+
+/* NNOP_LOG=1: one line per partition of a compiled plan (ONEDNN_VERBOSE style):
+ * nnop_log,compile,<backend>,plan <id>,partition <i>/<n>,<nodes>,<implementation>,
+ * policy <p>,cache <hit|miss|->,<ms of the whole compile> */
+static void log_compile(const nnop_plan *p, uint64_t ns)
+{
+    int32_t i, k;
+    for (i = 0; i < p->n_parts; i++) {
+        const nnop__partition *part = &p->parts[i];
+        char nodes[256], impl[512];
+        nnop__text t;
+        nnop__text_init(&t, nodes, sizeof nodes);
+        for (k = 0; k < part->count; k++)
+            nnop__textf(&t, "%s%s", k ? "+" : "", nnop__op(p->g->nodes[part->first + k].op)->name);
+        impl[0] = '\0';
+        if (p->cuda)
+            nnop__cuda_partition_describe(p, i, impl, sizeof impl);
+        for (k = 0; impl[k]; k++)
+            if (impl[k] == '\n' || impl[k] == ',')
+                impl[k] = impl[k] == ',' ? ';' : ' ';
+        fprintf(stderr,
+                "nnop_log,compile,%s,plan %d,partition %d/%d,%s,%s,policy %s,cache %s,%.3f ms\n",
+                p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)i, (int)p->n_parts, nodes,
+                impl[0] ? impl : "reference (float32)", policy_name(p->ctx->opts.policy),
+                !p->cuda                     ? "-"
+                : strstr(impl, "from cache") ? "hit"
+                                             : "miss",
+                (double)ns / 1e6);
+    }
+}
+
 nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, nnop_plan **out)
 {
+    uint64_t t0 = (g && g->ctx->log) ? nnop__monotonic_ns() : 0;
     nnop_plan *p;
     nnop_status st;
     if (!out)
@@ -56,6 +95,9 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
         nnop_plan_destroy(p);
         return st;
     }
+    p->log_id = p->ctx->log_plans++;
+    if (p->ctx->log)
+        log_compile(p, nnop__monotonic_ns() - t0);
     *out = p;
     return NNOP_OK;
 }
@@ -92,6 +134,15 @@ nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs, void *con
             return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
                               "nnop_plan_execute: outputs[%d] ('%s') is NULL", (int)i,
                               p->g->values[p->g->outputs[i]].name);
+    if (p->ctx->log >= 2) { /* NNOP_LOG=2: one line per execute, host time */
+        uint64_t t0 = nnop__monotonic_ns();
+        nnop_status st = p->cuda ? nnop__cuda_plan_execute(p, inputs, outputs)
+                                 : nnop__cpu_plan_execute(p, inputs, outputs);
+        fprintf(stderr, "nnop_log,exec,%s,plan %d,%d partitions,%s,%.3f ms (host)\n",
+                p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)p->n_parts, nnop_status_string(st),
+                (double)(nnop__monotonic_ns() - t0) / 1e6);
+        return st;
+    }
     if (p->cuda)
         return nnop__cuda_plan_execute(p, inputs, outputs);
     return nnop__cpu_plan_execute(p, inputs, outputs);

@@ -368,8 +368,9 @@ nnop_status mnist_build(nnop_graph *g, nnop_context *ctx, mnist_model_kind m,
     if (st == NNOP_OK)
         st = nnop_graph_status(g);
     if (st != NNOP_OK)
-        errbuf_set(err, err_len, "building the %s graph: %s: %s", mnist_model_name(m),
-                   nnop_status_string(st), nnop_context_last_error(ctx));
+        errbuf_set(err, err_len, "building the %s graph: %s", mnist_model_name(m),
+                   nnop_context_last_error(ctx)[0] ? nnop_context_last_error(ctx)
+                                                   : nnop_status_string(st));
     return st;
 }
 

@@ -31,7 +31,16 @@
  * Layout: a 4-D value's layout is in its strides (nnop_tensor_4d). Results take the layout
  * of their first 4-D operand that has one; a tensor whose NCHW and NHWC strides coincide
  * (N x 1 x 1 x 1) takes the graph's, which is that of its first 4-D input or constant that
- * has one. So an NHWC graph gives NHWC results and outputs, degenerate shapes included. */
+ * has one. So an NHWC graph gives NHWC results and outputs, degenerate shapes included.
+ *
+ * Logging, as ONEDNN_VERBOSE: the environment variable NNOP_LOG, read once when a context is
+ * created, prints to stderr. NNOP_LOG=1: a line per context creation (backend, and why AUTO
+ * chose the CPU) and one per partition of each compiled plan,
+ * "nnop_log,compile,<backend>,plan <id>,partition <i>/<n>,<nodes>,<implementation>,
+ * policy <p>,cache <hit|miss|->,<ms>" (the implementation as nnop_plan_describe gives it; the
+ * time is the whole compile's). NNOP_LOG=2: also one line per execute,
+ * "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)". Unset or 0: off,
+ * and nothing is measured. */
 #ifndef NNOP_NNOP_H
 #define NNOP_NNOP_H
 
@@ -55,6 +64,17 @@ NNOP_API int nnop_version(void);
  * loaded versions, each cuDNN sub-library, cuBLASLt, devices. Writes at most len bytes
  * (NUL-terminated) and returns the length the whole text needs. Never fails. */
 NNOP_API size_t nnop_diagnose(char *buf, size_t len);
+/* nnop_diagnose_ex flags */
+#define NNOP_DIAGNOSE_JSON        1u /* one JSON object instead of text */
+#define NNOP_DIAGNOSE_REQUIRE_GPU 2u /* no usable GPU is a problem (else only reported) */
+/** nnop_diagnose with choices. Every library is loaded and checked on its own (the file
+ * loaded, its version, the loader's error); each problem found (a cuDNN library missing or
+ * not loading, versions that do not fit the build, each other or the driver) comes with its
+ * fix. *problems (may be NULL) gets their number: 0 when the installation is healthy; a
+ * machine without a GPU is healthy unless NNOP_DIAGNOSE_REQUIRE_GPU. The environment
+ * variable NNOP_CUDNN_PATH, a folder, makes it check the cuDNN libraries of that folder
+ * only (to try an installation before using it). */
+NNOP_API size_t nnop_diagnose_ex(char *buf, size_t len, unsigned flags, int *problems);
 
 /* ---------------------------------------------------------------- status codes (fixed) */
 typedef enum nnop_status {
@@ -167,7 +187,10 @@ NNOP_API void nnop_context_options_init(nnop_context_options *o);
 /** Create a context. o may be NULL (defaults). On failure *out is NULL and the status says
  * why; NNOP_ERR_NO_DEVICE when the CUDA backend is asked for and there is no usable GPU. */
 NNOP_API nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **out);
-/** Message of the last failed nnop_context_create on this thread (never NULL). */
+/** Message of the last failed nnop_context_create on this thread (never NULL), or, after an
+ * AUTO creation that chose the CPU backend, why the GPU was not used ("NNOP_ERR_VERSION: ...
+ * the CUDA driver supports CUDA 12.2 but nnop's CUDA runtime is 13.0 ..."); "" after any other
+ * success. NNOP_BACKEND_CUDA fails with that status (NNOP_ERR_NO_DEVICE or NNOP_ERR_VERSION). */
 NNOP_API const char *nnop_context_create_error(void);
 /** Destroy a context (NULL is fine). Graphs and plans of it must be destroyed first. */
 NNOP_API void nnop_context_destroy(nnop_context *ctx);

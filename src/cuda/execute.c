@@ -31,7 +31,7 @@ static nnop_status run_steps(nnop_plan *p)
         st = s->impl->run(p, s);
         if (st != NNOP_OK) {
             char msg[NNOP_ERROR_LEN];
-            nnop__copy_text(msg, sizeof msg, p->ctx->last_error);
+            nnop__copy_text(msg, sizeof msg, nnop__error_body(p->ctx));
             nnop__fail(p->ctx, st, "nnop_plan_execute: partition %d: %s", (int)i, msg);
         }
     }

@@ -1,26 +1,194 @@
-/* dl.c: can a shared library be loaded? (the doctor's check for cuDNN sub-libraries) */
+/* dl.c: shared libraries loaded and looked at at run time (dlopen / LoadLibrary): the
+ * doctor's probes of cuDNN, its sub-libraries, cuBLASLt, NVRTC and the CUDA driver. */
+#ifndef _WIN32
+#define _GNU_SOURCE 1 /* dlinfo, RTLD_DI_LINKMAP, RTLD_NOLOAD, dladdr */
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
+#include "platform/platform.h"
+
+static void put_text(char *dst, size_t len, const char *src)
+{
+    size_t n;
+    if (!dst || !len)
+        return;
+    n = src ? strlen(src) : 0;
+    n = n < len - 1 ? n : len - 1;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
+}
 
 #ifdef _WIN32
 #include <windows.h>
 
-int nnop__platform_can_load(const char *name)
+static void last_error_text(const char *name, char *err, size_t len)
 {
-    HMODULE h = LoadLibraryA(name);
+    char msg[512];
+    DWORD code = GetLastError();
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code,
+                             0, msg, (DWORD)sizeof msg, NULL);
+    while (n > 0 && (msg[n - 1] == '\r' || msg[n - 1] == '\n' || msg[n - 1] == ' '))
+        msg[--n] = '\0';
+    if (!err || !len)
+        return;
+    if (n == 0)
+        snprintf(err, len, "%s: error %lu", name, (unsigned long)code);
+    else
+        snprintf(err, len, "%s: %s (error %lu)", name, msg, (unsigned long)code);
+}
+
+nnop__dl *nnop__dl_open(const char *name, int only_if_loaded, char *err, size_t len)
+{
+    HMODULE h = NULL;
+    put_text(err, len, "");
+    if (only_if_loaded) {
+        if (!GetModuleHandleExA(0, name, &h))
+            h = NULL;
+        if (!h)
+            put_text(err, len, "not loaded in this process");
+        return (nnop__dl *)h;
+    }
+    /* a path: its dependencies are searched in its own folder first, as the program's
+     * folder is for a plain name */
+    if (strchr(name, '\\') || strchr(name, '/'))
+        h = LoadLibraryExA(name, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
+    else
+        h = LoadLibraryA(name);
     if (!h)
-        return 0;
-    FreeLibrary(h);
-    return 1;
+        last_error_text(name, err, len);
+    return (nnop__dl *)h;
+}
+
+void *nnop__dl_sym(nnop__dl *h, const char *symbol)
+{
+    FARPROC f;
+    void *p = NULL;
+    if (!h)
+        return NULL;
+    f = GetProcAddress((HMODULE)h, symbol);
+    if (f)
+        memcpy(&p, &f, sizeof p < sizeof f ? sizeof p : sizeof f);
+    return p;
+}
+
+int nnop__dl_path(nnop__dl *h, char *buf, size_t len)
+{
+    DWORD n;
+    if (!h || !buf || len < 2)
+        return -1;
+    n = GetModuleFileNameA((HMODULE)h, buf, (DWORD)(len > 0x7fffffff ? 0x7fffffff : len));
+    if (n == 0 || n >= len) {
+        buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+void nnop__dl_close(nnop__dl *h)
+{
+    if (h)
+        FreeLibrary((HMODULE)h);
+}
+
+char nnop__dl_dir_separator(void)
+{
+    return '\\';
 }
 #else
 #include <dlfcn.h>
+#if defined(__GLIBC__) || defined(__linux__)
+#include <link.h>
+#define NNOP_HAVE_DLINFO 1
+#endif
+
+nnop__dl *nnop__dl_open(const char *name, int only_if_loaded, char *err, size_t len)
+{
+    void *h;
+    int flags = RTLD_NOW | RTLD_LOCAL;
+#ifdef RTLD_NOLOAD
+    if (only_if_loaded)
+        flags |= RTLD_NOLOAD;
+#else
+    if (only_if_loaded) {
+        put_text(err, len, "not loaded in this process");
+        return NULL;
+    }
+#endif
+    (void)dlerror(); /* drop an older message */
+    h = dlopen(name, flags);
+    if (!h) {
+        const char *e = dlerror();
+        put_text(err, len, only_if_loaded ? "not loaded in this process" : e ? e : "dlopen failed");
+        return NULL;
+    }
+    put_text(err, len, "");
+    return (nnop__dl *)h;
+}
+
+void *nnop__dl_sym(nnop__dl *h, const char *symbol)
+{
+    return h ? dlsym((void *)h, symbol) : NULL;
+}
+
+int nnop__dl_path(nnop__dl *h, char *buf, size_t len)
+{
+    if (!h || !buf || len < 2)
+        return -1;
+    buf[0] = '\0';
+#ifdef NNOP_HAVE_DLINFO
+    {
+        struct link_map *lm = NULL;
+        if (dlinfo((void *)h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0]) {
+            put_text(buf, len, lm->l_name);
+            return strlen(lm->l_name) < len ? 0 : -1;
+        }
+    }
+#endif
+    return -1;
+}
+
+void nnop__dl_close(nnop__dl *h)
+{
+    if (h)
+        dlclose((void *)h);
+}
+
+char nnop__dl_dir_separator(void)
+{
+    return '/';
+}
+#endif
+
+int nnop__env_get(const char *name, char *buf, size_t len)
+{
+#ifdef _WIN32
+    DWORD n = GetEnvironmentVariableA(name, buf, (DWORD)(len > 0x7fffffff ? 0x7fffffff : len));
+    if (n == 0 || n >= len) {
+        if (buf && len)
+            buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+#else
+    const char *v = getenv(name);
+    if (!v || strlen(v) >= len) {
+        if (buf && len)
+            buf[0] = '\0';
+        return -1;
+    }
+    put_text(buf, len, v);
+    return 0;
+#endif
+}
 
 int nnop__platform_can_load(const char *name)
 {
-    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return 0;
-    dlclose(h);
-    return 1;
+    nnop__dl *h = nnop__dl_open(name, 0, NULL, 0);
+    nnop__dl_close(h);
+    return h != NULL;
 }
-#endif

@@ -63,6 +63,27 @@ typedef struct nnop__file_lock nnop__file_lock;
 nnop_status nnop__file_lock_acquire(const char *lock_path, nnop__file_lock **out);
 void nnop__file_lock_release(nnop__file_lock *l); /* NULL is fine */
 
+/* ---------------------------------------------------------------- shared libraries (dl.c) */
+typedef struct nnop__dl nnop__dl;
+/* Load a shared library: a file name searched as the OS loader does, or a path (Windows:
+ * its dependencies are looked for in its folder first). Symbols are bound at once and kept
+ * local (dlopen RTLD_NOW | RTLD_LOCAL, LoadLibraryEx). only_if_loaded: only one already in the
+ * process (RTLD_NOLOAD, GetModuleHandleEx). NULL on failure, with the loader's own error text
+ * ("...: cannot open shared object file: No such file or directory", "invalid ELF header",
+ * "undefined symbol: ...") in err (len bytes, may be NULL). */
+nnop__dl *nnop__dl_open(const char *name, int only_if_loaded, char *err, size_t len);
+/* The address of symbol in h (a function or data), NULL when absent. */
+void *nnop__dl_sym(nnop__dl *h, const char *symbol);
+/* The file h was loaded from (dlinfo RTLD_DI_LINKMAP, GetModuleFileName): 0 on success. */
+int nnop__dl_path(nnop__dl *h, char *buf, size_t len);
+void nnop__dl_close(nnop__dl *h); /* NULL is fine */
+/* '/' or '\\': what joins a folder and a file name. */
+char nnop__dl_dir_separator(void);
+
+/* The environment variable name into buf (len bytes): 0 when set and it fits, else -1 and
+ * buf "". */
+int nnop__env_get(const char *name, char *buf, size_t len);
+
 /* ---------------------------------------------------------------- processes (tests only) */
 /* 1 where nnop__fork works (POSIX), 0 elsewhere (Windows). */
 int nnop__fork_available(void);

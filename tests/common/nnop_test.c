@@ -99,7 +99,9 @@ int nnop_test_gpu_required(void)
 /* the library's own probe (0 in a build without CUDA) */
 int nnop_test_have_gpu(void)
 {
-    return nnop__cuda_device_count() > 0;
+    nnop_status st;
+    char why[256];
+    return nnop__cuda_device_count(&st, why, sizeof why) > 0;
 }
 
 nnop_context *nnop_test_cpu_context(void)

@@ -8,14 +8,37 @@
 
 #define CUDNN_MSG_LEN 768
 
-int nnop__cuda_device_count(void)
+int nnop__cuda_device_count(nnop_status *st, char *why, size_t len)
 {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError(); /* clear the sticky "no device" error */
-        return 0;
+    int n = 0, rt = 0, drv = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    *st = NNOP_ERR_NO_DEVICE;
+    if (e == cudaSuccess) {
+        if (n <= 0)
+            snprintf(why, len, "cudaGetDeviceCount reports no device");
+        return n > 0 ? n : 0;
     }
-    return n;
+    (void)cudaGetLastError(); /* clear the sticky "no device" error */
+    (void)cudaRuntimeGetVersion(&rt);
+    (void)cudaDriverGetVersion(&drv);
+    (void)cudaGetLastError();
+    if (e == cudaErrorInsufficientDriver && drv > 0) {
+        /* the driver is there but older than the runtime: a version problem with a fix */
+        *st = NNOP_ERR_VERSION;
+        snprintf(why, len,
+                 "the CUDA driver supports CUDA %d.%d but nnop's CUDA runtime is %d.%d "
+                 "(cudaErrorInsufficientDriver): update the NVIDIA driver to one for CUDA %d.%d "
+                 "or newer, or build nnop with a CUDA toolkit no newer than %d.%d",
+                 drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10, rt / 1000,
+                 (rt % 1000) / 10, drv / 1000, (drv % 1000) / 10);
+    } else if (e == cudaErrorInsufficientDriver) {
+        snprintf(why, len, "no CUDA driver is installed (cudaGetDeviceCount: %s)",
+                 cudaGetErrorName(e));
+    } else {
+        snprintf(why, len, "cudaGetDeviceCount: %s: %s", cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+    }
+    return 0;
 }
 
 nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call, const char *file,

@@ -11,9 +11,6 @@
 #include "cache.h"
 #include "internal.h"
 
-/* Oldest cuDNN this backend runs on: the 9.x backend API with engine-config workspace
- * queries (9.2). */
-#define NNOP_CUDNN_MIN_VERSION 90200
 /* Most threads deserializing cached plans at once (engine/deserialize.c), the caller's
  * included. */
 #define NNOP_DESER_MAX_THREADS NNOP_LOAD_THREADS_MAX

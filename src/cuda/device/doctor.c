@@ -1,6 +1,7 @@
-/* doctor.c: the CUDA/cuDNN half of nnop_diagnose: versions built against and loaded, each
- * cuDNN sub-library, cuBLASLt, and the devices. Every probe is independent, so one missing
- * piece never hides the others. */
+/* doctor.c: the CUDA half of the installation report (../../doctor.h): the versions nnop was
+ * built against, the CUDA runtime and driver, the devices. It calls no cuDNN function: cuDNN
+ * is linked through libcudnn, whose calls load libcudnn_graph lazily and abort the process
+ * when it cannot; the libraries are probed one by one in doctor_probe.c instead. */
 #include <stdio.h>
 
 #include <cublasLt.h>
@@ -8,83 +9,61 @@
 #include <cudnn.h>
 
 #include "cuda/device/device.h"
+#include "doctor.h"
 
-static void version_line(nnop__text *r, const char *what, int v)
+static void device_lines(nnop__doctor *d, int n)
 {
-    nnop__textf(r, "%-28s %d.%d\n", what, v / 1000, (v % 1000) / 10);
-}
-
-static void cudnn_checks(nnop__text *r)
-{
-    size_t loaded = cudnnGetVersion();
-    const char *verdict = (loaded / 10000 == CUDNN_MAJOR) ? "ok" : "MISMATCH: major differs";
-    struct {
-        const char *name;
-        cudnnStatus_t (*check)(void);
-    } subs[] = {{"graph", cudnnGraphVersionCheck},
-                {"ops", cudnnOpsVersionCheck},
-                {"cnn", cudnnCnnVersionCheck},
-                {"adv", cudnnAdvVersionCheck}};
-    static const char *const engine_libs[] = {"libcudnn_engines_precompiled.so.9",
-                                              "libcudnn_engines_runtime_compiled.so.9",
-                                              "libcudnn_heuristic.so.9"};
-    size_t i;
-    nnop__textf(r, "%-28s %d.%d.%d\n", "cuDNN built against", CUDNN_MAJOR, CUDNN_MINOR,
-                CUDNN_PATCHLEVEL);
-    nnop__textf(r, "%-28s %zu.%zu.%zu (%s)\n", "cuDNN loaded", loaded / 10000,
-                (loaded % 10000) / 100, loaded % 100, verdict);
-    version_line(r, "cuDNN's CUDA runtime", (int)cudnnGetCudartVersion());
-    for (i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        cudnnStatus_t s = subs[i].check();
-        nnop__textf(r, "cuDNN sub-library %-10s %s\n", subs[i].name,
-                    s == CUDNN_STATUS_SUCCESS ? "ok" : cudnnGetErrorString(s));
-    }
-#ifndef _WIN32
-    for (i = 0; i < sizeof engine_libs / sizeof engine_libs[0]; i++)
-        nnop__textf(r, "%-28s %s\n", engine_libs[i],
-                    nnop__platform_can_load(engine_libs[i]) ? "loads"
-                                                            : "MISSING (cannot be loaded)");
-#else
-    (void)engine_libs;
-#endif
-}
-
-static void device_lines(nnop__text *r)
-{
-    int n = 0, i;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        nnop__textf(r, "%-28s none (%s)\n", "CUDA devices", cudaGetErrorString(e));
-        (void)cudaGetLastError();
-        return;
-    }
-    nnop__textf(r, "%-28s %d\n", "CUDA devices", n);
+    nnop__text t;
+    int i;
+    nnop__text_init(&t, d->devices, sizeof d->devices);
     for (i = 0; i < n; i++) {
         struct cudaDeviceProp prop;
-        if (cudaGetDeviceProperties(&prop, i) != cudaSuccess)
+        if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+            (void)cudaGetLastError();
             continue;
-        nnop__textf(r, "  device %d: %s, sm_%d%d, %d SMs, %.1f GiB\n", i, prop.name, prop.major,
+        }
+        nnop__textf(&t, "  device %d: %s, sm_%d%d, %d SMs, %.1f GiB\n", i, prop.name, prop.major,
                     prop.minor, prop.multiProcessorCount,
                     (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
     }
 }
 
-void nnop__cuda_diagnose(nnop__text *t)
+void nnop__cuda_doctor_facts(nnop__doctor *d)
 {
-    int rt = 0, drv = 0;
-    nnop__textf(t, "%-28s %d.%d\n", "CUDA runtime built against", CUDART_VERSION / 1000,
-                (CUDART_VERSION % 1000) / 10);
+    int rt = 0, drv = 0, n = 0;
+    cudaError_t e;
+    d->with_cuda = 1;
+    d->cudnn_headers = (long)CUDNN_VERSION;
+    d->cudart_built = (long)CUDART_VERSION;
+    d->cublas_built = (long)CUBLAS_VERSION;
     if (cudaRuntimeGetVersion(&rt) == cudaSuccess)
-        version_line(t, "CUDA runtime loaded", rt);
-    if (cudaDriverGetVersion(&drv) != cudaSuccess || drv == 0)
-        nnop__textf(t, "%-28s none installed\n", "CUDA driver");
-    else
-        version_line(t, "CUDA driver supports", drv);
-    cudnn_checks(t);
-    {
-        size_t v = cublasLtGetVersion();
-        nnop__textf(t, "%-28s %zu.%zu.%zu\n", "cuBLASLt loaded", v / 10000, (v % 10000) / 100,
-                    v % 100);
+        d->cudart_loaded = rt;
+    if (cudaDriverGetVersion(&drv) == cudaSuccess)
+        d->driver = drv; /* 0: no driver installed */
+    (void)cudaGetLastError();
+    e = cudaGetDeviceCount(&n);
+    if (e == cudaSuccess && n > 0) {
+        d->gpu = NNOP__DOC_GPU_OK;
+        d->n_devices = n;
+        device_lines(d, n);
+        return;
     }
-    device_lines(t);
+    (void)cudaGetLastError();
+    if (e == cudaSuccess || e == cudaErrorNoDevice) {
+        d->gpu = NNOP__DOC_GPU_NONE;
+        snprintf(d->gpu_error, sizeof d->gpu_error, "%s",
+                 e == cudaSuccess ? "no CUDA device" : cudaGetErrorString(e));
+    } else if (e == cudaErrorInsufficientDriver && drv == 0) {
+        d->gpu = NNOP__DOC_GPU_NONE; /* a machine without the NVIDIA driver */
+        snprintf(d->gpu_error, sizeof d->gpu_error, "no CUDA driver installed (%s)",
+                 cudaGetErrorName(e));
+    } else if (e == cudaErrorInsufficientDriver) {
+        d->gpu = NNOP__DOC_GPU_OLD_DRIVER;
+        snprintf(d->gpu_error, sizeof d->gpu_error, "%s: %s", cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+    } else {
+        d->gpu = NNOP__DOC_GPU_ERROR;
+        snprintf(d->gpu_error, sizeof d->gpu_error, "%s: %s", cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+    }
 }

@@ -264,7 +264,8 @@ static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int b
             int n = snprintf(s->last_fail, sizeof s->last_fail,
                              "eng%lld: ", (long long)s->c[i].engine);
             nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n,
-                            plan ? "over the workspace limit or failed to run" : ctx->last_error);
+                            plan ? "over the workspace limit or failed to run"
+                                 : nnop__error_body(ctx));
             if (plan)
                 (void)cudnnBackendDestroyDescriptor(plan);
             s->failed++;
@@ -373,7 +374,7 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
     }
     r = nnop__dnn_graph(ctx, st); /* a graph cuDNN refuses: the caller splits the chain */
     if (r != NNOP_OK) {
-        nnop__copy_text(why, len, ctx->last_error);
+        nnop__copy_text(why, len, nnop__error_body(ctx));
         return r;
     }
     s = (search *)nnop__calloc(1, sizeof *s);

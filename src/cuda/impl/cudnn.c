@@ -32,7 +32,7 @@ static nnop_status try_dnn_once(nnop_plan *p, int32_t first, int32_t count, nnop
     if (st == NNOP_OK)
         st = nnop__engine_select(p, dnn, why, len);
     else
-        nnop__copy_text(why, len, p->ctx->last_error);
+        nnop__copy_text(why, len, nnop__error_body(p->ctx));
     step->folded = c.folded;
     nnop__chain_free(&c);
     if (st != NNOP_OK) {

@@ -1,0 +1,545 @@
+/* doctor_probe.c: the libraries of the installation report (doctor.h): cuDNN and each of its
+ * sub-libraries, cuBLASLt, NVRTC and the CUDA driver, loaded with the platform loader one by
+ * one, so that one missing piece never hides the others and nothing is called through a
+ * library that did not load; then the verdicts, each with its fix in words. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "doctor.h"
+#include "platform/platform.h"
+
+#define CUDNN_LIB_MAJOR 9
+/* cuDNN status values the verdicts name (cudnn_graph.h, stable in cuDNN 9) */
+#define DOC_CUDNN_SUBLIBRARY_VERSION_MISMATCH 1002
+#define DOC_CUDNN_SUBLIBRARY_LOADING_FAILED   1008
+
+typedef size_t (*size_fn)(void);
+typedef int (*status_fn)(void);
+typedef int (*int_ptr_fn)(int *);
+typedef int (*two_int_ptr_fn)(int *, int *);
+
+static const struct {
+    const char *key;
+    const char *stem;    /* Linux: lib<stem>.so.9, Windows: <stem>64_9.dll */
+    const char *check;   /* its own cudnn*VersionCheck, or NULL */
+    const char *version; /* its version data symbol (0x00MMmmpp), or NULL */
+    const char *role;    /* what is lost without it */
+} cudnn_libs[] = {
+        {"cudnn", "cudnn", NULL, NULL, "the entry points nnop is linked against"},
+        {"cudnn_graph", "cudnn_graph", "cudnnGraphVersionCheck", "cudnn_graph_version",
+         "the graph API, every cuDNN call"},
+        {"cudnn_engines_precompiled", "cudnn_engines_precompiled", NULL, NULL,
+         "the precompiled engines"},
+        {"cudnn_engines_runtime_compiled", "cudnn_engines_runtime_compiled", NULL, NULL,
+         "the runtime-compiled engines: fused graphs, NNOP_POLICY_FASTEST"},
+        {"cudnn_heuristic", "cudnn_heuristic", NULL, NULL, "the engine heuristics"},
+        {"cudnn_ops", "cudnn_ops", "cudnnOpsVersionCheck", "cudnn_ops_infer_version",
+         "the legacy ops"},
+        {"cudnn_cnn", "cudnn_cnn", "cudnnCnnVersionCheck", "cudnn_cnn_infer_version",
+         "the legacy convolutions"},
+        {"cudnn_adv", "cudnn_adv", "cudnnAdvVersionCheck", "cudnn_adv_infer_version",
+         "the legacy RNN and attention"},
+};
+#define N_CUDNN_LIBS ((int)(sizeof cudnn_libs / sizeof cudnn_libs[0]))
+
+static void copy(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    n = n < len - 1 ? n : len - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+void nnop__doctor_init(nnop__doctor *d, int require_gpu)
+{
+    memset(d, 0, sizeof *d);
+    d->require_gpu = require_gpu;
+    (void)nnop__env_get("NNOP_CUDNN_PATH", d->cudnn_dir, sizeof d->cudnn_dir);
+}
+
+const nnop__doc_lib *nnop__doctor_lib(const nnop__doctor *d, const char *key)
+{
+    int i;
+    for (i = 0; i < d->n_lib; i++)
+        if (strcmp(d->lib[i].key, key) == 0)
+            return &d->lib[i];
+    return NULL;
+}
+
+static void *sym(nnop__dl *h, const char *name)
+{
+    return name ? nnop__dl_sym(h, name) : NULL;
+}
+
+/* A function pointer from a symbol's address (ISO C has no cast between the two). */
+#define FN(type, var, addr) (memcpy(&(var), &(addr), sizeof(var)), (type)(var))
+
+/* The folder part of path, "" when none. */
+static void dir_of(const char *path, char *dir, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    const char *back = strrchr(path, '\\');
+    size_t n;
+    if (back && (!slash || back > slash))
+        slash = back;
+    n = slash ? (size_t)(slash - path) : 0;
+    if (n >= len)
+        n = 0;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+}
+
+/* Load lib->file: from dir only (NNOP_CUDNN_PATH), or the one already in the process, or by
+ * name as the loader searches, then beside `beside` (where libcudnn's own $ORIGIN points). */
+static nnop__dl *open_lib(nnop__doc_lib *lib, const char *dir, const char *beside)
+{
+    char path[640], err[NNOP__DOC_TEXT];
+    nnop__dl *h;
+    if (dir && dir[0]) {
+        snprintf(path, sizeof path, "%s%c%s", dir, nnop__dl_dir_separator(), lib->file);
+        h = nnop__dl_open(path, 0, lib->error, sizeof lib->error);
+        if (!h)
+            return NULL;
+        if (nnop__dl_path(h, lib->path, sizeof lib->path) != 0)
+            copy(lib->path, sizeof lib->path, path);
+        lib->loaded = 1;
+        return h;
+    }
+    h = nnop__dl_open(lib->file, 1, err, sizeof err);
+    if (!h)
+        h = nnop__dl_open(lib->file, 0, lib->error, sizeof lib->error);
+    if (!h && beside && beside[0]) {
+        snprintf(path, sizeof path, "%s%c%s", beside, nnop__dl_dir_separator(), lib->file);
+        h = nnop__dl_open(path, 0, err, sizeof err);
+        if (!h && strstr(err, "No such file") == NULL && strstr(err, "could not be found") == NULL)
+            copy(lib->error, sizeof lib->error, err); /* found there but broken: that says more */
+    }
+    if (!h)
+        return NULL;
+    lib->error[0] = '\0';
+    if (nnop__dl_path(h, lib->path, sizeof lib->path) != 0)
+        copy(lib->path, sizeof lib->path, lib->file);
+    lib->loaded = 1;
+    return h;
+}
+
+/* A library that loaded stays loaded: cuDNN's are C++ libraries whose unloading frees
+ * nothing useful and can run their destructors while another copy is in use; in a CUDA
+ * build they are in the process anyway. */
+static void keep(nnop__dl *h)
+{
+    (void)h;
+}
+
+static nnop__doc_lib *new_lib(nnop__doctor *d, const char *key)
+{
+    nnop__doc_lib *l = &d->lib[d->n_lib++];
+    memset(l, 0, sizeof *l);
+    l->key = key;
+    l->check = -1;
+    return l;
+}
+
+/* A sub-library's version data symbol: 0x00MMmmpp (cuDNN 9), checked for sense. */
+static long packed_version(const void *p)
+{
+    uint32_t v;
+    long major, minor, patch;
+    if (!p)
+        return 0;
+    memcpy(&v, p, sizeof v);
+    major = (long)((v >> 16) & 0xff);
+    minor = (long)((v >> 8) & 0xff);
+    patch = (long)(v & 0xff);
+    if (v >> 24 || major < 8 || major > 99 || minor > 99 || patch > 99)
+        return 0;
+    return major * 10000 + minor * 100 + patch;
+}
+
+static void probe_cudnn(nnop__doctor *d)
+{
+    char beside[512] = "";
+    int i;
+    for (i = 0; i < N_CUDNN_LIBS && d->n_lib < NNOP__DOC_MAX_LIBS; i++) {
+        nnop__doc_lib *l = new_lib(d, cudnn_libs[i].key);
+        nnop__dl *h;
+#ifdef _WIN32
+        snprintf(l->file, sizeof l->file, "%s64_%d.dll", cudnn_libs[i].stem, CUDNN_LIB_MAJOR);
+#else
+        snprintf(l->file, sizeof l->file, "lib%s.so.%d", cudnn_libs[i].stem, CUDNN_LIB_MAJOR);
+#endif
+        h = open_lib(l, d->cudnn_dir, beside);
+        if (!h)
+            continue;
+        if (i == 0) {
+            dir_of(l->path, beside, sizeof beside);
+        } else if (strcmp(l->key, "cudnn_graph") == 0) {
+            /* cudnnGetVersion of libcudnn.so itself loads the graph library lazily and aborts
+             * the process when it cannot: ask the graph library directly */
+            void *a = sym(h, "cudnnGetVersion"), *b = sym(h, "cudnnGetCudartVersion");
+            size_fn f;
+            if (a)
+                l->version = (long)FN(size_fn, f, a)();
+            if (b)
+                l->cudart = (long)FN(size_fn, f, b)();
+        }
+        if (!l->version)
+            l->version = packed_version(sym(h, cudnn_libs[i].version));
+        if (cudnn_libs[i].check) {
+            void *a = sym(h, cudnn_libs[i].check);
+            status_fn f;
+            if (a)
+                l->check = FN(status_fn, f, a)();
+        }
+        keep(h);
+    }
+}
+
+/* The CUDA major version whose cuBLASLt/NVRTC to look for: the build's, else 13 then 12. */
+static void probe_cuda_libs(nnop__doctor *d)
+{
+    int majors[2], n = 0, i, k;
+    if (d->cudart_built) {
+        majors[n++] = (int)(d->cudart_built / 1000);
+    } else {
+        majors[n++] = 13;
+        majors[n++] = 12;
+    }
+    for (k = 0; k < 2 && d->n_lib < NNOP__DOC_MAX_LIBS; k++) {
+        nnop__doc_lib *l = new_lib(d, k == 0 ? "cublasLt" : "nvrtc");
+        nnop__dl *h = NULL;
+        char first_error[NNOP__DOC_TEXT] = "";
+        for (i = 0; i < n && !h; i++) {
+            int m = majors[i];
+#ifdef _WIN32
+            if (k == 0)
+                snprintf(l->file, sizeof l->file, "cublasLt64_%d.dll", m);
+            else
+                snprintf(l->file, sizeof l->file, "nvrtc64_%d0_0.dll", m);
+#else
+            snprintf(l->file, sizeof l->file, k == 0 ? "libcublasLt.so.%d" : "libnvrtc.so.%d", m);
+#endif
+            /* NNOP_CUDNN_PATH's folder first (a wheel or zip may hold them), then the loader */
+            if (d->cudnn_dir[0])
+                h = open_lib(l, d->cudnn_dir, NULL);
+            if (!h)
+                h = open_lib(l, NULL, NULL);
+            if (!h && i == 0)
+                copy(first_error, sizeof first_error, l->error);
+        }
+        if (!h) {
+            if (first_error[0])
+                copy(l->error, sizeof l->error, first_error);
+            if (n > 1) { /* report the first name looked for */
+#ifdef _WIN32
+                snprintf(l->file, sizeof l->file,
+                         k == 0 ? "cublasLt64_%d.dll" : "nvrtc64_%d0_0.dll", majors[0]);
+#else
+                snprintf(l->file, sizeof l->file, k == 0 ? "libcublasLt.so.%d" : "libnvrtc.so.%d",
+                         majors[0]);
+#endif
+            }
+            continue;
+        }
+        if (k == 0) {
+            void *a = sym(h, "cublasLtGetVersion");
+            size_fn f;
+            if (a)
+                l->version = (long)FN(size_fn, f, a)();
+        } else {
+            void *a = sym(h, "nvrtcVersion");
+            two_int_ptr_fn f;
+            int major = 0, minor = 0;
+            if (a && FN(two_int_ptr_fn, f, a)(&major, &minor) == 0)
+                l->version = major * 1000L + minor * 10L; /* CUDA style */
+        }
+        keep(h);
+    }
+}
+
+/* The driver: its version without initializing it (cuDriverGetVersion needs no cuInit). */
+static void probe_driver(nnop__doctor *d)
+{
+    nnop__doc_lib *l;
+    nnop__dl *h;
+    if (d->n_lib >= NNOP__DOC_MAX_LIBS)
+        return;
+    l = new_lib(d, "cuda_driver");
+#ifdef _WIN32
+    copy(l->file, sizeof l->file, "nvcuda.dll");
+#else
+    copy(l->file, sizeof l->file, "libcuda.so.1");
+#endif
+    h = open_lib(l, NULL, NULL);
+    if (h) {
+        void *a = sym(h, "cuDriverGetVersion");
+        int_ptr_fn f;
+        int v = 0;
+        if (a && FN(int_ptr_fn, f, a)(&v) == 0)
+            l->version = v;
+        keep(h);
+    }
+    if (!d->driver && l->version)
+        d->driver = (int)l->version;
+}
+
+void nnop__doctor_probe(nnop__doctor *d)
+{
+    probe_cudnn(d);
+    probe_cuda_libs(d);
+    probe_driver(d);
+}
+
+/* ------------------------------------------------------------------ verdicts */
+/* snprintf that may truncate (a problem's text is bounded, paths are not). */
+static void setf(char *dst, size_t len, const char *fmt, ...) NNOP_PRINTF(3, 4);
+static void setf(char *dst, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, len, fmt, ap);
+    va_end(ap);
+}
+
+static nnop__doc_problem *problem(nnop__doctor *d)
+{
+    static nnop__doc_problem spare; /* past the table: written, never shown */
+    if (d->n_problem >= NNOP__DOC_MAX_PROBLEMS) {
+        d->n_problem = NNOP__DOC_MAX_PROBLEMS; /* the count stays non-zero */
+        return &spare;
+    }
+    return &d->problem[d->n_problem++];
+}
+
+static void cudnn_version_text(long v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%ld.%ld.%ld", v / 10000, (v % 10000) / 100, v % 100);
+}
+
+static void cuda_version_text(long v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%ld.%ld", v / 1000, (v % 1000) / 10);
+}
+
+static int not_found(const char *err)
+{
+    return strstr(err, "No such file") || strstr(err, "could not be found") ||
+           strstr(err, "error 126");
+}
+
+static const char *cudnn_status_name(int s)
+{
+    switch (s) {
+    case 0:
+        return "CUDNN_STATUS_SUCCESS";
+    case DOC_CUDNN_SUBLIBRARY_VERSION_MISMATCH:
+        return "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH";
+    case DOC_CUDNN_SUBLIBRARY_LOADING_FAILED:
+        return "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED";
+    default:
+        return "cuDNN status";
+    }
+}
+
+static const char *search_path_name(void)
+{
+#ifdef _WIN32
+    return "PATH (or next to the program)";
+#else
+    return "LD_LIBRARY_PATH";
+#endif
+}
+
+static void judge_cudnn(nnop__doctor *d)
+{
+    const nnop__doc_lib *g = nnop__doctor_lib(d, "cudnn_graph");
+    char have[32], want[32], floor_text[32];
+    int i, cuda_major = (int)(d->cudart_built / 1000);
+    for (i = 0; i < d->n_lib; i++) {
+        const nnop__doc_lib *l = &d->lib[i];
+        nnop__doc_problem *p;
+        int k;
+        if (strncmp(l->key, "cudnn", 5) != 0 || l->loaded)
+            continue;
+        for (k = 0; k < N_CUDNN_LIBS && strcmp(cudnn_libs[k].key, l->key) != 0; k++)
+            ;
+        p = problem(d);
+        setf(p->what, sizeof p->what, "%s (%s) cannot be loaded: %s", l->file,
+             k < N_CUDNN_LIBS ? cudnn_libs[k].role : "cuDNN", l->error);
+        if (not_found(l->error))
+            setf(p->fix, sizeof p->fix,
+                 "install cuDNN %d for CUDA %d (the cudnn9-cuda-%d package, or pip install "
+                 "nvidia-cudnn-cu%d) and put the folder that holds all its %s files first on "
+                 "%s%s",
+                 CUDNN_LIB_MAJOR, cuda_major ? cuda_major : 12, cuda_major ? cuda_major : 12,
+                 cuda_major ? cuda_major : 12, d->cudnn_dir[0] ? "cuDNN" : l->file,
+                 search_path_name(),
+                 d->cudnn_dir[0] ? " (NNOP_CUDNN_PATH names the folder checked here)" : "");
+        else
+            setf(p->fix, sizeof p->fix,
+                 "the file exists but does not load: it is damaged or from another cuDNN "
+                 "version than the rest; reinstall cuDNN so that every cuDNN library comes "
+                 "from one installation, and remove the stray copy");
+    }
+    if (!g || !g->version)
+        return;
+    cudnn_version_text(g->version, have, sizeof have);
+    if (d->cudnn_headers) {
+        cudnn_version_text(d->cudnn_headers, want, sizeof want);
+        if (g->version / 10000 != d->cudnn_headers / 10000) {
+            nnop__doc_problem *p = problem(d);
+            setf(p->what, sizeof p->what,
+                 "loaded cuDNN %s (%s) is of another major version than the cuDNN %s "
+                 "headers nnop was built with",
+                 have, g->path, want);
+            setf(p->fix, sizeof p->fix,
+                 "put the folder of a cuDNN %ld.x installation first on %s, or rebuild nnop "
+                 "against the cuDNN that is installed",
+                 d->cudnn_headers / 10000, search_path_name());
+        } else if (g->version < d->cudnn_headers) {
+            nnop__doc_problem *p = problem(d);
+            setf(p->what, sizeof p->what,
+                 "loaded cuDNN %s (%s) is older than the cuDNN %s headers nnop was built "
+                 "with",
+                 have, g->path, want);
+            setf(p->fix, sizeof p->fix,
+                 "put the folder of cuDNN %s or newer first on %s (another copy, such as "
+                 "PyTorch's, may be found first), or rebuild nnop against cuDNN %s",
+                 want, search_path_name(), have);
+        }
+    }
+    if (d->with_cuda && g->version < NNOP_CUDNN_MIN_VERSION) {
+        nnop__doc_problem *p = problem(d);
+        cudnn_version_text(NNOP_CUDNN_MIN_VERSION, floor_text, sizeof floor_text);
+        setf(p->what, sizeof p->what,
+             "loaded cuDNN %s is below %s, the oldest nnop's CUDA backend runs on", have,
+             floor_text);
+        setf(p->fix, sizeof p->fix, "install cuDNN %s or newer and put its folder first on %s",
+             floor_text, search_path_name());
+    }
+    if (d->cudart_built && g->cudart && g->cudart / 1000 != d->cudart_built / 1000) {
+        nnop__doc_problem *p = problem(d);
+        cuda_version_text(g->cudart, have, sizeof have);
+        cuda_version_text(d->cudart_built, want, sizeof want);
+        setf(p->what, sizeof p->what, "the loaded cuDNN was built for CUDA %s but nnop for CUDA %s",
+             have, want);
+        setf(p->fix, sizeof p->fix,
+             "install the cuDNN build for CUDA %ld (cudnn9-cuda-%ld, or pip install "
+             "nvidia-cudnn-cu%ld) and put its folder first on %s",
+             d->cudart_built / 1000, d->cudart_built / 1000, d->cudart_built / 1000,
+             search_path_name());
+    }
+    for (i = 0; i < d->n_lib; i++) {
+        const nnop__doc_lib *l = &d->lib[i];
+        if (strncmp(l->key, "cudnn", 5) != 0 || !l->loaded || l == g)
+            continue;
+        if (l->version && l->version != g->version) {
+            nnop__doc_problem *p = problem(d);
+            cudnn_version_text(l->version, have, sizeof have);
+            cudnn_version_text(g->version, want, sizeof want);
+            setf(p->what, sizeof p->what,
+                 "%s (%s) is cuDNN %s but %s (%s) is cuDNN %s: two installations are mixed",
+                 l->file, l->path, have, g->file, g->path, want);
+            setf(p->fix, sizeof p->fix,
+                 "put the folder of one complete cuDNN installation first on %s and remove "
+                 "or move the other copy of %s",
+                 search_path_name(), l->file);
+        }
+    }
+    for (i = 0; i < d->n_lib; i++) {
+        const nnop__doc_lib *l = &d->lib[i];
+        if (strncmp(l->key, "cudnn", 5) != 0 || !l->loaded || l->check <= 0)
+            continue;
+        {
+            nnop__doc_problem *p = problem(d);
+            setf(p->what, sizeof p->what, "%s (%s) reports %s (%d)", l->file, l->path,
+                 cudnn_status_name(l->check), l->check);
+            setf(p->fix, sizeof p->fix,
+                 "the cuDNN libraries come from different versions: put the folder of one "
+                 "complete cuDNN installation first on %s and remove the stray copies",
+                 search_path_name());
+        }
+    }
+}
+
+static void judge_cuda(nnop__doctor *d)
+{
+    const nnop__doc_lib *lt = nnop__doctor_lib(d, "cublasLt");
+    const nnop__doc_lib *rtc = nnop__doctor_lib(d, "nvrtc");
+    char a[32], b[32];
+    long cuda_major = d->cudart_built / 1000;
+    if (lt && !lt->loaded) {
+        nnop__doc_problem *p = problem(d);
+        setf(p->what, sizeof p->what, "%s (cuBLASLt, the linear layers) cannot be loaded: %s",
+             lt->file, lt->error);
+        setf(p->fix, sizeof p->fix,
+             "install cuBLAS for CUDA %ld (the libcublas-%ld-* package, or pip install "
+             "nvidia-cublas-cu%ld) and put its folder on %s",
+             cuda_major, cuda_major, cuda_major, search_path_name());
+    } else if (lt && lt->version && d->cublas_built && lt->version < d->cublas_built) {
+        nnop__doc_problem *p = problem(d);
+        cudnn_version_text(lt->version, a, sizeof a);
+        cudnn_version_text(d->cublas_built, b, sizeof b);
+        setf(p->what, sizeof p->what,
+             "loaded cuBLASLt %s (%s) is older than the cuBLAS %s headers nnop was built with", a,
+             lt->path, b);
+        setf(p->fix, sizeof p->fix, "put the folder of cuBLAS %s or newer first on %s", b,
+             search_path_name());
+    }
+    if (rtc && !rtc->loaded) {
+        nnop__doc_problem *p = problem(d);
+        setf(p->what, sizeof p->what,
+             "%s (NVRTC, needed by cuDNN's runtime-compiled engines) cannot be loaded: %s",
+             rtc->file, rtc->error);
+        setf(p->fix, sizeof p->fix,
+             "install NVRTC for CUDA %ld (the cuda-nvrtc-%ld-* package, or pip install "
+             "nvidia-cuda-nvrtc-cu%ld) and put its folder on %s",
+             cuda_major, cuda_major, cuda_major, search_path_name());
+    }
+    if (d->driver && d->cudart_loaded && d->driver < d->cudart_loaded) {
+        nnop__doc_problem *p = problem(d);
+        cuda_version_text(d->driver, a, sizeof a);
+        cuda_version_text(d->cudart_loaded, b, sizeof b);
+        setf(p->what, sizeof p->what,
+             "the CUDA driver supports CUDA %s but the CUDA runtime is %s (the driver is "
+             "older than the runtime: no GPU can be used)",
+             a, b);
+        setf(p->fix, sizeof p->fix,
+             "update the NVIDIA driver to one for CUDA %s or newer, or build nnop with a CUDA "
+             "toolkit no newer than %s",
+             b, a);
+    } else if (d->gpu == NNOP__DOC_GPU_OLD_DRIVER) {
+        nnop__doc_problem *p = problem(d);
+        setf(p->what, sizeof p->what, "the CUDA driver is too old for the runtime: %s",
+             d->gpu_error);
+        setf(p->fix, sizeof p->fix, "update the NVIDIA driver");
+    }
+    if (d->gpu == NNOP__DOC_GPU_ERROR) {
+        nnop__doc_problem *p = problem(d);
+        setf(p->what, sizeof p->what, "the CUDA devices cannot be listed: %s", d->gpu_error);
+        setf(p->fix, sizeof p->fix,
+             "check the NVIDIA driver installation (nvidia-smi) and the device permissions");
+    }
+}
+
+void nnop__doctor_judge(nnop__doctor *d)
+{
+    d->n_problem = 0;
+    /* a CPU-only build uses none of these: they are reported, never judged */
+    if (d->with_cuda) {
+        judge_cudnn(d);
+        judge_cuda(d);
+    }
+    if (d->require_gpu && d->gpu != NNOP__DOC_GPU_OK) {
+        nnop__doc_problem *p = problem(d);
+        setf(p->what, sizeof p->what, "no usable GPU (--require-gpu): %s",
+             !d->with_cuda     ? "this nnop was built without CUDA"
+             : d->gpu_error[0] ? d->gpu_error
+                               : "no CUDA device");
+        setf(p->fix, sizeof p->fix, "%s",
+             !d->with_cuda ? "rebuild nnop with CUDA (NNOP_WITH_CUDA=ON, CUDA 12+ and cuDNN 9)"
+                           : "run on a machine with an NVIDIA GPU and its driver "
+                             "(nvidia-smi lists it)");
+    }
+}

@@ -1,0 +1,454 @@
+/* test_doctor_libs.c: the doctor's library checks (src/doctor.h) driven through the failure
+ * modes of a cuDNN installation with fake library folders (an empty one, one whose
+ * libcudnn_engines_runtime_compiled is a text file, one without libcudnn_graph), the verdicts
+ * on given facts (versions that do not fit, a sub-library version mismatch, a driver older
+ * than the runtime, NVRTC missing), the JSON escaping and NNOP_CUDNN_PATH. The build's facts
+ * are filled in by the test, so every check runs in CPU-only builds too. */
+#ifndef _WIN32
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnop_test.h"
+#include "doctor.h"
+#include "platform/platform.h"
+
+#ifdef _WIN32
+#define SKIP_ON_WINDOWS() skip()
+#else
+#define SKIP_ON_WINDOWS() ((void)0)
+#endif
+
+static const char *const cudnn_files[] = {
+        "libcudnn.so.9",
+        "libcudnn_graph.so.9",
+        "libcudnn_engines_precompiled.so.9",
+        "libcudnn_engines_runtime_compiled.so.9",
+        "libcudnn_heuristic.so.9",
+        "libcudnn_ops.so.9",
+        "libcudnn_cnn.so.9",
+        "libcudnn_adv.so.9",
+};
+#define N_FILES (sizeof cudnn_files / sizeof cudnn_files[0])
+
+/* A CUDA 13 build against cuDNN 9.19 headers, whatever this build is. */
+static void as_cuda_build(nnop__doctor *d, const char *dir)
+{
+    nnop__doctor_init(d, 0);
+    snprintf(d->cudnn_dir, sizeof d->cudnn_dir, "%s", dir ? dir : "");
+    d->with_cuda = 1;
+    d->cudnn_headers = 91900;
+    d->cudart_built = 13000;
+    d->cublas_built = 0;
+    d->cudart_loaded = 13000;
+    d->gpu = NNOP__DOC_GPU_NONE;
+    snprintf(d->gpu_error, sizeof d->gpu_error, "no CUDA device");
+}
+
+static char *report(const nnop__doctor *d, int json)
+{
+    nnop__text t;
+    size_t need;
+    char *s;
+    nnop__text_init(&t, NULL, 0);
+    if (json)
+        nnop__doctor_json(d, &t);
+    else
+        nnop__doctor_text(d, &t);
+    need = t.used + 1;
+    s = (char *)malloc(need);
+    assert_non_null(s);
+    nnop__text_init(&t, s, need);
+    if (json)
+        nnop__doctor_json(d, &t);
+    else
+        nnop__doctor_text(d, &t);
+    return s;
+}
+
+static void assert_has(const char *text, const char *want)
+{
+    if (!strstr(text, want))
+        fail_msg("missing line:\n%s\nin the report:\n%s", want, text);
+}
+
+#ifndef _WIN32
+static void make_dir(char *dir, size_t len)
+{
+    snprintf(dir, len, "/tmp/nnop_doctor_XXXXXX");
+    assert_non_null(mkdtemp(dir));
+}
+
+static void remove_dir(const char *dir)
+{
+    size_t i;
+    char path[600];
+    for (i = 0; i < N_FILES; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, cudnn_files[i]);
+        (void)remove(path);
+    }
+    (void)rmdir(dir);
+}
+
+/* The folder of the system's cuDNN, "" when none is installed. */
+static void real_cudnn_dir(char *dir, size_t len)
+{
+    nnop__dl *h = nnop__dl_open("libcudnn_graph.so.9", 0, NULL, 0);
+    char *slash;
+    dir[0] = '\0';
+    if (!h)
+        return;
+    if (nnop__dl_path(h, dir, len) != 0)
+        dir[0] = '\0';
+    nnop__dl_close(h);
+    slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        dir[0] = '\0';
+}
+
+/* A fake folder: the real cuDNN's files linked in, but `text` written as a text file and
+ * `missing` left out (either may be NULL). Skips when no cuDNN is installed. */
+static void fake_install(char *dir, size_t len, const char *text, const char *missing)
+{
+    char real[512], from[700], to[700];
+    size_t i;
+    real_cudnn_dir(real, sizeof real);
+    if (!real[0])
+        skip();
+    make_dir(dir, len);
+    for (i = 0; i < N_FILES; i++) {
+        if (missing && strcmp(cudnn_files[i], missing) == 0)
+            continue;
+        snprintf(to, sizeof to, "%s/%s", dir, cudnn_files[i]);
+        if (text && strcmp(cudnn_files[i], text) == 0) {
+            FILE *f = fopen(to, "w");
+            assert_non_null(f);
+            fputs("this is not a shared library, only a text file that has its name\n", f);
+            assert_int_equal(fclose(f), 0);
+            continue;
+        }
+        snprintf(from, sizeof from, "%s/%s", real, cudnn_files[i]);
+        assert_int_equal(symlink(from, to), 0);
+    }
+}
+#endif
+
+static void test_empty_folder_is_every_library_missing(void **state)
+{
+#ifndef _WIN32
+    nnop__doctor d;
+    char dir[64], want[1024];
+    char *text;
+    size_t i;
+    (void)state;
+    make_dir(dir, sizeof dir);
+    as_cuda_build(&d, dir);
+    nnop__doctor_probe(&d);
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    assert_true(d.n_problem >= (int)N_FILES);
+    for (i = 0; i < N_FILES; i++) {
+        snprintf(want, sizeof want,
+                 "%s: NOT LOADED: %s/%s: cannot open shared object file: No such file or "
+                 "directory\n",
+                 cudnn_files[i], dir, cudnn_files[i]);
+        assert_has(text, want);
+    }
+    snprintf(want, sizeof want,
+             "PROBLEM: libcudnn_graph.so.9 (the graph API, every cuDNN call) cannot be loaded: "
+             "%s/libcudnn_graph.so.9: cannot open shared object file: No such file or "
+             "directory\n  fix: install cuDNN 9 for CUDA 13 (the cudnn9-cuda-13 package, or pip "
+             "install nvidia-cudnn-cu13) and put the folder that holds all its cuDNN files first "
+             "on LD_LIBRARY_PATH (NNOP_CUDNN_PATH names the folder checked here)\n",
+             dir);
+    assert_has(text, want);
+    snprintf(want, sizeof want, "verdict: %d problems\n", d.n_problem);
+    assert_has(text, want);
+    free(text);
+    remove_dir(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
+static void test_text_file_as_runtime_compiled_gives_the_loader_error(void **state)
+{
+#ifndef _WIN32
+    nnop__doctor d;
+    char dir[64], want[1024];
+    char *text;
+    const nnop__doc_lib *l;
+    (void)state;
+    fake_install(dir, sizeof dir, "libcudnn_engines_runtime_compiled.so.9", NULL);
+    as_cuda_build(&d, dir);
+    nnop__doctor_probe(&d);
+    l = nnop__doctor_lib(&d, "cudnn_graph");
+    assert_non_null(l);
+    assert_true(l->loaded);
+    d.cudnn_headers = l->version; /* whatever cuDNN this machine has: only the text file fails */
+    d.cudart_built = l->cudart / 1000 * 1000;
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    snprintf(want, sizeof want,
+             "libcudnn_engines_runtime_compiled.so.9: NOT LOADED: "
+             "%s/libcudnn_engines_runtime_compiled.so.9: invalid ELF header\n",
+             dir);
+    assert_has(text, want);
+    snprintf(want, sizeof want,
+             "PROBLEM: libcudnn_engines_runtime_compiled.so.9 (the runtime-compiled engines: "
+             "fused graphs, NNOP_POLICY_FASTEST) cannot be loaded: "
+             "%s/libcudnn_engines_runtime_compiled.so.9: invalid ELF header\n  fix: the file "
+             "exists but does not load: it is damaged or from another cuDNN version than the "
+             "rest; reinstall cuDNN so that every cuDNN library comes from one installation, "
+             "and remove the stray copy\n",
+             dir);
+    assert_has(text, want);
+    assert_int_equal(d.n_problem, 1 + (nnop__doctor_lib(&d, "nvrtc")->loaded ? 0 : 1) +
+                                          (nnop__doctor_lib(&d, "cublasLt")->loaded ? 0 : 1));
+    assert_has(text, "libcudnn_ops.so.9: ");
+    free(text);
+    remove_dir(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
+static void test_graph_missing_is_a_problem_and_nothing_is_called(void **state)
+{
+#ifndef _WIN32
+    nnop__doctor d;
+    char dir[64], want[1024];
+    char *text;
+    (void)state;
+    fake_install(dir, sizeof dir, NULL, "libcudnn_graph.so.9");
+    as_cuda_build(&d, dir);
+    nnop__doctor_probe(&d);
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    assert_false(nnop__doctor_lib(&d, "cudnn_graph")->loaded);
+    assert_true(nnop__doctor_lib(&d, "cudnn")->loaded);
+    snprintf(want, sizeof want,
+             "libcudnn_graph.so.9: NOT LOADED: %s/libcudnn_graph.so.9: cannot open shared "
+             "object file: No such file or directory\n",
+             dir);
+    assert_has(text, want);
+    snprintf(want, sizeof want,
+             "PROBLEM: libcudnn_graph.so.9 (the graph API, every cuDNN call) cannot be "
+             "loaded: %s/libcudnn_graph.so.9: cannot open shared object file",
+             dir);
+    assert_has(text, want);
+    assert_true(d.n_problem >= 1);
+    free(text);
+    remove_dir(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
+/* ------------------------------------------------------------------ verdicts on given facts */
+static nnop__doc_lib *add_lib(nnop__doctor *d, const char *key, const char *file, long version)
+{
+    nnop__doc_lib *l = &d->lib[d->n_lib++];
+    memset(l, 0, sizeof *l);
+    l->key = key;
+    l->check = -1;
+    l->loaded = 1;
+    l->version = version;
+    snprintf(l->file, sizeof l->file, "%s", file);
+    snprintf(l->path, sizeof l->path, "/opt/cudnn/%s", file);
+    return l;
+}
+
+static nnop__doc_lib *lib_of(nnop__doctor *d, const char *key)
+{
+    int i;
+    for (i = 0; i < d->n_lib; i++)
+        if (strcmp(d->lib[i].key, key) == 0)
+            return &d->lib[i];
+    fail_msg("no library %s", key);
+    return NULL;
+}
+
+static void healthy(nnop__doctor *d, long cudnn)
+{
+    as_cuda_build(d, NULL);
+    add_lib(d, "cudnn", "libcudnn.so.9", 0);
+    add_lib(d, "cudnn_graph", "libcudnn_graph.so.9", cudnn)->cudart = 13000;
+    add_lib(d, "cudnn_ops", "libcudnn_ops.so.9", cudnn)->check = 0;
+    add_lib(d, "cublasLt", "libcublasLt.so.13", 130100);
+    add_lib(d, "nvrtc", "libnvrtc.so.13", 13000);
+}
+
+static void test_healthy_without_gpu_is_ok_unless_required(void **state)
+{
+    nnop__doctor d;
+    char *text;
+    (void)state;
+    healthy(&d, 91900);
+    nnop__doctor_judge(&d);
+    assert_int_equal(d.n_problem, 0);
+    text = report(&d, 0);
+    assert_has(text, "verdict: ok (no GPU on this machine)\n");
+    free(text);
+    d.require_gpu = 1;
+    nnop__doctor_judge(&d);
+    assert_int_equal(d.n_problem, 1);
+    text = report(&d, 0);
+    assert_has(text, "PROBLEM: no usable GPU (--require-gpu): no CUDA device\n");
+    free(text);
+}
+
+static void test_loaded_older_than_headers_and_below_the_floor(void **state)
+{
+    nnop__doctor d;
+    char *text;
+    (void)state;
+    healthy(&d, 90000);
+    lib_of(&d, "cudnn_ops")->version = 0;
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    assert_int_equal(d.n_problem, 2);
+    assert_has(text, "PROBLEM: loaded cuDNN 9.0.0 (/opt/cudnn/libcudnn_graph.so.9) is older than "
+                     "the cuDNN 9.19.0 headers nnop was built with\n  fix: put the folder of "
+                     "cuDNN 9.19.0 or newer first on LD_LIBRARY_PATH");
+    assert_has(text, "PROBLEM: loaded cuDNN 9.0.0 is below 9.2.0, the oldest nnop's CUDA backend "
+                     "runs on\n");
+    free(text);
+    healthy(&d, 80907);
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    assert_has(text, "is of another major version than the cuDNN 9.19.0 headers");
+    free(text);
+}
+
+static void test_sub_library_mismatch(void **state)
+{
+    nnop__doctor d;
+    char *text;
+    (void)state;
+    healthy(&d, 91900);
+    lib_of(&d, "cudnn_ops")->version = 90500;
+    lib_of(&d, "cudnn_ops")->check = 1002;
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    assert_int_equal(d.n_problem, 2);
+    assert_has(text, "PROBLEM: libcudnn_ops.so.9 (/opt/cudnn/libcudnn_ops.so.9) is cuDNN 9.5.0 "
+                     "but libcudnn_graph.so.9 (/opt/cudnn/libcudnn_graph.so.9) is cuDNN 9.19.0: "
+                     "two installations are mixed\n");
+    assert_has(text, "PROBLEM: libcudnn_ops.so.9 (/opt/cudnn/libcudnn_ops.so.9) reports "
+                     "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH (1002)\n");
+    free(text);
+}
+
+static void test_driver_older_than_runtime_and_nvrtc_missing(void **state)
+{
+    nnop__doctor d;
+    nnop__doc_lib *rtc;
+    char *text;
+    (void)state;
+    healthy(&d, 91900);
+    d.driver = 12020;
+    d.gpu = NNOP__DOC_GPU_OLD_DRIVER;
+    rtc = lib_of(&d, "nvrtc");
+    assert_non_null(rtc);
+    rtc->loaded = 0;
+    snprintf(rtc->error, sizeof rtc->error,
+             "libnvrtc.so.13: cannot open shared object file: No such file or directory");
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    assert_int_equal(d.n_problem, 2);
+    assert_has(text, "PROBLEM: libnvrtc.so.13 (NVRTC, needed by cuDNN's runtime-compiled "
+                     "engines) cannot be loaded: libnvrtc.so.13: cannot open shared object file: "
+                     "No such file or directory\n");
+    assert_has(text, "PROBLEM: the CUDA driver supports CUDA 12.2 but the CUDA runtime is 13.0 "
+                     "(the driver is older than the runtime: no GPU can be used)\n  fix: update "
+                     "the NVIDIA driver to one for CUDA 13.0 or newer");
+    free(text);
+}
+
+static void test_cpu_only_build_reports_but_never_judges(void **state)
+{
+    nnop__doctor d;
+    (void)state;
+    healthy(&d, 90000);
+    d.with_cuda = 0;
+    nnop__doctor_judge(&d);
+    assert_int_equal(d.n_problem, 0);
+}
+
+static void test_json_is_escaped(void **state)
+{
+    nnop__doctor d;
+    nnop__doc_lib *l;
+    char *json;
+    (void)state;
+    healthy(&d, 91900);
+    l = lib_of(&d, "cudnn_ops");
+    assert_non_null(l);
+    l->loaded = 0;
+    snprintf(l->error, sizeof l->error, "a \"quoted\"\\path\nnext\tline\x01");
+    nnop__doctor_judge(&d);
+    json = report(&d, 1);
+    assert_has(json, "\"error\": \"a \\\"quoted\\\"\\\\path\\nnext\\tline\\u0001\"");
+    assert_has(json, "\"ok\": false}");
+    assert_null(strchr(json, '\t'));
+    free(json);
+}
+
+static void test_nnop_cudnn_path_is_honoured(void **state)
+{
+#ifndef _WIN32
+    char dir[64], want[128];
+    int problems = -1;
+    size_t need;
+    char *text;
+    (void)state;
+    make_dir(dir, sizeof dir);
+    assert_int_equal(setenv("NNOP_CUDNN_PATH", dir, 1), 0);
+    need = nnop_diagnose_ex(NULL, 0, 0, NULL) + 256;
+    text = (char *)malloc(need);
+    assert_non_null(text);
+    nnop_diagnose_ex(text, need, 0, &problems);
+    assert_int_equal(unsetenv("NNOP_CUDNN_PATH"), 0);
+    snprintf(want, sizeof want, "NNOP_CUDNN_PATH=%s\n", dir);
+    assert_has(text, want);
+    assert_has(text, "libcudnn_graph.so.9: NOT LOADED: ");
+#ifdef NNOP_HAVE_CUDA
+    assert_true(problems >= (int)N_FILES); /* a CUDA build needs them: non-zero exit */
+#else
+    assert_int_equal(problems, 0); /* a CPU-only build does not */
+#endif
+    free(text);
+    remove_dir(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_empty_folder_is_every_library_missing),
+            cmocka_unit_test(test_text_file_as_runtime_compiled_gives_the_loader_error),
+            cmocka_unit_test(test_graph_missing_is_a_problem_and_nothing_is_called),
+            cmocka_unit_test(test_healthy_without_gpu_is_ok_unless_required),
+            cmocka_unit_test(test_loaded_older_than_headers_and_below_the_floor),
+            cmocka_unit_test(test_sub_library_mismatch),
+            cmocka_unit_test(test_driver_older_than_runtime_and_nvrtc_missing),
+            cmocka_unit_test(test_cpu_only_build_reports_but_never_judges),
+            cmocka_unit_test(test_json_is_escaped),
+            cmocka_unit_test(test_nnop_cudnn_path_is_honoured),
+    };
+    return cmocka_run_group_tests_name("doctor_libs", tests, NULL, NULL);
+}
