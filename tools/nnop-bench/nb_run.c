@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h> /* QueryPerformanceCounter: MinGW's msvcrt lacks timespec_get */
+#endif
 
 #include "nb_run.h"
 
@@ -26,9 +30,16 @@ static int failf(char *err, size_t len, const char *fmt, ...)
 
 double nb_now(void)
 {
+#ifdef _WIN32
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+#else
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
 }
 
 int nb_have_cuda_timing(void)
