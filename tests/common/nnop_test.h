@@ -44,10 +44,18 @@ int nnop_test_have_gpu(void);
         if (!nnop_test_have_gpu()) {                                                               \
             if (nnop_test_gpu_required())                                                          \
                 fail_msg("%s", "NNOP_REQUIRE_GPU=1 but no usable CUDA device was found");          \
+            nnop_test_note_skip();                                                                 \
             skip();                                                                                \
         }                                                                                          \
     } while (0)
 int nnop_test_gpu_required(void);
+/* Count one skipped case (NNOP_TEST_REQUIRE_GPU does, just before skip()). */
+void nnop_test_note_skip(void);
+/* The exit code of a test program: failed (CMocka's count of failed cases), or
+ * NNOP_TEST_SKIPPED when none failed and every one of its n cases skipped, which CTest
+ * reports as skipped (SKIP_RETURN_CODE in tests/CMakeLists.txt). */
+#define NNOP_TEST_SKIPPED 77
+int nnop_test_exit_code(int failed, size_t n);
 
 /* A CPU-backend context (asserts success). */
 nnop_context *nnop_test_cpu_context(void);

@@ -232,7 +232,7 @@ static inline int h_run_table(const char *group, const void *rows, size_t n, siz
         tests[i].test_func = fn;
         tests[i].initial_state = (void *)(uintptr_t)row;
     }
-    return _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+    return nnop_test_exit_code(_cmocka_run_group_tests(group, tests, n, NULL, NULL), n);
 }
 
 #endif /* NNOP_GPU_HARNESS_H */

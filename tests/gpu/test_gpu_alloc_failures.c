@@ -283,5 +283,6 @@ int main(void)
             cmocka_unit_test(test_gpu_every_device_allocation_failure_is_clean_cold),
             cmocka_unit_test(test_gpu_every_device_allocation_failure_is_clean_warm),
     };
-    return cmocka_run_group_tests_name("gpu_alloc_failures", tests, NULL, NULL);
+    return nnop_test_exit_code(cmocka_run_group_tests_name("gpu_alloc_failures", tests, NULL, NULL),
+                               sizeof tests / sizeof tests[0]);
 }

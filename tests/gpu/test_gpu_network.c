@@ -474,5 +474,6 @@ int main(void)
             cmocka_unit_test(test_gpu_deterministic_policy_matches_ref),
             cmocka_unit_test(test_gpu_fp32_tf32_allowed_matches_ref),
     };
-    return cmocka_run_group_tests_name("gpu_network", tests, NULL, NULL);
+    return nnop_test_exit_code(cmocka_run_group_tests_name("gpu_network", tests, NULL, NULL),
+                               sizeof tests / sizeof tests[0]);
 }

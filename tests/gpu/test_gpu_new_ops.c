@@ -67,5 +67,6 @@ int main(void)
             cmocka_unit_test(test_new_ops_refused_on_cuda_with_the_op_named),
             cmocka_unit_test(test_older_ops_still_compile_on_cuda),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return nnop_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL),
+                               sizeof tests / sizeof tests[0]);
 }

@@ -85,11 +85,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_plain_memcpy_after_one_call_sees_result),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return nnop_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL),
+                               sizeof tests / sizeof tests[0]);
 }
 #else
 int main(void)
 {
-    return nnop_test_gpu_required() ? 1 : 0; /* a CPU-only build has no GPU path to test */
+    return nnop_test_gpu_required() ? 1 : NNOP_TEST_SKIPPED; /* CPU-only: no GPU path */
 }
 #endif

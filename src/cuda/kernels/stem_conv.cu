@@ -49,9 +49,15 @@ __device__ __forceinline__ void ldsm_x4(unsigned (&d)[4], const unsigned short *
                  : "r"(a));
 }
 
+// m16n8k16 (and bf16 in it) needs sm_80: the images for older GPUs (sm_75) trap here, and
+// impl/stem.c never picks this kernel below compute capability 8.0.
 template <bool BF16>
 __device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    (void)c, (void)a, (void)b0, (void)b1;
+    __trap();
+#else
     if (BF16)
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -62,6 +68,7 @@ __device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], unsig
                      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
 }
 
 template <bool BF16> __device__ __forceinline__ unsigned pack2(float a, float b)
@@ -264,7 +271,7 @@ extern "C" cudaError_t nnop__k_stem_weights(const void *w, void *wp, int r, int 
 
 typedef void (*stem_kernel_fn)(nnop__stem_kparams);
 
-stem_kernel_fn kernel_for(const nnop__stem_kparams *p)
+static stem_kernel_fn kernel_for(const nnop__stem_kparams *p)
 {
     if (p->r == 7) // the ResNet stem
         return p->dtype == 2 ? stem_conv_kernel<true, 7> : stem_conv_kernel<false, 7>;
