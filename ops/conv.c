@@ -1,32 +1,35 @@
 /* conv.c: 2-D convolution (cross-correlation) with stride, padding, dilation and groups. */
 #include "ops_common.h"
 
-static nnop_status check_params(const nnop_conv_params *p, char *msg, size_t msg_len)
+/* pad, stride, dilation (each {H, W}) and groups of a conv or transposed conv: in range, and
+ * bounded so that the shape arithmetic of either cannot overflow */
+nnop_status nnop__check_conv_geometry(const int64_t *pad, const int64_t *stride,
+                                      const int64_t *dilation, int64_t groups, char *msg,
+                                      size_t msg_len)
 {
     int i;
     for (i = 0; i < 2; i++) {
-        if (p->stride[i] < 1) {
-            NNOP_MSG("stride[%d] = %lld must be >= 1", i, (long long)p->stride[i]);
+        if (stride[i] < 1) {
+            NNOP_MSG("stride[%d] = %lld must be >= 1", i, (long long)stride[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
-        if (p->dilation[i] < 1) {
-            NNOP_MSG("dilation[%d] = %lld must be >= 1", i, (long long)p->dilation[i]);
+        if (dilation[i] < 1) {
+            NNOP_MSG("dilation[%d] = %lld must be >= 1", i, (long long)dilation[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
-        if (p->pad[i] < 0) {
-            NNOP_MSG("pad[%d] = %lld is negative", i, (long long)p->pad[i]);
+        if (pad[i] < 0) {
+            NNOP_MSG("pad[%d] = %lld is negative", i, (long long)pad[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
-        /* bounded so that the shape arithmetic below cannot overflow */
-        if (p->stride[i] > INT32_MAX || p->dilation[i] > INT32_MAX || p->pad[i] > INT32_MAX) {
+        if (stride[i] > INT32_MAX || dilation[i] > INT32_MAX || pad[i] > INT32_MAX) {
             NNOP_MSG("stride[%d] = %lld, dilation[%d] = %lld and pad[%d] = %lld must be <= %ld", i,
-                     (long long)p->stride[i], i, (long long)p->dilation[i], i, (long long)p->pad[i],
+                     (long long)stride[i], i, (long long)dilation[i], i, (long long)pad[i],
                      (long)INT32_MAX);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
     }
-    if (p->groups < 1) {
-        NNOP_MSG("groups = %lld must be >= 1", (long long)p->groups);
+    if (groups < 1) {
+        NNOP_MSG("groups = %lld must be >= 1", (long long)groups);
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     return NNOP_OK;
@@ -39,7 +42,8 @@ static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *co
     const nnop_conv_params *p = &node->attr.conv;
     int64_t c, k, g, extent[2], o[2];
     int i;
-    nnop_status st = check_params(p, msg, msg_len);
+    nnop_status st =
+            nnop__check_conv_geometry(p->pad, p->stride, p->dilation, p->groups, msg, msg_len);
     if (st != NNOP_OK)
         return st;
     if (x->ndim != 4 || w->ndim != 4) {

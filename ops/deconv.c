@@ -2,31 +2,15 @@
  * padding, dilation and groups; w is C, K/groups, R, S (input channels first) in x's layout. */
 #include "ops_common.h"
 
+/* conv's geometry checks, then output padding: >= 0 and below stride or dilation */
 static nnop_status check_params(const nnop_conv_transpose_params *p, char *msg, size_t msg_len)
 {
     int i;
-    for (i = 0; i < 2; i++) {
-        if (p->stride[i] < 1) {
-            NNOP_MSG("stride[%d] = %lld must be >= 1", i, (long long)p->stride[i]);
-            return NNOP_ERR_INVALID_ARGUMENT;
-        }
-        if (p->dilation[i] < 1) {
-            NNOP_MSG("dilation[%d] = %lld must be >= 1", i, (long long)p->dilation[i]);
-            return NNOP_ERR_INVALID_ARGUMENT;
-        }
-        if (p->pad[i] < 0) {
-            NNOP_MSG("pad[%d] = %lld is negative", i, (long long)p->pad[i]);
-            return NNOP_ERR_INVALID_ARGUMENT;
-        }
+    nnop_status st =
+            nnop__check_conv_geometry(p->pad, p->stride, p->dilation, p->groups, msg, msg_len);
+    for (i = 0; i < 2 && st == NNOP_OK; i++) {
         if (p->output_pad[i] < 0) {
             NNOP_MSG("output_pad[%d] = %lld is negative", i, (long long)p->output_pad[i]);
-            return NNOP_ERR_INVALID_ARGUMENT;
-        }
-        /* bounded so that the shape arithmetic below cannot overflow */
-        if (p->stride[i] > INT32_MAX || p->dilation[i] > INT32_MAX || p->pad[i] > INT32_MAX) {
-            NNOP_MSG("stride[%d] = %lld, dilation[%d] = %lld and pad[%d] = %lld must be <= %ld", i,
-                     (long long)p->stride[i], i, (long long)p->dilation[i], i, (long long)p->pad[i],
-                     (long)INT32_MAX);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
         if (p->output_pad[i] >= p->stride[i] && p->output_pad[i] >= p->dilation[i]) {
@@ -37,11 +21,7 @@ static nnop_status check_params(const nnop_conv_transpose_params *p, char *msg, 
             return NNOP_ERR_INVALID_ARGUMENT;
         }
     }
-    if (p->groups < 1) {
-        NNOP_MSG("groups = %lld must be >= 1", (long long)p->groups);
-        return NNOP_ERR_INVALID_ARGUMENT;
-    }
-    return NNOP_OK;
+    return st;
 }
 
 static nnop_status deconv_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
