@@ -114,27 +114,41 @@ static int32_t new_value(nnop_graph *g, const nnop_tensor_desc *d, nnop__value_k
     return g->n_values++;
 }
 
-/* The graph's layout is that of its first 4-D value whose strides say NCHW or NHWC. */
-static void note_layout(nnop_graph *g, const nnop_tensor_desc *d)
+/* The graph's layout is that of its first 4-D input or constant whose strides say NCHW or
+ * NHWC. Results computed before it (from degenerate N x 1 x 1 x 1 leaves only) were NCHW by
+ * assumption: they take the stated layout now, so one graph never mixes layouts. */
+static void note_leaf_layout(nnop_graph *g, const nnop_tensor_desc *d)
 {
-    if (g->layout < 0 && d->ndim == 4 && !nnop__layout_ambiguous(d))
-        g->layout = (int)nnop__layout_of(d);
+    int32_t i;
+    if (g->layout >= 0 || d->ndim != 4 || nnop__layout_ambiguous(d))
+        return;
+    g->layout = (int)nnop__layout_of(d);
+    for (i = 0; i < g->n_values; i++)
+        if (g->values[i].layout_assumed) {
+            nnop__set_packed_strides(&g->values[i].desc, (nnop_layout)g->layout);
+            g->values[i].layout_assumed = 0;
+        }
 }
 
 /* A 4-D result takes the layout of its first 4-D operand that has one of its own, else the
- * graph's: a value like N x 1 x 1 x 1 must not turn an NHWC graph into NCHW downstream. */
-static void settle_layout(nnop_graph *g, const nnop_tensor_desc *const *in, int n_in,
-                          nnop_tensor_desc *out)
+ * graph's: a value like N x 1 x 1 x 1 must not turn an NHWC graph into NCHW downstream.
+ * Returns 1 when neither says one (the result is NCHW until a leaf states the layout). */
+static int settle_layout(const nnop_graph *g, const nnop_value *in, int n_in, nnop_tensor_desc *out)
 {
     int i, layout = g->layout;
     if (out->ndim != 4)
-        return;
-    for (i = n_in - 1; i >= 0; i--)
-        if (in[i] && in[i]->ndim == 4 && !nnop__layout_ambiguous(in[i]))
-            layout = (int)nnop__layout_of(in[i]);
-    if (layout >= 0)
+        return 0;
+    for (i = n_in - 1; i >= 0; i--) {
+        const nnop__value *v = in[i].id == NNOP_NONE_ID ? NULL : &g->values[in[i].id];
+        if (v && v->desc.ndim == 4 && !v->layout_assumed && !nnop__layout_ambiguous(&v->desc))
+            layout = (int)nnop__layout_of(&v->desc);
+    }
+    if (layout >= 0) {
         nnop__set_packed_strides(out, (nnop_layout)layout);
-    note_layout(g, out);
+        return 0;
+    }
+    nnop__set_packed_strides(out, NNOP_NCHW);
+    return !nnop__layout_ambiguous(out);
 }
 
 static nnop_value add_leaf(nnop_graph *g, const char *fn, const char *name,
@@ -150,7 +164,7 @@ static nnop_value add_leaf(nnop_graph *g, const char *fn, const char *name,
     st = nnop__check_desc(d, msg, sizeof msg);
     if (st != NNOP_OK)
         return graph_fail(g, st, "%s('%s'): %s", fn, name ? name : "", msg);
-    note_layout(g, d);
+    note_leaf_layout(g, d);
     return value_of(new_value(g, d, kind, name));
 }
 
@@ -242,7 +256,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
     nnop__node *node;
     char msg[384];
     int32_t vid;
-    int i;
+    int i, assumed;
     if (!g)
         return value_of(ERROR_VALUE);
     if (g->status != NNOP_OK)
@@ -273,10 +287,11 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
                               "%s (node #%d): the inferred output shape is out of bounds: %s", fn,
                               (int)g->n_nodes, msg);
     }
-    settle_layout(g, descs, n_in, &out);
+    assumed = settle_layout(g, in, n_in, &out);
     vid = new_value(g, &out, NNOP_VALUE_NODE, NULL);
     if (vid < 0)
         return value_of(ERROR_VALUE);
+    g->values[vid].layout_assumed = assumed;
     g->values[vid].producer = g->n_nodes;
     snprintf(g->values[vid].name, sizeof g->values[vid].name, "%s#%d", def->name, (int)g->n_nodes);
     node->out = vid;

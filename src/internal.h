@@ -119,6 +119,7 @@ typedef struct nnop__value {
     int32_t input_index;  /* position among graph inputs, or -1 */
     int32_t output_index; /* position among graph outputs, or -1 */
     void *data;           /* constants: host copy in desc.dtype, packed as desc */
+    int layout_assumed;   /* NCHW by default: no input or constant has stated a layout yet */
     char name[NNOP_NAME_LEN];
 } nnop__value;
 
@@ -135,7 +136,7 @@ struct nnop_graph {
     nnop_status status;         /* first builder error, sticky */
     char error[NNOP_ERROR_LEN]; /* its message, reported again by compile */
     int borrows_data;           /* a plan's copy: constants' data belong to the user's graph */
-    int layout; /* nnop_layout of the first 4-D value with a layout of its own, -1 before */
+    int layout; /* nnop_layout of the first 4-D input or constant with one of its own, -1 before */
 };
 
 /* ------------------------------------------------------------------ context */

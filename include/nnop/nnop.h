@@ -32,6 +32,9 @@
  * of their first 4-D operand that has one; a tensor whose NCHW and NHWC strides coincide
  * (N x 1 x 1 x 1) takes the graph's, which is that of its first 4-D input or constant that
  * has one. So an NHWC graph gives NHWC results and outputs, degenerate shapes included.
+ * Until an input or constant states the layout, results are NCHW (as PyTorch's default
+ * memory format); when one does, those results take its layout (nnop_value_desc then gives
+ * the new strides). A graph none of whose 4-D inputs or constants states one is NCHW.
  *
  * Logging, as ONEDNN_VERBOSE: the environment variable NNOP_LOG, read once when a context is
  * created, prints to stderr. NNOP_LOG=1: a line per context creation (backend, and why AUTO

@@ -442,6 +442,23 @@ static void gen_outputs(gen *s, int last)
         add_output(g, pick_value(s, 1));
 }
 
+/* nnop.h: a graph none of whose 4-D inputs or constants states its layout (all N x 1 x 1 x 1
+ * and the like) is NCHW, whatever layout its descriptors were made with. */
+static void settle_graph_layout(dt_graph *g)
+{
+    int i;
+    for (i = 0; i < g->n_nodes; i++) {
+        const dt_node *v = &g->node[i];
+        if ((v->kind == DT_INPUT || v->kind == DT_CONST) && v->ndim == 4) {
+            nnop_tensor_desc a = dts_desc(g->dtype, NNOP_NCHW, 4, v->dims);
+            nnop_tensor_desc b = dts_desc(g->dtype, NNOP_NHWC, 4, v->dims);
+            if (!dts_same_layout(&a, &b))
+                return;
+        }
+    }
+    g->layout = NNOP_NCHW;
+}
+
 int dt_generate(uint64_t seed, dt_graph *g)
 {
     gen s;
@@ -459,6 +476,7 @@ int dt_generate(uint64_t seed, dt_graph *g)
     if (x < 0)
         return -1;
     gen_outputs(&s, x);
+    settle_graph_layout(g);
     return 0;
 }
 

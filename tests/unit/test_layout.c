@@ -82,6 +82,27 @@ static void test_n111_value_keeps_the_graph_layout(void **state)
     nnop_graph_destroy(g);
 }
 
+/* Only N x 1 x 1 x 1 leaves at first: a conv grows the value to 1 x 4 x 1 x 3 (NCHW by
+ * assumption); an NHWC input added to it later states the layout, and the earlier result
+ * follows it: the add is accepted and the output is NHWC. Without a stated one, NCHW. */
+static void test_results_follow_a_later_stated_layout(void **state)
+{
+    nnop_graph *g = NULL;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 1, 1, 1);
+    nnop_tensor_desc zd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 4, 1, 3);
+    nnop_conv_params p = {{0, 1}, {1, 1}, {1, 1}, 1};
+    nnop_value v, y;
+    (void)state;
+    assert_int_equal(nnop_graph_create(ctx_, &g), NNOP_OK);
+    v = nnop_conv(g, nnop_input(g, "x", &xd), const_4d(g, NNOP_NHWC, 4, 1, 1, 1, 5), &p);
+    assert_strides_of(g, v, NNOP_NCHW);
+    y = nnop_add(g, v, nnop_input(g, "z", &zd));
+    assert_int_equal(nnop_graph_status(g), NNOP_OK);
+    assert_strides_of(g, v, NNOP_NHWC);
+    assert_strides_of(g, y, NNOP_NHWC);
+    nnop_graph_destroy(g);
+}
+
 /* The same graph in both layouts computes the same logical values. */
 static void run_logical(nnop_layout l, const float *x, const float *z, float *y)
 {
@@ -187,6 +208,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_n111_value_keeps_the_graph_layout),
             cmocka_unit_test(test_n111_graph_same_values_in_both_layouts),
+            cmocka_unit_test(test_results_follow_a_later_stated_layout),
             cmocka_unit_test(test_weights_in_another_layout_are_refused),
             cmocka_unit_test(test_depthwise_weights_fit_both_layouts),
             cmocka_unit_test(test_nan_propagates_through_relu_family),
