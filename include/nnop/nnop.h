@@ -11,6 +11,15 @@
  * in the graph). nnop_context_last_error() names the call, argument or node and why. A failed
  * call writes nothing to user memory.
  *
+ * Libraries (CUDA build): the CUDA runtime is linked; cuDNN 9 and cuBLASLt are loaded when
+ * first needed (the first context that may use the GPU), so a program starts without them.
+ * cuDNN is libcudnn.so.9 (cudnn64_9.dll): from the folder in the environment variable
+ * NNOP_CUDNN_PATH alone when it is set, else where the platform loader finds it, else from
+ * the folder nnop was built against; its graph library must sit beside it. Without a usable
+ * cuDNN, AUTO runs on the CPU (nnop_context_create_error() says why) and NNOP_BACKEND_CUDA
+ * fails with NNOP_ERR_VERSION naming the file and the loader's error. cuBLASLt
+ * (libcublasLt.so.<CUDA major>) missing only moves linear layers to nnop's own kernel.
+ *
  * Streams (CUDA backend), as cuDNN users expect: with no stream given, a context's work runs
  * on a blocking stream of its own, which orders with the legacy default stream (the NULL
  * stream, cuDNN's default) both ways. So a plain cudaMemcpy or a kernel on stream 0 after any
@@ -87,7 +96,7 @@ typedef enum nnop_status {
     NNOP_ERR_UNSUPPORTED = 3,      /* valid request that no engine can run              */
     NNOP_ERR_OUT_OF_MEMORY = 4,    /* host or device allocation failed                  */
     NNOP_ERR_NO_DEVICE = 5,        /* CUDA backend asked for, no usable GPU             */
-    NNOP_ERR_VERSION = 6,          /* loaded cuDNN/CUDA incompatible with the build     */
+    NNOP_ERR_VERSION = 6,          /* cuDNN/CUDA missing or incompatible with the build */
     NNOP_ERR_CUDA = 7,             /* a CUDA call failed; the message says which        */
     NNOP_ERR_CUDNN = 8,            /* a cuDNN call failed; message and cuDNN's text     */
     NNOP_ERR_IO = 9,               /* a file could not be read or written               */

@@ -16,6 +16,12 @@ void nnop__mutex_destroy(nnop__mutex *m); /* NULL is fine */
 void nnop__mutex_lock(nnop__mutex *m);
 void nnop__mutex_unlock(nnop__mutex *m);
 
+/* ---------------------------------------------------------------- once */
+/* fn runs exactly once per slot in the process, on the first caller's thread; callers that
+ * come while it runs wait for it. For lazily loaded libraries (src/cuda/device/libs.c). */
+enum { NNOP__ONCE_CUDNN, NNOP__ONCE_CUBLASLT, NNOP__ONCE_SLOTS };
+void nnop__once(int slot, void (*fn)(void));
+
 /* ------------------------------------------------ threads (tests, tools, plan deserialization) */
 typedef struct nnop__thread nnop__thread;
 nnop_status nnop__thread_start(void (*fn)(void *), void *arg, nnop__thread **out);

@@ -22,6 +22,13 @@
 
 #include "platform/platform.h"
 
+static pthread_once_t onces[NNOP__ONCE_SLOTS] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
+
+void nnop__once(int slot, void (*fn)(void))
+{
+    (void)pthread_once(&onces[slot], fn);
+}
+
 struct nnop__mutex {
     pthread_mutex_t m;
 };

@@ -14,6 +14,24 @@
 
 #include "platform/platform.h"
 
+static INIT_ONCE onces[NNOP__ONCE_SLOTS] = {INIT_ONCE_STATIC_INIT, INIT_ONCE_STATIC_INIT};
+
+static BOOL CALLBACK run_once(PINIT_ONCE once, PVOID fn, PVOID *context)
+{
+    void (*f)(void);
+    (void)once, (void)context;
+    memcpy(&f, &fn, sizeof f); /* ISO C has no cast between data and function pointers */
+    f();
+    return TRUE;
+}
+
+void nnop__once(int slot, void (*fn)(void))
+{
+    PVOID p;
+    memcpy(&p, &fn, sizeof p);
+    (void)InitOnceExecuteOnce(&onces[slot], run_once, p, NULL);
+}
+
 struct nnop__mutex {
     SRWLOCK lock; /* no destruction needed; never recursive, which is all we need */
 };

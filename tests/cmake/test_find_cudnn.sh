@@ -2,8 +2,9 @@
 # test_find_cudnn.sh SOURCE_DIR: cmake/FindCUDNN.cmake finds cuDNN as one installation.
 # Fake installations under a temporary folder (the real headers copied, CUDNN_MINOR edited;
 # the real libraries symlinked), with the toolkit's own cuDNN still present:
-#   - CUDNN_ROOT=<9.5 tree>: configure reports 9.5 from that root, its library is the one
-#     linked, and its cudnn.h is the one the compile line finds (not the toolkit's);
+#   - CUDNN_ROOT=<9.5 tree>: configure reports 9.5 from that root, its library folder is the
+#     one the run-time loader falls back to (nothing of cuDNN is linked), and its cudnn.h is
+#     the one the compile line finds (not the toolkit's);
 #   - CUDNN_PATH (environment) to the same tree: the same;
 #   - CUDNN_ROOT=<9.0 tree>: configure stops, naming the floor (below 9.2);
 #   - a pip wheel's layout (lib/libcudnn.so.9 only): found;
@@ -78,8 +79,13 @@ echo "== CUDNN_ROOT to a 9.5 tree, the toolkit's $(sed -n 's/^#define CUDNN_MINO
 configure root95 -DCUDNN_ROOT="$W/cudnn-9.5" || { cat "$W/root95.log"; fail "configure"; }
 grep -q "cuDNN 9.5.0 at $W/cudnn-9.5" "$W/root95.log" || { cat "$W/root95.log"; fail "not 9.5 from the root"; }
 grep -q "library: $W/cudnn-9.5/lib/libcudnn.so" "$W/root95.log" || fail "library not from the root"
-grep -q "$W/cudnn-9.5/lib/libcudnn.so" "$W/b-root95/CMakeFiles/nnop.dir/linkLibs.rsp" \
-    "$W/b-root95/CMakeFiles/nnop.dir/link.txt" 2>/dev/null || fail "link line lacks the root's library"
+# cuDNN is loaded at run time (src/cuda/device/libs.c): never on the link line, and the
+# root's folder is where the loader looks when the search path has none
+if grep -q "libcudnn" "$W/b-root95/CMakeFiles/nnop.dir/link.txt" 2>/dev/null; then
+    fail "the link line names libcudnn (it is loaded at run time)"
+fi
+grep -q "NNOP_CUDNN_BUILD_DIR=[^ ]*$W/cudnn-9.5/lib[^/]" "$W/b-root95/compile_commands.json" ||
+    fail "the loader's last folder is not the root's library folder"
 m=$(header_minor "$W/b-root95")
 [ "$m" = 5 ] || fail "device.c's compile line finds cudnn.h of minor $m, not the root's 5"
 echo "ok: 9.5 header, library and version from $W/cudnn-9.5"

@@ -8,7 +8,7 @@
 
 #define CUDNN_MSG_LEN 768
 
-int nnop__cuda_device_count(nnop_status *st, char *why, size_t len)
+static int count_devices(nnop_status *st, char *why, size_t len)
 {
     int n = 0, rt = 0, drv = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -39,6 +39,22 @@ int nnop__cuda_device_count(nnop_status *st, char *why, size_t len)
                  cudaGetErrorString(e));
     }
     return 0;
+}
+
+/* Devices, and cuDNN loaded (device/libs.c): without it there is no CUDA backend, and the
+ * reason names the file and the loader's error (NNOP_ERR_VERSION: an installation problem). */
+int nnop__cuda_device_count(nnop_status *st, char *why, size_t len)
+{
+    char devices[512] = "";
+    int n = count_devices(st, devices, sizeof devices);
+    const char *dnn = nnop__cudnn_load_error();
+    if (dnn[0]) {
+        *st = NNOP_ERR_VERSION;
+        snprintf(why, len, "%s%s%s", dnn, n > 0 ? "" : "; also: ", n > 0 ? "" : devices);
+        return 0;
+    }
+    snprintf(why, len, "%s", devices);
+    return n;
 }
 
 nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call, const char *file,
@@ -95,10 +111,12 @@ static nnop_status check_versions(nnop_context *ctx)
     if (c->cudnn_version / 10000 != CUDNN_MAJOR || c->cudnn_version < NNOP_CUDNN_MIN_VERSION ||
         c->cudnn_version < (size_t)CUDNN_VERSION)
         return nnop__fail(ctx, NNOP_ERR_VERSION,
-                          "nnop_context_create: loaded cuDNN %zu is incompatible with the "
-                          "cuDNN %d headers nnop was built with (need major %d, >= %d)",
-                          c->cudnn_version, (int)CUDNN_VERSION, (int)CUDNN_MAJOR,
-                          (int)CUDNN_VERSION);
+                          "nnop_context_create: loaded cuDNN %zu (%s) is incompatible with the "
+                          "cuDNN %d headers nnop was built with (need major %d, >= %d; set "
+                          "NNOP_CUDNN_PATH to the folder of a newer one)",
+                          c->cudnn_version,
+                          nnop__cudnn_loaded_path()[0] ? nnop__cudnn_loaded_path() : "?",
+                          (int)CUDNN_VERSION, (int)CUDNN_MAJOR, (int)CUDNN_VERSION);
     st = NNOP_CU(ctx, cudaRuntimeGetVersion(&rt));
     if (st == NNOP_OK)
         st = NNOP_CU(ctx, cudaDriverGetVersion(&drv));

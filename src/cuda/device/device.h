@@ -5,10 +5,9 @@
 #define NNOP_CUDA_DEVICE_H
 
 #include <cuda_runtime.h>
-#include <cublasLt.h>
-#include <cudnn.h>
 
 #include "cache.h"
+#include "cuda/device/libs.h"
 #include "internal.h"
 
 /* Most threads deserializing cached plans at once (engine/deserialize.c), the caller's

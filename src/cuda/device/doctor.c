@@ -1,7 +1,7 @@
 /* doctor.c: the CUDA half of the installation report (../../doctor.h): the versions nnop was
- * built against, the CUDA runtime and driver, the devices. It calls no cuDNN function: cuDNN
- * is linked through libcudnn, whose calls load libcudnn_graph lazily and abort the process
- * when it cannot; the libraries are probed one by one in doctor_probe.c instead. */
+ * built against, the CUDA runtime and driver, the devices. It calls no cuDNN function: libcudnn
+ * loads libcudnn_graph lazily and aborts the process when it cannot, so the libraries are
+ * probed one by one in doctor_probe.c instead (device/libs.c loads them for the backend). */
 #include <stdio.h>
 
 #include <cublasLt.h>

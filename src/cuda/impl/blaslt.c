@@ -299,6 +299,10 @@ static int blaslt_fits(const nnop_plan *p, const nnop__impl_try *t, const char *
         *why_not = "not a linear layer";
         return 0;
     }
+    if (nnop__cublaslt_load_error()[0]) { /* loaded at run time (device/libs.c) */
+        *why_not = nnop__cublaslt_load_error();
+        return 0;
+    }
     return 1;
 }
 

@@ -1,0 +1,152 @@
+/* test_cudnn_loading.c MODE: a CUDA build loads cuDNN at run time (src/cuda/device/libs.c), so
+ * a program starts without it and hears what is missing. Public API only; one mode per
+ * process (the library is looked for once), NNOP_CUDNN_PATH set by the mode:
+ *   missing  an empty folder: AUTO runs on the CPU and says which file could not be loaded;
+ *            NNOP_BACKEND_CUDA is NNOP_ERR_VERSION with the same words; the CPU backend works
+ *   nograph  libcudnn.so.9 alone (no libcudnn_graph.so.9, which libcudnn would abort the
+ *            process for): refused with the graph library named, no abort
+ *   garbage  a text file named libcudnn.so.9: the loader's own error in the message
+ *   real     the folder nnop was built against: no word about cuDNN in AUTO's reason */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nnop/nnop.h"
+
+#ifndef NNOP_CUDNN_BUILD_DIR
+#define NNOP_CUDNN_BUILD_DIR ""
+#endif
+
+static int failures;
+
+static void expect(int ok, const char *what, const char *text)
+{
+    if (!ok) {
+        fprintf(stderr, "FAIL: %s\n  text: %s\n", what, text ? text : "(null)");
+        failures++;
+    } else {
+        printf("ok: %s\n", what);
+    }
+}
+
+/* a fresh folder for NNOP_CUDNN_PATH */
+static void make_folder(char *dir, size_t len)
+{
+    snprintf(dir, len, "/tmp/nnop-cudnn-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+}
+
+/* One CPU conv through the one-call API: the CPU backend is untouched by a missing cuDNN. */
+static void cpu_still_works(void)
+{
+    nnop_context_options o;
+    nnop_context *ctx = NULL;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 3, 3);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 3, 3);
+    nnop_tensor_desc yd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 1, 1);
+    nnop_conv_params p = {{0, 0}, {1, 1}, {1, 1}, 1};
+    float x[9], w[9], b[1] = {0.5f}, y[1] = {-7.0f}, want = 0.5f;
+    int i;
+    for (i = 0; i < 9; i++) {
+        x[i] = (float)(i + 1) / 9.0f;
+        w[i] = (float)(9 - i) / 9.0f;
+        want += x[i] * w[i];
+    }
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CPU;
+    expect(nnop_context_create(&o, &ctx) == NNOP_OK, "the CPU backend starts", "");
+    expect(ctx && nnop_conv_bias_relu(ctx, &xd, x, &wd, w, b, &p, &yd, y) == NNOP_OK,
+           "a CPU conv runs", ctx ? nnop_context_last_error(ctx) : "");
+    expect(y[0] > want - 1e-5f && y[0] < want + 1e-5f, "and is right", "");
+    nnop_context_destroy(ctx);
+}
+
+/* AUTO falls back to the CPU with a reason naming `file`; CUDA is refused with it. */
+static void refused_naming(const char *file, const char *also)
+{
+    nnop_context_options o;
+    nnop_context *ctx = NULL;
+    nnop_status st;
+    const char *why;
+    nnop_context_options_init(&o);
+    st = nnop_context_create(&o, &ctx);
+    why = nnop_context_create_error();
+    expect(st == NNOP_OK && ctx, "AUTO creates a context", why);
+    if (ctx)
+        expect(nnop_context_backend(ctx) == NNOP_BACKEND_CPU, "AUTO chose the CPU backend", why);
+    expect(why && strstr(why, file) != NULL, "AUTO's reason names the file", why);
+    expect(why && strstr(why, also) != NULL, "AUTO's reason says why", why);
+    nnop_context_destroy(ctx);
+    ctx = NULL;
+    o.backend = NNOP_BACKEND_CUDA;
+    st = nnop_context_create(&o, &ctx);
+    why = nnop_context_create_error();
+    expect(st == NNOP_ERR_VERSION && !ctx, "NNOP_BACKEND_CUDA is NNOP_ERR_VERSION", why);
+    expect(why && strstr(why, file) != NULL, "its message names the file", why);
+    nnop_context_destroy(ctx);
+    cpu_still_works();
+}
+
+int main(int argc, char **argv)
+{
+    char dir[64], path[256];
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "missing") == 0) {
+        make_folder(dir, sizeof dir);
+        setenv("NNOP_CUDNN_PATH", dir, 1);
+        refused_naming("libcudnn.so.9", "No such file");
+    } else if (strcmp(mode, "nograph") == 0) {
+        make_folder(dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/libcudnn.so.9", NNOP_CUDNN_BUILD_DIR);
+        if (access(path, R_OK) != 0) {
+            printf("no %s to link to: skipped\n", path);
+            return 77;
+        }
+        {
+            char link[256];
+            snprintf(link, sizeof link, "%s/libcudnn.so.9", dir);
+            if (symlink(path, link) != 0) {
+                perror("symlink");
+                return 1;
+            }
+        }
+        setenv("NNOP_CUDNN_PATH", dir, 1);
+        refused_naming("libcudnn_graph.so.9", "graph library");
+    } else if (strcmp(mode, "garbage") == 0) {
+        FILE *f;
+        make_folder(dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/libcudnn.so.9", dir);
+        f = fopen(path, "w");
+        if (!f || fputs("not a library\n", f) < 0 || fclose(f) != 0) {
+            perror(path);
+            return 1;
+        }
+        setenv("NNOP_CUDNN_PATH", dir, 1);
+        refused_naming(path, "cuDNN could not be loaded");
+    } else if (strcmp(mode, "real") == 0) {
+        nnop_context_options o;
+        nnop_context *ctx = NULL;
+        const char *why;
+        if (!NNOP_CUDNN_BUILD_DIR[0])
+            return 77;
+        setenv("NNOP_CUDNN_PATH", NNOP_CUDNN_BUILD_DIR, 1);
+        nnop_context_options_init(&o);
+        expect(nnop_context_create(&o, &ctx) == NNOP_OK, "AUTO creates a context", "");
+        why = nnop_context_create_error();
+        if (ctx && nnop_context_backend(ctx) == NNOP_BACKEND_CPU)
+            expect(why && strstr(why, "cuDNN") == NULL,
+                   "a loadable cuDNN is not given as AUTO's reason", why);
+        nnop_context_destroy(ctx);
+    } else {
+        fprintf(stderr, "usage: test_cudnn_loading missing|nograph|garbage|real\n");
+        return 2;
+    }
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}
