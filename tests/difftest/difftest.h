@@ -26,8 +26,20 @@ typedef enum dt_kind {
     DT_FLATTEN,
     DT_LINEAR,
     DT_SOFTMAX,
+    /* the issue-15 ops, generated with DT_GEN_NEW_OPS only (the default stream is unchanged) */
+    DT_ARITH,  /* mul, sub, div: same shape, N,C,1,1 or 1,C,1,1 second operand */
+    DT_NORM,   /* layer norm (C or C,H,W), group norm, RMS norm; affine optional */
+    DT_CONCAT, /* along channels, 2 to 4 operands */
+    DT_RESIZE, /* nearest or bilinear, by size or by scale */
+    DT_DECONV, /* transposed conv */
     DT_NUM_KINDS
 } dt_kind;
+
+/* dt_generate flags */
+#define DT_GEN_NEW_OPS 1u /* also the issue-15 ops and activations */
+
+typedef enum dt_arith { DT_MUL, DT_SUB, DT_DIV } dt_arith;
+typedef enum dt_norm { DT_LAYER_NORM_C, DT_LAYER_NORM_CHW, DT_GROUP_NORM, DT_RMS_NORM } dt_norm;
 
 /* One value of the graph and the node that makes it (inputs and constants make themselves). */
 typedef struct dt_node {
@@ -41,6 +53,11 @@ typedef struct dt_node {
     nnop_pool_kind pool_kind;
     nnop_act_kind act;
     float alpha, lo, hi, eps;
+    dt_arith arith;
+    dt_norm norm;
+    int64_t groups; /* group norm */
+    nnop_resize_params resize;
+    nnop_conv_transpose_params deconv;
     uint64_t seed; /* inputs and constants: dts_fill(seed, scale, positive) */
     float scale;
     int positive;
@@ -49,6 +66,7 @@ typedef struct dt_node {
 
 typedef struct dt_graph {
     uint64_t seed;
+    unsigned flags; /* DT_GEN_* it was generated with */
     nnop_dtype dtype;
     nnop_layout layout;
     int n_nodes;
@@ -57,8 +75,9 @@ typedef struct dt_graph {
     int out[DT_MAX_OUT];
 } dt_graph;
 
-/* gen.c: a random valid graph from a case seed; 0 on success. */
+/* gen.c: a random valid graph from a case seed and DT_GEN_* flags; 0 on success. */
 int dt_generate(uint64_t seed, dt_graph *g);
+int dt_generate_ex(uint64_t seed, unsigned flags, dt_graph *g);
 void dt_graph_free(dt_graph *g);
 int64_t dt_elems(const dt_node *v);
 nnop_tensor_desc dt_desc(const dt_graph *g, const dt_node *v);

@@ -21,6 +21,21 @@ static dts_tensor tensor_of(const dt_node *n)
     return t;
 }
 
+static nnop_value build_norm(nnop_graph *ng, const dt_node *n, const nnop_value *v)
+{
+    nnop_value x = v[n->in[0]], gamma = operand(v, n->in[1]), beta = operand(v, n->in[2]);
+    switch (n->norm) {
+    case DT_LAYER_NORM_C:
+        return nnop_layer_norm(ng, x, gamma, beta, NNOP_NORM_C, n->eps);
+    case DT_LAYER_NORM_CHW:
+        return nnop_layer_norm(ng, x, gamma, beta, NNOP_NORM_CHW, n->eps);
+    case DT_GROUP_NORM:
+        return nnop_group_norm(ng, x, n->groups, gamma, beta, n->eps);
+    default:
+        return nnop_rms_norm(ng, x, gamma, n->eps);
+    }
+}
+
 /* The builder call of node i. */
 static nnop_value build_node(nnop_graph *ng, const dts_case *c, int i, const nnop_value *v)
 {
@@ -52,6 +67,23 @@ static nnop_value build_node(nnop_graph *ng, const dts_case *c, int i, const nno
         return nnop_flatten(ng, a);
     case DT_LINEAR:
         return nnop_linear(ng, a, b, operand(v, n->in[2]));
+    case DT_ARITH:
+        return n->arith == DT_MUL   ? nnop_mul(ng, a, b)
+               : n->arith == DT_SUB ? nnop_sub(ng, a, b)
+                                    : nnop_div(ng, a, b);
+    case DT_NORM:
+        return build_norm(ng, n, v);
+    case DT_CONCAT: {
+        nnop_value xs[5];
+        int k;
+        for (k = 0; k < n->n_in; k++)
+            xs[k] = v[n->in[k]];
+        return nnop_concat(ng, xs, n->n_in);
+    }
+    case DT_RESIZE:
+        return nnop_resize(ng, a, &n->resize);
+    case DT_DECONV:
+        return nnop_conv_transpose(ng, a, b, &n->deconv);
     default:
         return nnop_softmax(ng, a);
     }

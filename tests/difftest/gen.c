@@ -13,6 +13,7 @@
 typedef struct gen {
     dt_graph *g;
     uint64_t rng;
+    unsigned flags; /* DT_GEN_*: every extra random draw is behind a flag test */
 } gen;
 
 static const int channel_choices[] = {1, 2, 3, 3, 4, 5, 7, 7, 8, 11, 13, 16, 17, 24, 31, 32};
@@ -147,10 +148,13 @@ static int gen_act(gen *s, int x)
                                 NNOP_ACT_SIGMOID,    NNOP_ACT_TANH,       NNOP_ACT_SILU,
                                 NNOP_ACT_ELU,        NNOP_ACT_LEAKY_RELU, NNOP_ACT_ELU};
     static const float alphas[] = {0.01f, 0.1f, 0.2f, 0.5f, 1.0f, 1.5f, -0.25f};
+    static const int new_kinds[] = {NNOP_ACT_HARDSWISH, NNOP_ACT_HARDSIGMOID, NNOP_ACT_MISH};
     int i = add_op1(s, DT_ACT, x);
     if (i >= 0) {
         s->g->node[i].act = (nnop_act_kind)pick(s, kinds, COUNT(kinds));
         s->g->node[i].alpha = alphas[rnd_int(s, 0, COUNT(alphas) - 1)];
+        if ((s->flags & DT_GEN_NEW_OPS) && chance(s, 30))
+            s->g->node[i].act = (nnop_act_kind)pick(s, new_kinds, COUNT(new_kinds));
     }
     return i;
 }
@@ -360,10 +364,198 @@ static int gen_linear(gen *s, int x)
     return i;
 }
 
+/* ---------------------------------------------------------------- the issue-15 ops */
+
+/* x * b, x - b or x / b: b of x's shape (an earlier value, a new input or constant), or for
+ * 4-D x a per-sample (N,C,1,1) or per-channel (1,C,1,1) constant or input; divisors positive */
+static int gen_arith(gen *s, int x)
+{
+    const dt_node *xv = &s->g->node[x];
+    int64_t d[4];
+    int i, b, form = xv->ndim == 4 ? rnd_int(s, 0, 2) : 0;
+    dt_arith op = (dt_arith)rnd_int(s, 0, 2);
+    memcpy(d, xv->dims, sizeof d);
+    if (form == 1)
+        d[2] = d[3] = 1;
+    else if (form == 2)
+        d[0] = d[2] = d[3] = 1;
+    b = form == 0 && op != DT_DIV ? earlier_same_shape(s, x) : -1;
+    if (b < 0)
+        b = add_tensor(s, chance(s, 50) ? DT_INPUT : DT_CONST, xv->ndim, d, 1.0f, op == DT_DIV);
+    i = add_op2(s, DT_ARITH, x, b);
+    if (i >= 0)
+        s->g->node[i].arith = op;
+    return i;
+}
+
+/* The largest divisor of c up to c (often c itself, sometimes 1) */
+static int64_t some_divisor(gen *s, int64_t c)
+{
+    int64_t d;
+    for (d = c; d > 1; d--)
+        if (c % d == 0 && chance(s, 40))
+            return d;
+    return 1;
+}
+
+static int gen_norm(gen *s, int x)
+{
+    static const float eps[] = {1e-6f, 1e-5f, 1e-3f, 0.1f};
+    const dt_node *xv = &s->g->node[x];
+    int64_t c = xv->dims[1], d[4];
+    int i, gamma = -1, beta = -1;
+    dt_norm kind = (dt_norm)rnd_int(s, 0, 3);
+    if (kind == DT_LAYER_NORM_CHW && xv->ndim != 4)
+        kind = DT_LAYER_NORM_C;
+    if (chance(s, 70)) {
+        if (kind == DT_LAYER_NORM_CHW && chance(s, 50)) { /* per element: 1,C,H,W */
+            d[0] = 1, d[1] = c, d[2] = xv->dims[2], d[3] = xv->dims[3];
+            gamma = add_tensor(s, DT_CONST, 4, d, 1.0f, 0);
+            beta = chance(s, 70) ? add_tensor(s, DT_CONST, 4, d, 1.0f, 0) : -1;
+        } else {
+            gamma = add_tensor(s, DT_CONST, 1, &c, 1.0f, 0);
+            beta = kind != DT_RMS_NORM && chance(s, 70) ? add_tensor(s, DT_CONST, 1, &c, 1.0f, 0)
+                                                        : -1;
+        }
+    }
+    i = add_op1(s, DT_NORM, x);
+    if (i < 0)
+        return -1;
+    s->g->node[i].norm = kind;
+    s->g->node[i].in[1] = gamma, s->g->node[i].in[2] = beta, s->g->node[i].n_in = 3;
+    s->g->node[i].eps = eps[rnd_int(s, 0, COUNT(eps) - 1)];
+    s->g->node[i].groups = kind == DT_GROUP_NORM ? some_divisor(s, c) : 1;
+    return i;
+}
+
+/* x with 1 to 3 more operands along C: new inputs or constants of other channel counts,
+ * x again, or an activation of x (x has two consumers) */
+static int gen_concat(gen *s, int x)
+{
+    const dt_node *xv = &s->g->node[x];
+    int n = rnd_int(s, 2, 4), k, i, ops[4];
+    int64_t c = xv->dims[1], per = dt_elems(xv) / xv->dims[1];
+    ops[0] = x;
+    for (k = 1; k < n; k++) {
+        int r = rnd_int(s, 0, 9);
+        int64_t d[4];
+        memcpy(d, xv->dims, sizeof d);
+        if (r < 2) {
+            ops[k] = x;
+        } else if (r < 4) {
+            ops[k] = gen_act(s, x);
+        } else {
+            d[1] = pick(s, channel_choices, COUNT(channel_choices));
+            ops[k] = add_tensor(s, r < 7 ? DT_INPUT : DT_CONST, xv->ndim, d, input_scale(s), 0);
+        }
+        if (ops[k] < 0)
+            return -1;
+        c += s->g->node[ops[k]].dims[1];
+    }
+    if (c * per > DT_MAX_ELEMS)
+        return x;        /* too large: skip the op */
+    if (chance(s, 50)) { /* x not first */
+        int t = ops[0], j = rnd_int(s, 0, n - 1);
+        ops[0] = ops[j], ops[j] = t;
+    }
+    i = add_node(s, DT_CONCAT, x);
+    if (i < 0)
+        return -1;
+    for (k = 0; k < n; k++)
+        s->g->node[i].in[k] = ops[k];
+    s->g->node[i].n_in = n;
+    s->g->node[i].dims[1] = c;
+    return i;
+}
+
+static int gen_resize(gen *s, int x)
+{
+    static const double scales[] = {0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0};
+    const dt_node *xv = &s->g->node[x];
+    nnop_resize_params p;
+    int64_t o[2];
+    int i, k;
+    memset(&p, 0, sizeof p);
+    p.mode = chance(s, 50) ? NNOP_RESIZE_NEAREST : NNOP_RESIZE_BILINEAR;
+    p.align_corners = p.mode == NNOP_RESIZE_BILINEAR && chance(s, 50);
+    if (chance(s, 50) || p.align_corners) {
+        for (k = 0; k < 2; k++)
+            o[k] = p.size[k] = rnd_int(s, 1, 2 * (int)xv->dims[2 + k] + 1);
+    } else {
+        for (k = 0; k < 2; k++) {
+            p.scale[k] = scales[rnd_int(s, 0, COUNT(scales) - 1)];
+            o[k] = (int64_t)floor((double)xv->dims[2 + k] * p.scale[k]);
+            if (o[k] < 1) {
+                p.scale[k] = 1.0;
+                o[k] = xv->dims[2 + k];
+            }
+        }
+    }
+    if (xv->dims[0] * xv->dims[1] * o[0] * o[1] > DT_MAX_ELEMS)
+        return x;
+    i = add_op1(s, DT_RESIZE, x);
+    if (i < 0)
+        return -1;
+    s->g->node[i].resize = p;
+    s->g->node[i].dims[2] = o[0], s->g->node[i].dims[3] = o[1];
+    return i;
+}
+
+/* Transposed conv: stride 1-3, dilation 1-2, output padding below max(stride, dilation),
+ * padding up to what keeps the output at least 1 */
+static int gen_deconv(gen *s, int x)
+{
+    static const int taps[] = {1, 2, 3, 3, 4, 5};
+    const dt_node *xv = &s->g->node[x];
+    nnop_conv_transpose_params p;
+    int64_t c = xv->dims[1], r[2], o[2], wd[4], kpg;
+    int k, w, i;
+    p.groups = chance(s, 30) ? some_divisor(s, c) : 1;
+    kpg = rnd_int(s, 1, 3) * (chance(s, 50) ? 1 : 5);
+    for (k = 0; k < 2; k++) {
+        int64_t full;
+        r[k] = pick(s, taps, COUNT(taps));
+        p.stride[k] = rnd_int(s, 1, 3);
+        p.dilation[k] = rnd_int(s, 1, 2);
+        p.output_pad[k] =
+                rnd_int(s, 0, (int)(p.stride[k] > p.dilation[k] ? p.stride[k] : p.dilation[k]) - 1);
+        full = (xv->dims[2 + k] - 1) * p.stride[k] + p.dilation[k] * (r[k] - 1) + p.output_pad[k];
+        p.pad[k] = rnd_int(s, 0, (int)(full / 2 < 4 ? full / 2 : 4));
+        o[k] = full - 2 * p.pad[k] + 1;
+    }
+    while (kpg > 1 && xv->dims[0] * p.groups * kpg * o[0] * o[1] > DT_MAX_ELEMS)
+        kpg--;
+    if (xv->dims[0] * p.groups * kpg * o[0] * o[1] > DT_MAX_ELEMS)
+        return x;
+    wd[0] = c, wd[1] = kpg, wd[2] = r[0], wd[3] = r[1];
+    w = add_tensor(s, DT_CONST, 4, wd, 1.0f / (float)sqrt((double)(c / p.groups * r[0] * r[1])), 0);
+    i = add_op2(s, DT_DECONV, x, w);
+    if (i < 0)
+        return -1;
+    s->g->node[i].deconv = p;
+    set_dims(&s->g->node[i], 4, xv->dims[0], p.groups * kpg, o[0], o[1]);
+    return i;
+}
+
+/* One of the issue-15 ops after x */
+static int gen_new_op(gen *s, int x)
+{
+    int r = rnd_int(s, 0, 99);
+    if (s->g->node[x].ndim == 2)
+        return r < 50 ? gen_arith(s, x) : r < 80 ? gen_norm(s, x) : gen_concat(s, x);
+    return r < 25   ? gen_arith(s, x)
+           : r < 45 ? gen_norm(s, x)
+           : r < 65 ? gen_concat(s, x)
+           : r < 82 ? gen_resize(s, x)
+                    : gen_deconv(s, x);
+}
+
 /* One op after x: the next value of the main chain */
 static int gen_step(gen *s, int x)
 {
     int r = rnd_int(s, 0, 99);
+    if ((s->flags & DT_GEN_NEW_OPS) && chance(s, 35))
+        return gen_new_op(s, x);
     if (s->g->node[x].ndim == 2) {
         return r < 30   ? gen_linear(s, x)
                : r < 40 ? gen_bias(s, x)
@@ -461,12 +653,19 @@ static void settle_graph_layout(dt_graph *g)
 
 int dt_generate(uint64_t seed, dt_graph *g)
 {
+    return dt_generate_ex(seed, 0, g);
+}
+
+int dt_generate_ex(uint64_t seed, unsigned flags, dt_graph *g)
+{
     gen s;
     int x, steps, i;
     memset(g, 0, sizeof *g);
     s.g = g;
     s.rng = seed;
+    s.flags = flags;
     g->seed = seed;
+    g->flags = flags;
     g->dtype = (nnop_dtype)rnd_int(&s, 0, 2);
     g->layout = (nnop_layout)rnd_int(&s, 0, 1);
     x = first_input(&s);
@@ -492,8 +691,10 @@ void dt_graph_free(dt_graph *g)
 const char *dt_kind_name(dt_kind k)
 {
     static const char *const names[DT_NUM_KINDS] = {
-            "input", "constant",        "conv",    "bias",   "act",    "clamp", "batchnorm", "add",
-            "pool",  "global_avg_pool", "flatten", "linear", "softmax"};
+            "input",   "constant",  "conv",          "bias",  "act",
+            "clamp",   "batchnorm", "add",           "pool",  "global_avg_pool",
+            "flatten", "linear",    "softmax",       "arith", "norm",
+            "concat",  "resize",    "conv_transpose"};
     return (int)k >= 0 && k < DT_NUM_KINDS ? names[k] : "?";
 }
 

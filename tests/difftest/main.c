@@ -1,13 +1,16 @@
 /* difftest: the random differential tester of nnop, from the outside (nnop.h only).
  *
  *   difftest [--seed S] [--count N] [--backend cpu|cuda] [--time-limit SEC] [--repro-dir DIR]
- *            [--oracle-every K] [--case SEED] [--verbose]
+ *            [--oracle-every K] [--case SEED] [--new-ops] [--verbose]
  *
  * Each case is a seeded random graph, run with the CPU backend (fused) as the reference and
  * then fused and unfused on the backend under test (CPU: unfused only), with poisoned outputs;
  * every K-th case the reference is checked against a float64 oracle as well. A failure prints
  * the graph and, with --repro-dir, writes a self-contained reproducer. Exit: 0 no failure,
- * 1 failures, 77 --backend cuda without a GPU (a failure when NNOP_REQUIRE_GPU=1). */
+ * 1 failures, 77 --backend cuda without a GPU (a failure when NNOP_REQUIRE_GPU=1).
+ * --new-ops: the graphs also use the issue-15 ops (mul/sub/div, the norms, concat, resize,
+ * transposed conv, hard-swish, hard-sigmoid, mish); without it a seed gives the same graphs
+ * as before they existed. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -24,7 +27,8 @@ typedef struct options {
     const char *repro_dir;
     int oracle_every;
     int verbose;
-    int single; /* --case: run that case seed alone */
+    unsigned gen_flags; /* DT_GEN_*: --new-ops */
+    int single;         /* --case: run that case seed alone */
     uint64_t case_seed;
 } options;
 
@@ -56,7 +60,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed S] [--count N] [--backend cpu|cuda] "
                     "[--time-limit SEC] [--repro-dir DIR] [--oracle-every K] [--case SEED] "
-                    "[--verbose]\n");
+                    "[--new-ops] [--verbose]\n");
 }
 
 /* one option with its value; 0 = understood */
@@ -95,6 +99,10 @@ static int parse(options *o, int argc, char **argv)
             o->verbose = 1;
             continue;
         }
+        if (strcmp(argv[i], "--new-ops") == 0) {
+            o->gen_flags |= DT_GEN_NEW_OPS;
+            continue;
+        }
         seed_given |= strcmp(argv[i], "--seed") == 0;
         if (parse_one(o, argv[i], i + 1 < argc ? argv[i + 1] : NULL) != 0)
             return -1;
@@ -127,7 +135,7 @@ static void on_crash(int sig)
     if (g_current_valid)
         fprintf(stderr,
                 "\ndifftest: signal %d in case 0x%016" PRIx64 "; rerun it alone with "
-                "--case 0x%016" PRIx64 " --repro-dir DIR (the reproducer is written "
+                "--case 0x%016" PRIx64 " [--new-ops] --repro-dir DIR (the reproducer is written "
                 "before it runs)\n",
                 sig, (uint64_t)g_current_case, (uint64_t)g_current_case);
     signal(sig, SIG_DFL);
@@ -270,7 +278,7 @@ static void run_case(tester *t, uint64_t case_seed, long index)
     int rc = -1, i;
     g_current_case = case_seed;
     g_current_valid = 1;
-    if (dt_generate(case_seed, &g) == 0) {
+    if (dt_generate_ex(case_seed, t->o.gen_flags, &g) == 0) {
         rc = run_graph(t, &g, index);
         if (rc == 0)
             for (i = 0; i < g.n_nodes; i++)
@@ -294,7 +302,7 @@ static void prewrite_repro(tester *t)
 {
     dt_graph g;
     char path[1024];
-    if (!t->o.single || !t->o.repro_dir || dt_generate(t->o.case_seed, &g) != 0)
+    if (!t->o.single || !t->o.repro_dir || dt_generate_ex(t->o.case_seed, t->o.gen_flags, &g) != 0)
         return;
     if (dt_write_repro(t->o.repro_dir, &g, t->o.backend, 1, NULL, "written before running it", path,
                        sizeof path) == 0)

@@ -100,6 +100,12 @@ static double act(const dt_node *v, double x)
         return x / (1.0 + exp(-x));
     case NNOP_ACT_ELU:
         return x > 0 ? x : a * expm1(x);
+    case NNOP_ACT_HARDSWISH:
+        return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case NNOP_ACT_HARDSIGMOID:
+        return fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case NNOP_ACT_MISH:
+        return x * tanh(log1p(exp(x)));
     default:
         return x;
     }
@@ -208,6 +214,176 @@ static void o_softmax(const dt_graph *g, const dt_node *v, double *const *val, d
         }
 }
 
+/* ---------------------------------------------------------------- the issue-15 ops */
+
+/* a op b, b of a's shape or broadcast where its dims are 1 (N,C,1,1 and 1,C,1,1) */
+static void o_arith(const dt_graph *g, const dt_node *v, double *const *val, double *y)
+{
+    shape4 s = shape_of(v), bs = shape_of(&g->node[v->in[1]]);
+    const double *a = val[v->in[0]], *b = val[v->in[1]];
+    int64_t n, c, h, w;
+    for (n = 0; n < s.n; n++)
+        for (c = 0; c < s.c; c++)
+            for (h = 0; h < s.h; h++)
+                for (w = 0; w < s.w; w++) {
+                    double x = a[at(&s, n, c, h, w)];
+                    double z =
+                            b[at(&bs, bs.n == 1 ? 0 : n, c, bs.h == 1 ? 0 : h, bs.w == 1 ? 0 : w)];
+                    y[at(&s, n, c, h, w)] = v->arith == DT_MUL   ? x * z
+                                            : v->arith == DT_SUB ? x - z
+                                                                 : x / z;
+                }
+}
+
+/* gamma/beta at (c, h, w): 1-D per channel, or 4-D 1,C,H,W per element; absent: dflt */
+static double affine(const dt_graph *g, const dt_node *v, double *const *val, int k, int64_t c,
+                     int64_t h, int64_t w, double dflt)
+{
+    const dt_node *p;
+    shape4 ps;
+    if (v->in[k] < 0)
+        return dflt;
+    p = &g->node[v->in[k]];
+    if (p->ndim == 1)
+        return val[v->in[k]][c];
+    ps = shape_of(p);
+    return val[v->in[k]][at(&ps, 0, c, h, w)];
+}
+
+/* One normalization group of sample n: channels [c0, c1) and the spatial positions [p0, p1)
+ * (one position for the per-pixel norms): mean and biased variance, or mean square (RMS). */
+static void o_norm_group(const dt_graph *g, const dt_node *v, double *const *val, double *y,
+                         int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1)
+{
+    shape4 s = shape_of(v);
+    const double *x = val[v->in[0]];
+    double sum = 0.0, sq = 0.0, mean, inv;
+    int64_t c, q, count = (c1 - c0) * (p1 - p0);
+    for (c = c0; c < c1; c++)
+        for (q = p0; q < p1; q++)
+            sum += x[at(&s, n, c, 0, 0) + q];
+    mean = v->norm == DT_RMS_NORM ? 0.0 : sum / (double)count;
+    for (c = c0; c < c1; c++)
+        for (q = p0; q < p1; q++) {
+            double d = x[at(&s, n, c, 0, 0) + q] - mean;
+            sq += d * d;
+        }
+    inv = 1.0 / sqrt(sq / (double)count + (double)v->eps);
+    for (c = c0; c < c1; c++)
+        for (q = p0; q < p1; q++) {
+            int64_t h = q / s.w, w = q % s.w, j = at(&s, n, c, 0, 0) + q;
+            y[j] = (x[j] - mean) * inv * affine(g, v, val, 1, c, h, w, 1.0) +
+                   affine(g, v, val, 2, c, h, w, 0.0);
+        }
+}
+
+static void o_norm(const dt_graph *g, const dt_node *v, double *const *val, double *y)
+{
+    shape4 s = shape_of(v);
+    int64_t n, q, k, hw = s.h * s.w;
+    for (n = 0; n < s.n; n++) {
+        if (v->norm == DT_LAYER_NORM_C || v->norm == DT_RMS_NORM)
+            for (q = 0; q < hw; q++)
+                o_norm_group(g, v, val, y, n, 0, s.c, q, q + 1);
+        else if (v->norm == DT_LAYER_NORM_CHW)
+            o_norm_group(g, v, val, y, n, 0, s.c, 0, hw);
+        else
+            for (k = 0; k < v->groups; k++)
+                o_norm_group(g, v, val, y, n, k * (s.c / v->groups), (k + 1) * (s.c / v->groups), 0,
+                             hw);
+    }
+}
+
+static void o_concat(const dt_graph *g, const dt_node *v, double *const *val, double *y)
+{
+    shape4 s = shape_of(v);
+    int64_t n, c, q, base = 0, hw = s.h * s.w;
+    int k;
+    for (k = 0; k < v->n_in; k++) {
+        shape4 xs = shape_of(&g->node[v->in[k]]);
+        for (n = 0; n < s.n; n++)
+            for (c = 0; c < xs.c; c++)
+                for (q = 0; q < hw; q++)
+                    y[at(&s, n, base + c, 0, 0) + q] = val[v->in[k]][at(&xs, n, c, 0, 0) + q];
+        base += xs.c;
+    }
+}
+
+/* nnop.h: the coordinate scale in float: 1/scale when given by scale, (in-1)/(out-1) with
+ * align_corners, else in/out */
+static float resize_scale(const nnop_resize_params *p, int i, int64_t in, int64_t out)
+{
+    if (p->mode == NNOP_RESIZE_BILINEAR && p->align_corners)
+        return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+    if (p->size[0] == 0 && p->size[1] == 0)
+        return (float)(1.0 / p->scale[i]);
+    return (float)in / (float)out;
+}
+
+/* source indices and the weight of the second along one dim */
+static void resize_src(const nnop_resize_params *p, int i, int64_t in, int64_t out, int64_t dst,
+                       int64_t *i0, int64_t *i1, double *l1)
+{
+    float sc = resize_scale(p, i, in, out), real;
+    if (p->mode == NNOP_RESIZE_NEAREST) {
+        int64_t src = out == in ? dst : out == 2 * in ? dst / 2 : (int64_t)floorf((float)dst * sc);
+        *i0 = *i1 = src < in - 1 ? src : in - 1;
+        *l1 = 0.0;
+        return;
+    }
+    real = p->align_corners ? sc * (float)dst : sc * ((float)dst + 0.5f) - 0.5f;
+    if (real < 0.0f)
+        real = 0.0f;
+    *i0 = (int64_t)real;
+    if (*i0 > in - 1)
+        *i0 = in - 1;
+    *i1 = *i0 + 1 < in ? *i0 + 1 : in - 1;
+    *l1 = (double)(real - (float)*i0);
+}
+
+static void o_resize(const dt_graph *g, const dt_node *v, double *const *val, double *y)
+{
+    shape4 s = shape_of(v), xs = shape_of(&g->node[v->in[0]]);
+    const double *x = val[v->in[0]];
+    int64_t n, c, h, w;
+    for (n = 0; n < s.n; n++)
+        for (c = 0; c < s.c; c++)
+            for (h = 0; h < s.h; h++)
+                for (w = 0; w < s.w; w++) {
+                    int64_t h0, h1, w0, w1;
+                    double lh, lw, top, bottom;
+                    resize_src(&v->resize, 0, xs.h, s.h, h, &h0, &h1, &lh);
+                    resize_src(&v->resize, 1, xs.w, s.w, w, &w0, &w1, &lw);
+                    top = (1.0 - lw) * x[at(&xs, n, c, h0, w0)] + lw * x[at(&xs, n, c, h0, w1)];
+                    bottom = (1.0 - lw) * x[at(&xs, n, c, h1, w0)] + lw * x[at(&xs, n, c, h1, w1)];
+                    y[at(&s, n, c, h, w)] = (1.0 - lh) * top + lh * bottom;
+                }
+}
+
+/* nnop.h's scatter: y[n, k, ih*stride - pad + r*dilation, ...] += x[n, c, ih, ...] *
+ * w[c, k % (K/groups), r, ...] for c in k's group */
+static void o_deconv(const dt_graph *g, const dt_node *v, double *const *val, double *y)
+{
+    shape4 s = shape_of(v), xs = shape_of(&g->node[v->in[0]]), ws = shape_of(&g->node[v->in[1]]);
+    const nnop_conv_transpose_params *p = &v->deconv;
+    const double *x = val[v->in[0]], *w = val[v->in[1]];
+    int64_t cpg = xs.c / p->groups, kpg = s.c / p->groups, n, c, k, ih, iw, r, t;
+    memset(y, 0, (size_t)dt_elems(v) * sizeof(double));
+    for (n = 0; n < xs.n; n++)
+        for (c = 0; c < xs.c; c++)
+            for (k = (c / cpg) * kpg; k < (c / cpg + 1) * kpg; k++)
+                for (ih = 0; ih < xs.h; ih++)
+                    for (iw = 0; iw < xs.w; iw++)
+                        for (r = 0; r < ws.h; r++)
+                            for (t = 0; t < ws.w; t++) {
+                                int64_t oh = ih * p->stride[0] - p->pad[0] + r * p->dilation[0];
+                                int64_t ow = iw * p->stride[1] - p->pad[1] + t * p->dilation[1];
+                                if (oh >= 0 && oh < s.h && ow >= 0 && ow < s.w)
+                                    y[at(&s, n, k, oh, ow)] +=
+                                            x[at(&xs, n, c, ih, iw)] * w[at(&ws, c, k % kpg, r, t)];
+                            }
+}
+
 static void o_data(const dt_graph *g, const dt_node *v, double *const *val, double *y)
 {
     int64_t i, n = dt_elems(v);
@@ -218,7 +394,8 @@ static void o_data(const dt_graph *g, const dt_node *v, double *const *val, doub
 
 static const op_fn ops[DT_NUM_KINDS] = {o_data,      o_data,    o_conv,      o_channel, o_pointwise,
                                         o_pointwise, o_channel, o_pointwise, o_pool,    o_gap,
-                                        o_flatten,   o_linear,  o_softmax};
+                                        o_flatten,   o_linear,  o_softmax,   o_arith,   o_norm,
+                                        o_concat,    o_resize,  o_deconv};
 
 /* Values as the library stores them: rounded to the graph's dtype (every node's result,
  * as the header says, like PyTorch eager). */

@@ -20,10 +20,23 @@
 static const char *act_name(nnop_act_kind k)
 {
     static const char *const names[] = {
-            "NNOP_ACT_IDENTITY",   "NNOP_ACT_RELU", "NNOP_ACT_RELU6",     "NNOP_ACT_CLAMP",
-            "NNOP_ACT_LEAKY_RELU", "NNOP_ACT_GELU", "NNOP_ACT_GELU_TANH", "NNOP_ACT_SIGMOID",
-            "NNOP_ACT_TANH",       "NNOP_ACT_SILU", "NNOP_ACT_ELU"};
-    return (int)k >= 0 && (int)k <= (int)NNOP_ACT_ELU ? names[k] : "NNOP_ACT_IDENTITY";
+            "NNOP_ACT_IDENTITY",    "NNOP_ACT_RELU", "NNOP_ACT_RELU6",     "NNOP_ACT_CLAMP",
+            "NNOP_ACT_LEAKY_RELU",  "NNOP_ACT_GELU", "NNOP_ACT_GELU_TANH", "NNOP_ACT_SIGMOID",
+            "NNOP_ACT_TANH",        "NNOP_ACT_SILU", "NNOP_ACT_ELU",       "NNOP_ACT_HARDSWISH",
+            "NNOP_ACT_HARDSIGMOID", "NNOP_ACT_MISH"};
+    return (int)k >= 0 && (int)k <= (int)NNOP_ACT_MISH ? names[k] : "NNOP_ACT_IDENTITY";
+}
+
+static const char *arith_name(dt_arith a)
+{
+    return a == DT_MUL ? "mul" : a == DT_SUB ? "sub" : "div";
+}
+
+static const char *norm_call(dt_norm k)
+{
+    static const char *const calls[] = {"nnop_layer_norm", "nnop_layer_norm", "nnop_group_norm",
+                                        "nnop_rms_norm"};
+    return calls[k];
 }
 
 static void print_dims(FILE *f, const dt_node *v)
@@ -56,6 +69,26 @@ static void print_attrs(FILE *f, const dt_node *v)
         fprintf(f, " eps %g", (double)v->eps);
     else if (v->kind == DT_INPUT || v->kind == DT_CONST)
         fprintf(f, " scale %g%s", (double)v->scale, v->positive ? " positive" : "");
+    else if (v->kind == DT_ARITH)
+        fprintf(f, " %s", arith_name(v->arith));
+    else if (v->kind == DT_NORM)
+        fprintf(f, " %s%s groups %lld eps %g", norm_call(v->norm),
+                v->norm == DT_LAYER_NORM_CHW ? " (C,H,W)" : "", (long long)v->groups,
+                (double)v->eps);
+    else if (v->kind == DT_RESIZE)
+        fprintf(f, " %s align_corners %d size %lld,%lld scale %g,%g",
+                v->resize.mode == NNOP_RESIZE_NEAREST ? "nearest" : "bilinear",
+                v->resize.align_corners, (long long)v->resize.size[0], (long long)v->resize.size[1],
+                v->resize.scale[0], v->resize.scale[1]);
+    else if (v->kind == DT_DECONV)
+        fprintf(f,
+                " pad %lld,%lld stride %lld,%lld dilation %lld,%lld output_pad %lld,%lld "
+                "groups %lld",
+                (long long)v->deconv.pad[0], (long long)v->deconv.pad[1],
+                (long long)v->deconv.stride[0], (long long)v->deconv.stride[1],
+                (long long)v->deconv.dilation[0], (long long)v->deconv.dilation[1],
+                (long long)v->deconv.output_pad[0], (long long)v->deconv.output_pad[1],
+                (long long)v->deconv.groups);
 }
 
 void dt_print_graph(FILE *f, const dt_graph *g, const char *prefix)
@@ -132,6 +165,30 @@ static int uses(const dt_graph *g, dt_kind kind)
     return 0;
 }
 
+/* v[k] or nnop_none() as text */
+static const char *operand_text(int k, char *buf, size_t len)
+{
+    if (k < 0)
+        return "nnop_none()";
+    snprintf(buf, len, "v[%d]", k);
+    return buf;
+}
+
+static void emit_norm(FILE *f, const dt_node *v)
+{
+    char g[32], b[32];
+    const char *gamma = operand_text(v->in[1], g, sizeof g),
+               *beta = operand_text(v->in[2], b, sizeof b);
+    if (v->norm == DT_RMS_NORM)
+        fprintf(f, "nnop_rms_norm(g, v[%d], %s, (float)%.9g);\n", v->in[0], gamma, (double)v->eps);
+    else if (v->norm == DT_GROUP_NORM)
+        fprintf(f, "nnop_group_norm(g, v[%d], %lld, %s, %s, (float)%.9g);\n", v->in[0],
+                (long long)v->groups, gamma, beta, (double)v->eps);
+    else
+        fprintf(f, "nnop_layer_norm(g, v[%d], %s, %s, %s, (float)%.9g);\n", v->in[0], gamma, beta,
+                v->norm == DT_LAYER_NORM_C ? "NNOP_NORM_C" : "NNOP_NORM_CHW", (double)v->eps);
+}
+
 static void emit_op(FILE *f, const dt_node *v, int i)
 {
     const nnop_conv_params *c = &v->conv;
@@ -146,8 +203,43 @@ static void emit_op(FILE *f, const dt_node *v, int i)
                 (long long)p->window[0], (long long)p->window[1], (long long)p->stride[0],
                 (long long)p->stride[1], (long long)p->pad[0], (long long)p->pad[1],
                 p->count_include_pad);
+    if (v->kind == DT_RESIZE)
+        fprintf(f, "    rp = (nnop_resize_params){%s, %d, {%lld, %lld}, {%.17g, %.17g}};\n",
+                v->resize.mode == NNOP_RESIZE_NEAREST ? "NNOP_RESIZE_NEAREST"
+                                                      : "NNOP_RESIZE_BILINEAR",
+                v->resize.align_corners, (long long)v->resize.size[0], (long long)v->resize.size[1],
+                v->resize.scale[0], v->resize.scale[1]);
+    if (v->kind == DT_DECONV)
+        fprintf(f,
+                "    tp = (nnop_conv_transpose_params){{%lld, %lld}, {%lld, %lld}, {%lld, %lld}, "
+                "%lld, {%lld, %lld}};\n",
+                (long long)v->deconv.pad[0], (long long)v->deconv.pad[1],
+                (long long)v->deconv.stride[0], (long long)v->deconv.stride[1],
+                (long long)v->deconv.dilation[0], (long long)v->deconv.dilation[1],
+                (long long)v->deconv.groups, (long long)v->deconv.output_pad[0],
+                (long long)v->deconv.output_pad[1]);
+    if (v->kind == DT_CONCAT) {
+        int k;
+        for (k = 0; k < v->n_in; k++)
+            fprintf(f, "    xs[%d] = v[%d];\n", k, v->in[k]);
+    }
     fprintf(f, "    v[%d] = ", i);
     switch (v->kind) {
+    case DT_ARITH:
+        fprintf(f, "nnop_%s(g, v[%d], v[%d]);\n", arith_name(v->arith), v->in[0], v->in[1]);
+        break;
+    case DT_NORM:
+        emit_norm(f, v);
+        break;
+    case DT_CONCAT:
+        fprintf(f, "nnop_concat(g, xs, %d);\n", v->n_in);
+        break;
+    case DT_RESIZE:
+        fprintf(f, "nnop_resize(g, v[%d], &rp);\n", v->in[0]);
+        break;
+    case DT_DECONV:
+        fprintf(f, "nnop_conv_transpose(g, v[%d], v[%d], &tp);\n", v->in[0], v->in[1]);
+        break;
     case DT_CONV:
         fprintf(f, "nnop_conv(g, v[%d], v[%d], &cp);\n", v->in[0], v->in[1]);
         break;
@@ -199,6 +291,12 @@ static void emit_build(FILE *f, const dt_graph *g)
         fprintf(f, "    nnop_conv_params cp;\n");
     if (uses(g, DT_POOL))
         fprintf(f, "    nnop_pool_params pp;\n");
+    if (uses(g, DT_RESIZE))
+        fprintf(f, "    nnop_resize_params rp;\n");
+    if (uses(g, DT_DECONV))
+        fprintf(f, "    nnop_conv_transpose_params tp;\n");
+    if (uses(g, DT_CONCAT))
+        fprintf(f, "    nnop_value xs[5];\n");
     for (i = 0; i < g->n_nodes; i++) {
         if (g->node[i].kind == DT_INPUT)
             fprintf(f, "    v[%d] = dts_input(g, c, &in[%d]);\n", i, n_in++);

@@ -3,7 +3,8 @@
  * input, asymmetric stride, padding and dilation, groups, several outputs) driven by the fuzzer:
  * the input's first 8 bytes are the case seed. Each graph runs on the CPU backend fused and
  * unfused (same bits expected) and against the float64 oracle; the descriptors the builders
- * inferred are checked against the header's rules. Any disagreement aborts. */
+ * inferred are checked against the header's rules. Any disagreement aborts. A 9th byte with
+ * its low bit set adds the issue-15 ops (difftest --new-ops). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +47,9 @@ static void check(const dt_graph *g, uint64_t seed, nnop_context *ctx)
         !dt_agree_f(g, unfused.out, fused.out, msg, sizeof msg) || dt_oracle(g, want) != 0 ||
         !dt_agree(g, fused.out, want, msg, sizeof msg)) {
         fprintf(stderr,
-                "fuzz_difftest: %s %s\n(the graph: difftest --case 0x%016llx --repro-dir DIR)\n",
-                fused.message, msg, (unsigned long long)seed);
+                "fuzz_difftest: %s %s\n(the graph: difftest --case 0x%016llx%s --repro-dir DIR)\n",
+                fused.message, msg, (unsigned long long)seed,
+                g->flags & DT_GEN_NEW_OPS ? " --new-ops" : "");
         abort();
     }
     for (i = 0; i < DT_MAX_OUT; i++)
@@ -59,9 +61,10 @@ static void check(const dt_graph *g, uint64_t seed, nnop_context *ctx)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint64_t seed = 0;
+    unsigned flags = size > sizeof seed && (data[sizeof seed] & 1) ? DT_GEN_NEW_OPS : 0;
     dt_graph g;
     memcpy(&seed, data, size < sizeof seed ? size : sizeof seed);
-    if (dt_generate(seed, &g) == 0)
+    if (dt_generate_ex(seed, flags, &g) == 0)
         check(&g, seed, cpu_context());
     dt_graph_free(&g);
     return 0;
