@@ -1,9 +1,11 @@
 /* fuzz_graph.c: a structured program of graph-builder calls read from the input (an input
- * tensor, then up to 12 ops with their parameters, huge ones included), compiled on the CPU
+ * tensor, then up to 12 ops with their parameters, huge ones included; an op byte of 240 or
+ * more picks one of the issue-15 builders, with hostile parameters too), compiled on the CPU
  * backend when every tensor is small (the CPU plan allocates them all). Oracles: every descriptor
  * the builders inferred is valid and within the documented bounds; a graph with a builder error
  * does not compile; a compiled plan runs on inputs and outputs of exactly nnop_tensor_bytes (ASan
  * sees any overrun); fused and unfused plans give the same bits. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,104 @@ static nnop_tensor_desc desc_of(nnop_graph *g, nnop_value v)
     return d;
 }
 
+/* Parameters from a byte: ordinary values mostly, the hostile ones now and then. */
+static float pick_eps(reader *r)
+{
+    static const float v[] = {1e-5f, 1e-3f, 0.0f, 0.1f, -1.0f, 1e30f};
+    unsigned b = rd(r);
+    return b == 255 ? (float)NAN : b == 254 ? (float)INFINITY : v[b % 6];
+}
+
+static double pick_scale(reader *r)
+{
+    static const double v[] = {2.0, 0.5, 1.0, 1.5, 3.0, 0.25, 0.0, -2.0, 1e9, 1e-9};
+    unsigned b = rd(r);
+    return b == 255 ? (double)NAN : v[b % 10];
+}
+
+/* gamma/beta for a norm of x: none, 1-D of C, 4-D 1,C,H,W, or one of another size */
+static nnop_value norm_param(nnop_graph *g, reader *r, consts *c, const nnop_tensor_desc *x,
+                             nnop_layout l)
+{
+    unsigned b = rd(r) % 4;
+    int64_t ch = x->ndim >= 2 ? x->dims[1] : 1;
+    if (b == 0)
+        return nnop_none();
+    if (b == 1)
+        return constant(g, c, nnop_tensor_1d(NNOP_F32, ch));
+    if (b == 2 && x->ndim == 4)
+        return constant(g, c, nnop_tensor_4d(NNOP_F32, l, 1, ch, x->dims[2], x->dims[3]));
+    return constant(g, c, nnop_tensor_1d(NNOP_F32, ch + 1));
+}
+
+/* One of the issue-15 builders on v (op 12 to 17); vals: earlier values for joins */
+static nnop_value new_op(nnop_graph *g, reader *r, consts *c, unsigned op, nnop_value v,
+                         const nnop_value *vals, int nv, nnop_layout l)
+{
+    nnop_tensor_desc d = desc_of(g, v);
+    int64_t ch = d.ndim >= 2 ? d.dims[1] : 1;
+    if (op == 12) { /* mul, sub, div: same shape, N,C,1,1, 1,C,1,1, or an earlier value */
+        unsigned form = rd(r) % 4, kind = rd(r) % 3;
+        nnop_value b = vals[rd(r) % (unsigned)nv];
+        if (form == 0)
+            b = constant(g, c, d);
+        else if (form == 1 && d.ndim == 4)
+            b = constant(g, c, nnop_tensor_4d(NNOP_F32, l, d.dims[0], ch, 1, 1));
+        else if (form == 2)
+            b = constant(g, c, nnop_tensor_4d(NNOP_F32, l, 1, ch, 1, 1));
+        return kind == 0 ? nnop_mul(g, v, b) : kind == 1 ? nnop_sub(g, v, b) : nnop_div(g, v, b);
+    }
+    if (op == 13) { /* layer norm (C or C,H,W), group norm, RMS norm */
+        unsigned kind = rd(r) % 4;
+        nnop_value gamma = norm_param(g, r, c, &d, l), beta = norm_param(g, r, c, &d, l);
+        float eps = pick_eps(r);
+        if (kind == 0 || kind == 1)
+            return nnop_layer_norm(g, v, gamma, beta, kind ? NNOP_NORM_CHW : NNOP_NORM_C, eps);
+        if (kind == 2)
+            return nnop_group_norm(g, v, dim(r, 0, 8), gamma, beta, eps);
+        return nnop_rms_norm(g, v, gamma, eps);
+    }
+    if (op == 14) { /* concat of 0 to 4 earlier values (0 and 1 are errors) */
+        nnop_value xs[4];
+        int n = (int)(rd(r) % 5), k;
+        for (k = 0; k < n; k++)
+            xs[k] = (rd(r) & 1) ? v : vals[rd(r) % (unsigned)nv];
+        return nnop_concat(g, xs, n);
+    }
+    if (op == 15) { /* resize by size (huge ones too) or by scale (hostile ones too) */
+        nnop_resize_params p;
+        memset(&p, 0, sizeof p);
+        p.mode = (nnop_resize_mode)(rd(r) % 3); /* 2 is no mode */
+        p.align_corners = (int)(rd(r) % 3) - (rd(r) == 7);
+        if (rd(r) & 1) {
+            p.size[0] = dim(r, 0, 12);
+            p.size[1] = dim(r, 0, 12);
+        } else {
+            p.scale[0] = pick_scale(r);
+            p.scale[1] = pick_scale(r);
+        }
+        return nnop_resize(g, v, &p);
+    }
+    if (op == 16) { /* transposed conv, huge and invalid parameters included */
+        nnop_conv_transpose_params p;
+        int64_t kpg = dim(r, 1, 4), rs = dim(r, 1, 4);
+        p.pad[0] = p.pad[1] = dim(r, 0, 3);
+        p.stride[0] = p.stride[1] = dim(r, 0, 4);
+        p.dilation[0] = p.dilation[1] = dim(r, 1, 2);
+        p.output_pad[0] = p.output_pad[1] = dim(r, 0, 3);
+        p.groups = (rd(r) & 1) && ch > 0 ? ch : dim(r, 0, 3);
+        return nnop_conv_transpose(
+                g, v,
+                constant(g, c, nnop_tensor_4d(NNOP_F32, l, ch, kpg, rs, (rd(r) & 1) ? rs : rs + 1)),
+                &p);
+    }
+    {
+        static const nnop_act_kind acts[] = {NNOP_ACT_HARDSWISH, NNOP_ACT_HARDSIGMOID,
+                                             NNOP_ACT_MISH};
+        return nnop_act(g, v, acts[rd(r) % 3], 0.0f);
+    }
+}
+
 static void build(nnop_graph *g, reader *r, consts *c)
 {
     nnop_value vals[MAX_OPS + 1], v;
@@ -90,9 +190,11 @@ static void build(nnop_graph *g, reader *r, consts *c)
     vals[nv++] = v;
     n_ops = (int)(rd(r) % MAX_OPS) + 1;
     for (i = 0; i < n_ops && r->n; i++) {
-        unsigned op = rd(r) % 12;
+        unsigned ob = rd(r), op = ob >= 240 ? 12 + (ob - 240) % 6 : ob % 12;
         d = desc_of(g, v);
-        if (op == 0) { /* conv */
+        if (op >= 12) {
+            v = new_op(g, r, c, op, v, vals, nv, l);
+        } else if (op == 0) { /* conv */
             nnop_conv_params p;
             int64_t k = dim(r, 1, 6), rs = dim(r, 1, 3), cin = d.ndim == 4 ? d.dims[1] : 1;
             p.pad[0] = p.pad[1] = dim(r, 0, 3);
