@@ -6,6 +6,7 @@
 #define NNOP_LIBS_NO_MACROS 1
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -204,44 +205,37 @@ static const nnop__cublaslt_api lt_missing = {
         lt_no_layout_create, lt_no_layout_destroy};
 
 /* ------------------------------------------------------------ the symbols of each table */
-#define DNN_SYM(field, name)                                                                       \
-    {                                                                                              \
-#name, offsetof(nnop__cudnn_api, field)                                                    \
-    }
 static const lib_symbol dnn_symbols[] = {
-        DNN_SYM(get_version, cudnnGetVersion),
-        DNN_SYM(get_error_string, cudnnGetErrorString),
-        DNN_SYM(get_last_error_string, cudnnGetLastErrorString),
-        DNN_SYM(create, cudnnCreate),
-        DNN_SYM(destroy, cudnnDestroy),
-        DNN_SYM(set_stream, cudnnSetStream),
-        DNN_SYM(get_stream, cudnnGetStream),
-        DNN_SYM(create_descriptor, cudnnBackendCreateDescriptor),
-        DNN_SYM(destroy_descriptor, cudnnBackendDestroyDescriptor),
-        DNN_SYM(finalize, cudnnBackendFinalize),
-        DNN_SYM(set_attribute, cudnnBackendSetAttribute),
-        DNN_SYM(get_attribute, cudnnBackendGetAttribute),
-        DNN_SYM(execute, cudnnBackendExecute),
+        {"cudnnGetVersion", offsetof(nnop__cudnn_api, get_version)},
+        {"cudnnGetErrorString", offsetof(nnop__cudnn_api, get_error_string)},
+        {"cudnnGetLastErrorString", offsetof(nnop__cudnn_api, get_last_error_string)},
+        {"cudnnCreate", offsetof(nnop__cudnn_api, create)},
+        {"cudnnDestroy", offsetof(nnop__cudnn_api, destroy)},
+        {"cudnnSetStream", offsetof(nnop__cudnn_api, set_stream)},
+        {"cudnnGetStream", offsetof(nnop__cudnn_api, get_stream)},
+        {"cudnnBackendCreateDescriptor", offsetof(nnop__cudnn_api, create_descriptor)},
+        {"cudnnBackendDestroyDescriptor", offsetof(nnop__cudnn_api, destroy_descriptor)},
+        {"cudnnBackendFinalize", offsetof(nnop__cudnn_api, finalize)},
+        {"cudnnBackendSetAttribute", offsetof(nnop__cudnn_api, set_attribute)},
+        {"cudnnBackendGetAttribute", offsetof(nnop__cudnn_api, get_attribute)},
+        {"cudnnBackendExecute", offsetof(nnop__cudnn_api, execute)},
 };
-#define LT_SYM(field, name)                                                                        \
-    {                                                                                              \
-#name, offsetof(nnop__cublaslt_api, field)                                                 \
-    }
 static const lib_symbol lt_symbols[] = {
-        LT_SYM(create, cublasLtCreate),
-        LT_SYM(destroy, cublasLtDestroy),
-        LT_SYM(get_status_name, cublasLtGetStatusName),
-        LT_SYM(get_status_string, cublasLtGetStatusString),
-        LT_SYM(matmul, cublasLtMatmul),
-        LT_SYM(algo_get_heuristic, cublasLtMatmulAlgoGetHeuristic),
-        LT_SYM(desc_create, cublasLtMatmulDescCreate),
-        LT_SYM(desc_destroy, cublasLtMatmulDescDestroy),
-        LT_SYM(desc_set_attribute, cublasLtMatmulDescSetAttribute),
-        LT_SYM(preference_create, cublasLtMatmulPreferenceCreate),
-        LT_SYM(preference_destroy, cublasLtMatmulPreferenceDestroy),
-        LT_SYM(preference_set_attribute, cublasLtMatmulPreferenceSetAttribute),
-        LT_SYM(layout_create, cublasLtMatrixLayoutCreate),
-        LT_SYM(layout_destroy, cublasLtMatrixLayoutDestroy),
+        {"cublasLtCreate", offsetof(nnop__cublaslt_api, create)},
+        {"cublasLtDestroy", offsetof(nnop__cublaslt_api, destroy)},
+        {"cublasLtGetStatusName", offsetof(nnop__cublaslt_api, get_status_name)},
+        {"cublasLtGetStatusString", offsetof(nnop__cublaslt_api, get_status_string)},
+        {"cublasLtMatmul", offsetof(nnop__cublaslt_api, matmul)},
+        {"cublasLtMatmulAlgoGetHeuristic", offsetof(nnop__cublaslt_api, algo_get_heuristic)},
+        {"cublasLtMatmulDescCreate", offsetof(nnop__cublaslt_api, desc_create)},
+        {"cublasLtMatmulDescDestroy", offsetof(nnop__cublaslt_api, desc_destroy)},
+        {"cublasLtMatmulDescSetAttribute", offsetof(nnop__cublaslt_api, desc_set_attribute)},
+        {"cublasLtMatmulPreferenceCreate", offsetof(nnop__cublaslt_api, preference_create)},
+        {"cublasLtMatmulPreferenceDestroy", offsetof(nnop__cublaslt_api, preference_destroy)},
+        {"cublasLtMatmulPreferenceSetAttribute",
+         offsetof(nnop__cublaslt_api, preference_set_attribute)},
+        {"cublasLtMatrixLayoutCreate", offsetof(nnop__cublaslt_api, layout_create)},
+        {"cublasLtMatrixLayoutDestroy", offsetof(nnop__cublaslt_api, layout_destroy)},
 };
 #define N_SYMBOLS(a) (sizeof(a) / sizeof((a)[0]))
 
