@@ -125,7 +125,8 @@ static void test_invalid_messages(void **state)
     expect_error("gap n1c3h8 p1", "gap: option 'p1' does not apply to gap");
     expect_error("conv n1c3h8k4r3 post=bias,swish",
                  "conv: unknown post-op 'swish' (bias, bn, add, clamp:lo:hi, identity, relu, "
-                 "relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh, silu, elu[:a])");
+                 "relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh, silu, elu[:a], "
+                 "hardswish, hardsigmoid, mish)");
     expect_error("conv n1c3h8k4r3 post=clamp:1", "conv: clamp needs clamp:lo:hi");
     expect_error("conv n1c3h8k4r3 post=clamp:a:1", "conv: bad number in clamp:a:1");
     expect_error("conv n1c3h8k4r3 post=relu:1", "conv: post-op 'relu' takes no parameter");

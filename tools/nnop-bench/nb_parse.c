@@ -24,11 +24,13 @@ static const struct {
     nnop_act_kind act;
     float alpha;
 } acts[] = {
-        {"identity", NNOP_ACT_IDENTITY, 0.0f}, {"relu", NNOP_ACT_RELU, 0.0f},
-        {"relu6", NNOP_ACT_RELU6, 0.0f},       {"leaky_relu", NNOP_ACT_LEAKY_RELU, 0.01f},
-        {"gelu", NNOP_ACT_GELU, 0.0f},         {"gelu_tanh", NNOP_ACT_GELU_TANH, 0.0f},
-        {"sigmoid", NNOP_ACT_SIGMOID, 0.0f},   {"tanh", NNOP_ACT_TANH, 0.0f},
-        {"silu", NNOP_ACT_SILU, 0.0f},         {"elu", NNOP_ACT_ELU, 1.0f},
+        {"identity", NNOP_ACT_IDENTITY, 0.0f},   {"relu", NNOP_ACT_RELU, 0.0f},
+        {"relu6", NNOP_ACT_RELU6, 0.0f},         {"leaky_relu", NNOP_ACT_LEAKY_RELU, 0.01f},
+        {"gelu", NNOP_ACT_GELU, 0.0f},           {"gelu_tanh", NNOP_ACT_GELU_TANH, 0.0f},
+        {"sigmoid", NNOP_ACT_SIGMOID, 0.0f},     {"tanh", NNOP_ACT_TANH, 0.0f},
+        {"silu", NNOP_ACT_SILU, 0.0f},           {"elu", NNOP_ACT_ELU, 1.0f},
+        {"hardswish", NNOP_ACT_HARDSWISH, 0.0f}, {"hardsigmoid", NNOP_ACT_HARDSIGMOID, 0.0f},
+        {"mish", NNOP_ACT_MISH, 0.0f},
 };
 
 static int fail(char *err, size_t len, const char *fmt, ...) NB_PRINTF(3, 4);
@@ -213,7 +215,8 @@ static int parse_post(char *list, nb_problem *p, const char *op, char *err, size
         if (i == sizeof acts / sizeof acts[0])
             return fail(err, len,
                         "%s: unknown post-op '%s' (bias, bn, add, clamp:lo:hi, identity, relu, "
-                        "relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh, silu, elu[:a])",
+                        "relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh, silu, elu[:a], "
+                        "hardswish, hardsigmoid, mish)",
                         op, item);
         q->kind = NB_POST_ACT;
         q->act = acts[i].act;

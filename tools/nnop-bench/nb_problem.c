@@ -256,6 +256,12 @@ static double act(nnop_act_kind k, double x, double a)
         return x / (1.0 + exp(-x));
     case NNOP_ACT_ELU:
         return x > 0 ? x : a * (exp(x) - 1.0);
+    case NNOP_ACT_HARDSWISH:
+        return x * (x < -3 ? 0 : x > 3 ? 6 : x + 3) / 6.0;
+    case NNOP_ACT_HARDSIGMOID:
+        return (x < -3 ? 0 : x > 3 ? 6 : x + 3) / 6.0;
+    case NNOP_ACT_MISH:
+        return x * tanh(log(1.0 + exp(x)));
     default:
         return x;
     }
