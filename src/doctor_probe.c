@@ -76,21 +76,6 @@ static void *sym(nnop__dl *h, const char *name)
 /* A function pointer from a symbol's address (ISO C has no cast between the two). */
 #define FN(type, var, addr) (memcpy(&(var), &(addr), sizeof(var)), (type)(var))
 
-/* The folder part of path, "" when none. */
-static void dir_of(const char *path, char *dir, size_t len)
-{
-    const char *slash = strrchr(path, '/');
-    const char *back = strrchr(path, '\\');
-    size_t n;
-    if (back && (!slash || back > slash))
-        slash = back;
-    n = slash ? (size_t)(slash - path) : 0;
-    if (n >= len)
-        n = 0;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-}
-
 /* Load lib->file: from dir only (NNOP_CUDNN_PATH), or the one already in the process, or by
  * name as the loader searches, then beside `beside` (where libcudnn's own $ORIGIN points). */
 static nnop__dl *open_lib(nnop__doc_lib *lib, const char *dir, const char *beside)
@@ -174,7 +159,7 @@ static void probe_cudnn(nnop__doctor *d)
         if (!h)
             continue;
         if (i == 0) {
-            dir_of(l->path, beside, sizeof beside);
+            nnop__dl_dir_of(l->path, beside, sizeof beside);
         } else if (strcmp(l->key, "cudnn_graph") == 0) {
             /* cudnnGetVersion of libcudnn.so itself loads the graph library lazily and aborts
              * the process when it cannot: ask the graph library directly */

@@ -164,6 +164,21 @@ char nnop__dl_dir_separator(void)
 }
 #endif
 
+void nnop__dl_dir_of(const char *path, char *dir, size_t len)
+{
+    const char *slash = strrchr(path, '/'), *back = strrchr(path, '\\');
+    size_t n;
+    if (!len)
+        return;
+    if (back && (!slash || back > slash))
+        slash = back;
+    n = slash ? (size_t)(slash - path) : 0;
+    if (n >= len)
+        n = 0;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+}
+
 int nnop__env_get(const char *name, char *buf, size_t len)
 {
 #ifdef _WIN32

@@ -80,6 +80,8 @@ typedef struct nnop__dl nnop__dl;
 nnop__dl *nnop__dl_open(const char *name, int only_if_loaded, char *err, size_t len);
 /* The address of symbol in h (a function or data), NULL when absent. */
 void *nnop__dl_sym(nnop__dl *h, const char *symbol);
+/* The folder part of path ('/' or '\\' separated) into dir; "" when none or too long. */
+void nnop__dl_dir_of(const char *path, char *dir, size_t len);
 /* The file h was loaded from (dlinfo RTLD_DI_LINKMAP, GetModuleFileName): 0 on success. */
 int nnop__dl_path(nnop__dl *h, char *buf, size_t len);
 void nnop__dl_close(nnop__dl *h); /* NULL is fine */

@@ -15,6 +15,7 @@ fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
+. "$(dirname "$0")/cudnn_header_version.sh"
 FLOOR=$(sed -n 's/^#define NNOP_CUDNN_MIN_VERSION \([0-9]*\).*/\1/p' "$SRC/src/internal.h")
 
 # extract WHEEL DIR: only the headers and libraries of the wheel
@@ -61,25 +62,7 @@ for v in "$@"; do
     cmake --build "$b" -j "$(nproc 2>/dev/null || echo 2)" --target nnop nnop-doctor \
         >"$W/$v.build.log" 2>&1 || { tail -40 "$W/$v.build.log"; fail "build against $v"; }
     # the cudnn.h that device.c's compile line finds first
-    python3 - "$b/compile_commands.json" >"$W/flags" <<'PY'
-import json, shlex, sys
-for e in json.load(open(sys.argv[1])):
-    if e["file"].endswith("src/cuda/device/device.c"):
-        a = shlex.split(e["command"])
-        out = []
-        for i, x in enumerate(a):
-            if x in ("-I", "-isystem"):
-                out += [x, a[i + 1]]
-            elif x.startswith(("-I", "-isystem")):
-                out.append(x)
-        print(" ".join(shlex.quote(x) for x in out))
-        break
-PY
-    # shellcheck disable=SC2046
-    eval "set -- $(cat "$W/flags")"
-    echo '#include <cudnn.h>' | cc "$@" -E -dM -x c - >"$W/macros" || fail "cudnn.h does not preprocess"
-    got=$(awk '/^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) /{v[$2] = $3}
-               END {print v["CUDNN_MAJOR"] "." v["CUDNN_MINOR"] "." v["CUDNN_PATCHLEVEL"]}' "$W/macros")
+    got=$(header_version "$b") || fail "cudnn.h does not preprocess"
     [ "$got" = "$short" ] || fail "device.c compiles against cudnn.h $got, not $short"
     # the doctor (exit status aside: a cu12 wheel beside CUDA 13 is a problem it reports)
     out=$(NNOP_CUDNN_PATH="$root/lib" "$b/tools/nnop-doctor" 2>&1) || true

@@ -54,25 +54,10 @@ configure() {
 }
 
 # The cudnn.h that device.c's compile line finds first: its CUDNN_MINOR.
+. "$(dirname "$0")/cudnn_header_version.sh"
 header_minor() {
-    python3 - "$1/compile_commands.json" <<'PY' >"$W/flags"
-import json, shlex, sys
-for e in json.load(open(sys.argv[1])):
-    if e["file"].endswith("src/cuda/device/device.c"):
-        a = shlex.split(e["command"])
-        out = []
-        for i, x in enumerate(a):
-            if x in ("-I", "-isystem"):
-                out += [x, a[i + 1]]
-            elif x.startswith("-I") or x.startswith("-isystem"):
-                out.append(x)
-        print(" ".join(shlex.quote(x) for x in out))
-        break
-PY
-    # shellcheck disable=SC2046
-    eval "set -- $(cat "$W/flags")"
-    echo '#include <cudnn.h>' | cc "$@" -E -dM -x c - >"$W/macros" || fail "cudnn.h does not preprocess"
-    sed -n 's/^#define CUDNN_MINOR //p' "$W/macros"
+    v=$(header_version "$1") || fail "cudnn.h does not preprocess"
+    echo "$v" | cut -d. -f2
 }
 
 echo "== CUDNN_ROOT to a 9.5 tree, the toolkit's $(sed -n 's/^#define CUDNN_MINOR /9./p' "$REAL_INC/cudnn_version.h") beside it"

@@ -313,20 +313,6 @@ static void join(char *out, size_t len, const char *dir, const char *file)
         say(out, len, "%s", file);
 }
 
-/* The folder part of path ("" when none). */
-static void dir_of(const char *path, char *dir, size_t len)
-{
-    const char *slash = strrchr(path, '/'), *back = strrchr(path, '\\');
-    size_t n;
-    if (back && (!slash || back > slash))
-        slash = back;
-    n = slash ? (size_t)(slash - path) : 0;
-    if (n >= len)
-        n = 0;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-}
-
 /* file from `only` when given (and nowhere else), else by name as the loader searches, else
  * from fallback_dir; lib->path is the file loaded, lib->error why none was. */
 static nnop__dl *open_lib(const char *file, const char *only, const char *fallback_dir,
@@ -376,7 +362,7 @@ static void load_cudnn(void)
         memcpy(dnn_lib.error, tmp.error, sizeof tmp.error);
         return;
     }
-    dir_of(dnn_lib.path, dir, sizeof dir);
+    nnop__dl_dir_of(dnn_lib.path, dir, sizeof dir);
     join(graph, sizeof graph, dir, CUDNN_GRAPH_FILE);
     g = nnop__dl_open(graph, 0, err, sizeof err);
     if (!g) {
