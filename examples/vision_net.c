@@ -8,6 +8,7 @@
  *       --max-rel-err 1e-4
  *   vision_net --graph examples/nets/unet.json --random-weights --size 64
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,15 @@ static int parse_args(int argc, char **argv, options *o)
     return 1;
 }
 
+/* A JSON number as an integer; -1 for NaN, fractions and magnitudes past 2^53 (a cast of
+ * those would be undefined; the builders then refuse the -1 with a message). */
+static int64_t whole(double v)
+{
+    if (!(v >= -9007199254740992.0 && v <= 9007199254740992.0) || v != (double)(int64_t)v)
+        return -1;
+    return (int64_t)v;
+}
+
 /* ------------------------------------------------------------------------------ weights */
 static float uniform(uint64_t *s)
 {
@@ -133,7 +143,10 @@ static void fail(builder *b, nnop_status st, const char *what, const char *name)
 {
     if (b->st == NNOP_OK) {
         b->st = st;
-        snprintf(b->err, sizeof b->err, "%s '%s'", what, name ? name : "?");
+        if (name)
+            snprintf(b->err, sizeof b->err, "%s '%s'", what, name);
+        else
+            snprintf(b->err, sizeof b->err, "%s", what);
     }
 }
 
@@ -176,11 +189,11 @@ static nnop_value constant(builder *b, const char *name)
     }
     cJSON_ArrayForEach(e, s)
     {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > 1e9) {
+        if (!cJSON_IsNumber(e) || whole(e->valuedouble) < 1 || e->valuedouble > 1e9) {
             fail(b, NNOP_ERR_FORMAT, "bad shape for tensor", name);
             return v;
         }
-        shape[ndim] = (int64_t)e->valuedouble;
+        shape[ndim] = whole(e->valuedouble);
         count *= shape[ndim++];
     }
     if (ndim == 3) {
@@ -226,14 +239,27 @@ static double num(const cJSON *op, const char *key, double dflt)
     return cJSON_IsNumber(n) ? n->valuedouble : dflt;
 }
 
+/* A JSON number as a float, clamped to float's range (a cast past it would be undefined). */
+static float fnum(const cJSON *op, const char *key, float dflt)
+{
+    double v = num(op, key, dflt);
+    return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : (float)v;
+}
+
+static int64_t inum(const cJSON *op, const char *key, int64_t dflt)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(op, key);
+    return cJSON_IsNumber(n) ? whole(n->valuedouble) : dflt;
+}
+
 /* key as [h, w] of integers into out; dflt for both when absent */
 static void pair(const cJSON *op, const char *key, int64_t dflt, int64_t *out)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(op, key);
     out[0] = out[1] = dflt;
     if (cJSON_IsArray(a) && cJSON_GetArraySize(a) == 2) {
-        out[0] = (int64_t)cJSON_GetArrayItem(a, 0)->valuedouble;
-        out[1] = (int64_t)cJSON_GetArrayItem(a, 1)->valuedouble;
+        out[0] = whole(cJSON_GetArrayItem(a, 0)->valuedouble);
+        out[1] = whole(cJSON_GetArrayItem(a, 1)->valuedouble);
     }
 }
 
@@ -273,7 +299,7 @@ static nnop_value conv(builder *b, const cJSON *op, nnop_value x)
     pair(op, "pad", 0, p.pad);
     pair(op, "stride", 1, p.stride);
     pair(op, "dilation", 1, p.dilation);
-    p.groups = (int64_t)num(op, "groups", 1);
+    p.groups = inum(op, "groups", 1);
     y = nnop_conv(b->g, x, constant(b, str(op, "weight")), &p);
     return str(op, "bias") ? nnop_bias(b->g, y, constant(b, str(op, "bias"))) : y;
 }
@@ -286,7 +312,7 @@ static nnop_value conv_transpose(builder *b, const cJSON *op, nnop_value x)
     pair(op, "stride", 1, p.stride);
     pair(op, "dilation", 1, p.dilation);
     pair(op, "output_pad", 0, p.output_pad);
-    p.groups = (int64_t)num(op, "groups", 1);
+    p.groups = inum(op, "groups", 1);
     y = nnop_conv_transpose(b->g, x, constant(b, str(op, "weight")), &p);
     return str(op, "bias") ? nnop_bias(b->g, y, constant(b, str(op, "bias"))) : y;
 }
@@ -302,7 +328,7 @@ static nnop_value batchnorm(builder *b, const cJSON *op, nnop_value x)
     }
     for (i = 0; i < 4; i++)
         p[i] = constant(b, cJSON_GetStringValue(cJSON_GetArrayItem(ps, i)));
-    return nnop_batchnorm(b->g, x, p[0], p[1], p[2], p[3], (float)num(op, "eps", 1e-5));
+    return nnop_batchnorm(b->g, x, p[0], p[1], p[2], p[3], fnum(op, "eps", 1e-5f));
 }
 
 static nnop_value pool(builder *b, const cJSON *op, nnop_value x)
@@ -313,7 +339,7 @@ static nnop_value pool(builder *b, const cJSON *op, nnop_value x)
     pair(op, "window", 1, p.window);
     pair(op, "stride", 1, p.stride);
     pair(op, "pad", 0, p.pad);
-    p.count_include_pad = (int)num(op, "count_include_pad", 1);
+    p.count_include_pad = inum(op, "count_include_pad", 1) != 0;
     return nnop_pool(b->g, x, kind && strcmp(kind, "avg") == 0 ? NNOP_POOL_AVG : NNOP_POOL_MAX, &p);
 }
 
@@ -326,7 +352,7 @@ static nnop_value resize(builder *b, const cJSON *op, nnop_value x)
     p.mode = mode && strcmp(mode, "bilinear") == 0 ? NNOP_RESIZE_BILINEAR : NNOP_RESIZE_NEAREST;
     if (mode && strcmp(mode, "bilinear") != 0 && strcmp(mode, "nearest") != 0)
         fail(b, NNOP_ERR_FORMAT, "unknown resize mode", mode);
-    p.align_corners = (int)num(op, "align_corners", 0);
+    p.align_corners = inum(op, "align_corners", 0) != 0;
     pair(op, "size", 0, p.size);
     if (cJSON_IsArray(scale) && cJSON_GetArraySize(scale) == 2) {
         p.scale[0] = cJSON_GetArrayItem(scale, 0)->valuedouble;
@@ -342,7 +368,7 @@ static int inputs(builder *b, const cJSON *op, nnop_value *in, int max, int *n)
     *n = 0;
     cJSON_ArrayForEach(e, a)
     {
-        int id = cJSON_IsNumber(e) ? (int)e->valuedouble : -1;
+        int64_t id = cJSON_IsNumber(e) ? whole(e->valuedouble) : -1;
         if (*n == max || id < 0 || id >= b->n_values || b->v[id].id < 0)
             return 0;
         in[(*n)++] = b->v[id];
@@ -357,7 +383,10 @@ static nnop_value operation(builder *b, const cJSON *op)
     int n;
     bad.id = -1;
     if (!kind || !inputs(b, op, in, NNOP_MAX_CONCAT_INPUTS, &n)) {
-        fail(b, NNOP_ERR_FORMAT, "an op with a missing kind or inputs:", kind);
+        fail(b, NNOP_ERR_FORMAT,
+             kind ? "an input of this op is not a value made before it, op"
+                  : "an op without \"op\" or \"inputs\"",
+             kind);
         return bad;
     }
     if (strcmp(kind, "conv") == 0)
@@ -385,8 +414,7 @@ static nnop_value operation(builder *b, const cJSON *op)
                            opt_constant(b, op, "bias"));
     if (strcmp(kind, "layer_norm") == 0)
         return nnop_layer_norm(b->g, in[0], opt_constant(b, op, "weight"),
-                               opt_constant(b, op, "bias"), NNOP_NORM_C,
-                               (float)num(op, "eps", 1e-5));
+                               opt_constant(b, op, "bias"), NNOP_NORM_C, fnum(op, "eps", 1e-5f));
     if (strcmp(kind, "concat") == 0)
         return nnop_concat(b->g, in, n);
     if (strcmp(kind, "resize") == 0)
@@ -400,17 +428,18 @@ static nnop_value network(builder *b, const cJSON *j, nnop_value x)
 {
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(j, "ops"), *op;
     const cJSON *outs = cJSON_GetObjectItemCaseSensitive(j, "outputs");
-    int i, out;
+    int i;
+    int64_t out;
     nnop_value bad;
     bad.id = -1;
-    b->n_values = (int)num(j, "n_values", 0);
-    if (b->n_values < 1 || b->n_values > 1000000 || !cJSON_IsArray(ops) || !cJSON_IsArray(outs)) {
-        fail(b, NNOP_ERR_FORMAT, "the graph lacks", "n_values, ops or outputs");
+    b->n_values = (int)(inum(j, "n_values", 0) > 1000000 ? -1 : inum(j, "n_values", 0));
+    if (b->n_values < 1 || !cJSON_IsArray(ops) || !cJSON_IsArray(outs)) {
+        fail(b, NNOP_ERR_FORMAT, "the graph lacks n_values (1 to 1000000), ops or outputs", NULL);
         return bad;
     }
     b->v = (nnop_value *)malloc((size_t)b->n_values * sizeof *b->v);
     if (!b->v) {
-        fail(b, NNOP_ERR_OUT_OF_MEMORY, "out of memory for", "values");
+        fail(b, NNOP_ERR_OUT_OF_MEMORY, "out of memory for the values", NULL);
         return bad;
     }
     for (i = 0; i < b->n_values; i++)
@@ -418,10 +447,12 @@ static nnop_value network(builder *b, const cJSON *j, nnop_value x)
     b->v[0] = x;
     cJSON_ArrayForEach(op, ops)
     {
-        int id = (int)num(op, "out", -1);
+        int64_t id = inum(op, "out", -1);
         nnop_value y = operation(b, op);
         if (b->st != NNOP_OK)
             return bad;
+        if (nnop_graph_status(b->g) != NNOP_OK)
+            return y; /* a builder refused the op: the compile reports why */
         if (id < 1 || id >= b->n_values) {
             fail(b, NNOP_ERR_FORMAT, "an op's out is out of range, op", str(op, "op"));
             return bad;
@@ -429,10 +460,10 @@ static nnop_value network(builder *b, const cJSON *j, nnop_value x)
         b->v[id] = y;
     }
     out = cJSON_IsNumber(cJSON_GetArrayItem(outs, 0))
-                  ? (int)cJSON_GetArrayItem(outs, 0)->valuedouble
+                  ? whole(cJSON_GetArrayItem(outs, 0)->valuedouble)
                   : -1;
     if (out < 0 || out >= b->n_values || b->v[out].id < 0) {
-        fail(b, NNOP_ERR_FORMAT, "the graph's output is not", "a value");
+        fail(b, NNOP_ERR_FORMAT, "the graph's first output is not a value it makes", NULL);
         return bad;
     }
     return b->v[out];
