@@ -7,6 +7,9 @@
 #include "cuda/device/device.h"
 
 #define CUDNN_MSG_LEN 768
+#ifndef NNOP_CUDA_ARCHS
+#define NNOP_CUDA_ARCHS "?"
+#endif
 
 static int count_devices(nnop_status *st, char *why, size_t len)
 {
@@ -63,6 +66,14 @@ nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call,
     if (e == cudaSuccess)
         return NNOP_OK;
     (void)cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
+    if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction)
+        return nnop__fail(ctx, NNOP_ERR_CUDA,
+                          "%s failed: %s (%d): %s [%s:%d]: nnop's own kernels were built for "
+                          "CUDA architectures %s, none of which runs on this GPU (compute "
+                          "capability %d.%d): rebuild with -DNNOP_CUDA_ARCHITECTURES=<yours>",
+                          call, cudaGetErrorName(e), (int)e, cudaGetErrorString(e), file, line,
+                          NNOP_CUDA_ARCHS, ctx->cuda ? ctx->cuda->cc_major : 0,
+                          ctx->cuda ? ctx->cuda->cc_minor : 0);
     return nnop__fail(ctx, e == cudaErrorMemoryAllocation ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_CUDA,
                       "%s failed: %s (%d): %s [%s:%d]", call, cudaGetErrorName(e), (int)e,
                       cudaGetErrorString(e), file, line);
