@@ -70,7 +70,14 @@ static void test_format_round_trip(void **state)
             "softmax n2c5h3w3 layout=nhwc",
             "gap n2c16h7w7",
             "flatten n2c3h4w4",
-            "eltwise n2c8h4w4 post=bias,bn,add,elu:0.5,relu6,identity"};
+            "eltwise n2c8h4w4 post=bias,bn,add,elu:0.5,relu6,identity",
+            "deconv n1c6h4w7k9r2s3 p1 st2x1 dl1x2 g3 op1x0 dt=f16 layout=nhwc post=bias,relu",
+            "norm n2c12h5w5 kind=group g4 eps=0.001 post=silu,mul",
+            "norm n3c7h1w1 kind=rms eps=1e-06",
+            "norm n2c12h5w5 kind=layer_chw",
+            "resize n2c3h5w7 bilinear align size=9x4",
+            "resize n2c3h5w7 nearest scale=1.5",
+            "resize n2c3h5w7 bilinear scale=2x0.5 post=hardswish"};
     size_t i;
     (void)state;
     for (i = 0; i < sizeof in / sizeof in[0]; i++) {
@@ -96,13 +103,52 @@ static void expect_error(const char *text, const char *msg)
         fail_msg("'%s': got '%s', expected '%s'", text ? text : "(null)", err, msg);
 }
 
+/* The issue-15 ops: transposed conv, the norms, resize, and the SE multiply. */
+static void test_new_ops(void **state)
+{
+    nb_problem p;
+    char err[256];
+    (void)state;
+    assert_int_equal(nb_parse("deconv n1c8h5w5k6r3 st2 p1 op1x0 g2", &p, err, sizeof err), 0);
+    assert_true(p.op == NB_OP_DECONV && p.k == 6 && p.s == 3 && p.groups == 2);
+    assert_true(p.out_pad[0] == 1 && p.out_pad[1] == 0 && p.stride[1] == 2);
+    assert_int_equal(nb_deconv_out(&p, 0), 10);
+    assert_int_equal(nb_deconv_out(&p, 1), 9);
+    assert_int_equal(nb_parse("norm n2c12h5w5 kind=group g4 eps=0.01", &p, err, sizeof err), 0);
+    assert_true(p.norm == NB_NORM_GROUP && p.groups == 4 && p.eps == 0.01f);
+    assert_int_equal(nb_parse("norm n2c12h5", &p, err, sizeof err), 0);
+    assert_true(p.norm == NB_NORM_LAYER && p.eps == 1e-5f && p.w == 5);
+    assert_int_equal(nb_parse("resize n1c3h5w7 bilinear align size=9x4", &p, err, sizeof err), 0);
+    assert_true(p.resize == NNOP_RESIZE_BILINEAR && p.align && p.size[0] == 9 && p.size[1] == 4);
+    assert_int_equal(nb_parse("resize n1c3h5w7 scale=1.5x2", &p, err, sizeof err), 0);
+    assert_true(p.resize == NNOP_RESIZE_NEAREST && p.scale[0] == 1.5 && p.scale[1] == 2.0);
+    assert_int_equal(nb_resize_out(&p, 0), 7);
+    assert_int_equal(nb_resize_out(&p, 1), 14);
+    assert_int_equal(nb_parse("conv n1c8h6k8r3 post=bias,mul,hardswish", &p, err, sizeof err), 0);
+    assert_true(p.post[1].kind == NB_POST_MUL && p.post[2].act == NNOP_ACT_HARDSWISH);
+    expect_error("deconv n1c8h5k6r3 op1x",
+                 "deconv: bad output padding 'op1x' (op<n> or op<h>x<w>)");
+    expect_error("conv n1c8h5k6r3 op1", "conv: option 'op1' does not apply to conv");
+    expect_error("deconv n1c8h5k6r3 g4", "deconv: groups 4 must divide c 8 and k 6");
+    expect_error("norm n1c8h5 kind=batch",
+                 "norm: unknown kind 'batch' (layer, layer_chw, group or rms)");
+    expect_error("norm n1c8h5 eps=-1", "norm: bad eps '-1' (a number >= 0)");
+    expect_error("norm n1c8h5 kind=group g3", "norm: groups 3 must divide c 8");
+    expect_error("norm n1c8h5 g2", "norm: g2 needs kind=group");
+    expect_error("conv n1c8h5k6r3 kind=rms", "conv: unknown option 'kind='");
+    expect_error("resize n1c3h5 size=0x2", "resize: bad size '0x2' (size=<n> or size=<h>x<w>)");
+    expect_error("resize n1c3h5 scale=0", "resize: bad scale (scale=<s> or scale=<h>x<w>, > 0)");
+    expect_error("resize n1c3h5 align", "resize: align needs bilinear");
+    expect_error("resize n1c3h5 p1", "resize: option 'p1' does not apply to resize");
+}
+
 static void test_invalid_messages(void **state)
 {
     (void)state;
     expect_error(NULL, "empty descriptor");
     expect_error("   ", "empty descriptor");
-    expect_error("matmul n1c2k3",
-                 "unknown op 'matmul' (conv, pool, gap, linear, softmax, flatten or eltwise)");
+    expect_error("matmul n1c2k3", "unknown op 'matmul' (conv, pool, gap, linear, softmax, "
+                                  "flatten, eltwise, deconv, norm or resize)");
     expect_error("conv p1", "conv: missing shape (e.g. n32c64h56w56k64r3s3)");
     expect_error("conv n1c3h8w8", "conv: dimension 'k' missing in 'n1c3h8w8' "
                                   "(e.g. n32c64h56w56k64r3s3)");
@@ -124,7 +170,7 @@ static void test_invalid_messages(void **state)
     expect_error("pool n1c3h8r3 g2", "pool: option 'g2' does not apply to pool");
     expect_error("gap n1c3h8 p1", "gap: option 'p1' does not apply to gap");
     expect_error("conv n1c3h8k4r3 post=bias,swish",
-                 "conv: unknown post-op 'swish' (bias, bn, add, clamp:lo:hi, identity, relu, "
+                 "conv: unknown post-op 'swish' (bias, bn, add, mul, clamp:lo:hi, identity, relu, "
                  "relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh, silu, elu[:a], "
                  "hardswish, hardsigmoid, mish)");
     expect_error("conv n1c3h8k4r3 post=clamp:1", "conv: clamp needs clamp:lo:hi");
@@ -184,7 +230,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_conv_full),         cmocka_unit_test(test_defaults_and_pairs),
             cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_invalid_messages),
-            cmocka_unit_test(test_problem_file),      cmocka_unit_test(test_flops_bytes),
+            cmocka_unit_test(test_new_ops),           cmocka_unit_test(test_problem_file),
+            cmocka_unit_test(test_flops_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,11 +38,18 @@ static void usage(FILE *f)
           "  softmax nNcC | nNcChHwW          over dim 1\n"
           "  flatten nNcChHwW\n"
           "  eltwise nNcChHwW                 only the post-ops\n"
+          "  deconv  nNcChHwWkKrRsS [pP..] [stS..] [dlD..] [gG] [opO|opOHxOW]\n"
+          "                                   transposed conv (w C x K/G x R x S), output pad\n"
+          "  norm    nNcChHwW [kind=layer|layer_chw|group|rms] [gG] [eps=E]\n"
+          "                                   over C (layer, rms), C,H,W, or G groups\n"
+          "  resize  nNcChHwW [nearest|bilinear] [align] [size=H|HxW | scale=S|SHxSW]\n"
           "  common: dt=f32|f16|bf16 (f32)  layout=nchw|nhwc (nchw)  name=LABEL\n"
           "          post=LIST, comma-separated, in order: bias, bn, add (a second input),\n"
-          "          identity, relu, relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh,\n"
-          "          silu, elu[:a], hardswish, hardsigmoid, mish (CPU backend only for now),\n"
-          "          clamp:lo:hi\n"
+          "          mul (a second input of N,C,1,1: squeeze-excitation), identity, relu,\n"
+          "          relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh, silu, elu[:a],\n"
+          "          hardswish, hardsigmoid, mish, clamp:lo:hi\n"
+          "  deconv, norm, resize, mul, hardswish, hardsigmoid and mish run on the CPU\n"
+          "  backend only for now (the CUDA backend refuses them).\n"
           "  w defaults to h and s to r; p0 st1 dl1 g1 by default.\n"
           "  example: conv n32c64h56w56k64r3s3 p1 st1 dl1 g1 dt=f16 layout=nhwc "
           "post=bias,bn,add,relu\n"
@@ -126,12 +133,11 @@ typedef struct opts {
 
 static int is_op(const char *s)
 {
-    static const char *const ops[] = {"conv",    "pool",    "gap",    "linear",
-                                      "softmax", "flatten", "eltwise"};
-    size_t i, n;
-    for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-        n = strlen(ops[i]);
-        if (strncmp(s, ops[i], n) == 0 && (s[n] == '\0' || s[n] == ' '))
+    int i;
+    size_t n;
+    for (i = 0; i < NB_OP_COUNT; i++) {
+        n = strlen(nb_op_name((nb_op)i));
+        if (strncmp(s, nb_op_name((nb_op)i), n) == 0 && (s[n] == '\0' || s[n] == ' '))
             return 1;
     }
     return 0;

@@ -32,6 +32,9 @@ typedef enum nb_op {
     NB_OP_SOFTMAX,
     NB_OP_FLATTEN,
     NB_OP_ELTWISE,
+    NB_OP_DECONV, /* transposed conv (the issue-15 ops run on the CPU backend only for now) */
+    NB_OP_NORM,   /* layer norm over C or C,H,W, group norm, RMS norm */
+    NB_OP_RESIZE, /* nearest or bilinear */
     NB_OP_COUNT
 } nb_op;
 
@@ -40,8 +43,16 @@ typedef enum nb_post_kind {
     NB_POST_BN,
     NB_POST_ADD,
     NB_POST_ACT,
-    NB_POST_CLAMP
+    NB_POST_CLAMP,
+    NB_POST_MUL /* by a second input of N,C,1,1 (squeeze-excitation) */
 } nb_post_kind;
+
+typedef enum nb_norm_kind {
+    NB_NORM_LAYER = 0,
+    NB_NORM_LAYER_CHW,
+    NB_NORM_GROUP,
+    NB_NORM_RMS
+} nb_norm_kind;
 
 typedef struct nb_post {
     nb_post_kind kind;
@@ -59,6 +70,13 @@ typedef struct nb_problem {
     int64_t pad[2], stride[2], dil[2], groups;
     nnop_pool_kind pool;
     int incpad;
+    int64_t out_pad[2]; /* deconv */
+    nb_norm_kind norm;  /* norm (groups: g<n>) */
+    float eps;
+    nnop_resize_mode resize; /* resize: size (0, 0: by scale) or scale */
+    int align;
+    int64_t size[2];
+    double scale[2];
     nnop_dtype dt;
     nnop_layout layout;
     int npost;
@@ -81,6 +99,9 @@ int nb_parse_layout(const char *s, nnop_layout *l);
  * the number of problems (*out malloc'ed) or -1 with "file:line: reason" in err. */
 int nb_parse_file(const char *path, nb_problem **out, char *err, size_t err_len);
 
+/* Output height (i 0) or width (i 1) of a deconv or resize problem. */
+int64_t nb_deconv_out(const nb_problem *p, int i);
+int64_t nb_resize_out(const nb_problem *p, int i);
 /* Floating-point operations and minimal bytes moved (inputs, constants, output) of p. */
 double nb_problem_flops(const nb_problem *p);
 double nb_problem_bytes(const nb_problem *p);

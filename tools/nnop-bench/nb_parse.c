@@ -1,6 +1,7 @@
 /* nb_parse.c: nnop-bench problem descriptors and problem files. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,15 +10,20 @@
 
 #define NB_MAX_DIM ((int64_t)1 << 40)
 
-static const char *const op_names[NB_OP_COUNT] = {"conv",    "pool",    "gap",    "linear",
-                                                  "softmax", "flatten", "eltwise"};
+static const char *const op_names[NB_OP_COUNT] = {"conv",    "pool",    "gap",     "linear",
+                                                  "softmax", "flatten", "eltwise", "deconv",
+                                                  "norm",    "resize"};
 /* dimension letters each op takes, and the ones it needs */
-static const char *const op_dims[NB_OP_COUNT] = {"nchwkrs", "nchwrs", "nchw", "nck",
-                                                 "nchw",    "nchw",   "nchw"};
-static const char *const op_need[NB_OP_COUNT] = {"nchkr", "nchr", "nch", "nck", "nc", "nch", "nc"};
+static const char *const op_dims[NB_OP_COUNT] = {"nchwkrs", "nchwrs", "nchw",    "nck",  "nchw",
+                                                 "nchw",    "nchw",   "nchwkrs", "nchw", "nchw"};
+static const char *const op_need[NB_OP_COUNT] = {"nchkr", "nchr", "nch",   "nck", "nc",
+                                                 "nch",   "nc",   "nchkr", "nch", "nch"};
 static const char *const op_example[NB_OP_COUNT] = {
-        "n32c64h56w56k64r3s3", "n32c64h112w112r3s3", "n32c2048h7w7", "n32c2048k1000", "n32c1000",
-        "n32c2048h1w1",        "n32c64h56w56"};
+        "n32c64h56w56k64r3s3", "n32c64h112w112r3s3", "n32c2048h7w7",
+        "n32c2048k1000",       "n32c1000",           "n32c2048h1w1",
+        "n32c64h56w56",        "n1c64h28w28k32r2s2", "n8c96h56w56",
+        "n1c64h32w32"};
+static const char *const norm_names[] = {"layer", "layer_chw", "group", "rms"};
 
 static const struct {
     const char *name;
@@ -202,10 +208,13 @@ static int parse_post(char *list, nb_problem *p, const char *op, char *err, size
         }
         if (colon)
             *colon = '\0';
-        if (strcmp(item, "bias") == 0 || strcmp(item, "bn") == 0 || strcmp(item, "add") == 0) {
+        if (strcmp(item, "bias") == 0 || strcmp(item, "bn") == 0 || strcmp(item, "add") == 0 ||
+            strcmp(item, "mul") == 0) {
             if (colon)
                 return fail(err, len, "%s: post-op '%s' takes no parameter", op, item);
-            q->kind = item[0] == 'b' ? (item[1] == 'i' ? NB_POST_BIAS : NB_POST_BN) : NB_POST_ADD;
+            q->kind = item[0] == 'm'   ? NB_POST_MUL
+                      : item[0] == 'b' ? (item[1] == 'i' ? NB_POST_BIAS : NB_POST_BN)
+                                       : NB_POST_ADD;
             p->npost++;
             continue;
         }
@@ -213,11 +222,12 @@ static int parse_post(char *list, nb_problem *p, const char *op, char *err, size
             if (strcmp(item, acts[i].name) == 0)
                 break;
         if (i == sizeof acts / sizeof acts[0])
-            return fail(err, len,
-                        "%s: unknown post-op '%s' (bias, bn, add, clamp:lo:hi, identity, relu, "
-                        "relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh, silu, elu[:a], "
-                        "hardswish, hardsigmoid, mish)",
-                        op, item);
+            return fail(
+                    err, len,
+                    "%s: unknown post-op '%s' (bias, bn, add, mul, clamp:lo:hi, identity, relu, "
+                    "relu6, leaky_relu[:a], gelu, gelu_tanh, sigmoid, tanh, silu, elu[:a], "
+                    "hardswish, hardsigmoid, mish)",
+                    op, item);
         q->kind = NB_POST_ACT;
         q->act = acts[i].act;
         q->a = acts[i].alpha;
@@ -243,6 +253,8 @@ int nb_parse(const char *text, nb_problem *p, char *err, size_t len)
     p->dt = NNOP_F32;
     p->layout = NNOP_NCHW;
     p->pool = NNOP_POOL_MAX;
+    p->eps = 1e-5f;
+    p->scale[0] = p->scale[1] = 1.0;
     if (!text)
         return fail(err, len, "empty descriptor");
     n = strlen(text);
@@ -266,7 +278,9 @@ int nb_parse(const char *text, nb_problem *p, char *err, size_t len)
             break;
     if (i == NB_OP_COUNT)
         return fail(err, len,
-                    "unknown op '%s' (conv, pool, gap, linear, softmax, flatten or eltwise)", tok);
+                    "unknown op '%s' (conv, pool, gap, linear, softmax, flatten, eltwise, deconv, "
+                    "norm or resize)",
+                    tok);
     p->op = (nb_op)i;
     op = op_names[i];
     while (save && *save) {
@@ -297,6 +311,31 @@ int nb_parse(const char *text, nb_problem *p, char *err, size_t len)
             } else if (strcmp(tok, "post") == 0) {
                 if (parse_post(eq + 1, p, op, err, len) != 0)
                     return -1;
+            } else if (strcmp(tok, "kind") == 0 && p->op == NB_OP_NORM) {
+                size_t k;
+                for (k = 0; k < 4 && strcmp(eq + 1, norm_names[k]) != 0; k++)
+                    ;
+                if (k == 4)
+                    return fail(err, len, "%s: unknown kind '%s' (layer, layer_chw, group or rms)",
+                                op, eq + 1);
+                p->norm = (nb_norm_kind)k;
+            } else if (strcmp(tok, "eps") == 0 && p->op == NB_OP_NORM) {
+                if (parse_float(eq + 1, &p->eps) != 0 || !(p->eps >= 0.0f))
+                    return fail(err, len, "%s: bad eps '%s' (a number >= 0)", op, eq + 1);
+            } else if (strcmp(tok, "size") == 0 && p->op == NB_OP_RESIZE) {
+                if (pair(eq + 1, 1, p->size) != 0)
+                    return fail(err, len, "%s: bad size '%s' (size=<n> or size=<h>x<w>)", op,
+                                eq + 1);
+            } else if (strcmp(tok, "scale") == 0 && p->op == NB_OP_RESIZE) {
+                char *x = strchr(eq + 1, 'x');
+                float a, b;
+                if (x)
+                    *x = '\0';
+                if (parse_float(eq + 1, &a) != 0 || (x && parse_float(x + 1, &b) != 0) ||
+                    !(a > 0.0f) || (x && !(b > 0.0f)))
+                    return fail(err, len, "%s: bad scale (scale=<s> or scale=<h>x<w>, > 0)", op);
+                p->scale[0] = a;
+                p->scale[1] = x ? b : a;
             } else if (strcmp(tok, "name") == 0) {
                 if (!eq[1] || strlen(eq + 1) >= NB_NAME_LEN)
                     return fail(err, len, "%s: name must have 1 to %d characters", op,
@@ -307,30 +346,41 @@ int nb_parse(const char *text, nb_problem *p, char *err, size_t len)
             }
             continue;
         }
-        if (p->op == NB_OP_POOL && strcmp(tok, "max") == 0) {
+        if (p->op == NB_OP_RESIZE && strcmp(tok, "nearest") == 0) {
+            p->resize = NNOP_RESIZE_NEAREST;
+        } else if (p->op == NB_OP_RESIZE && strcmp(tok, "bilinear") == 0) {
+            p->resize = NNOP_RESIZE_BILINEAR;
+        } else if (p->op == NB_OP_RESIZE && strcmp(tok, "align") == 0) {
+            p->align = 1;
+        } else if (strncmp(tok, "op", 2) == 0 && isdigit((unsigned char)tok[2])) {
+            if (p->op != NB_OP_DECONV)
+                return fail(err, len, "%s: option '%s' does not apply to %s", op, tok, op);
+            if (pair(tok + 2, 0, p->out_pad) != 0)
+                return fail(err, len, "%s: bad output padding '%s' (op<n> or op<h>x<w>)", op, tok);
+        } else if (p->op == NB_OP_POOL && strcmp(tok, "max") == 0) {
             p->pool = NNOP_POOL_MAX;
         } else if (p->op == NB_OP_POOL && strcmp(tok, "avg") == 0) {
             p->pool = NNOP_POOL_AVG;
         } else if (p->op == NB_OP_POOL && strcmp(tok, "incpad") == 0) {
             p->incpad = 1;
         } else if (tok[0] == 'p' && isdigit((unsigned char)tok[1])) {
-            if (p->op != NB_OP_CONV && p->op != NB_OP_POOL)
+            if (p->op != NB_OP_CONV && p->op != NB_OP_POOL && p->op != NB_OP_DECONV)
                 return fail(err, len, "%s: option '%s' does not apply to %s", op, tok, op);
             if (pair(tok + 1, 0, p->pad) != 0)
                 return fail(err, len, "%s: bad padding '%s' (p<n> or p<h>x<w>)", op, tok);
         } else if (strncmp(tok, "st", 2) == 0 && isdigit((unsigned char)tok[2])) {
-            if (p->op != NB_OP_CONV && p->op != NB_OP_POOL)
+            if (p->op != NB_OP_CONV && p->op != NB_OP_POOL && p->op != NB_OP_DECONV)
                 return fail(err, len, "%s: option '%s' does not apply to %s", op, tok, op);
             if (pair(tok + 2, 1, p->stride) != 0)
                 return fail(err, len, "%s: bad stride '%s' (st<n> or st<h>x<w>, >= 1)", op, tok);
         } else if (strncmp(tok, "dl", 2) == 0 && isdigit((unsigned char)tok[2])) {
-            if (p->op != NB_OP_CONV)
+            if (p->op != NB_OP_CONV && p->op != NB_OP_DECONV)
                 return fail(err, len, "%s: option '%s' does not apply to %s", op, tok, op);
             if (pair(tok + 2, 1, p->dil) != 0)
                 return fail(err, len, "%s: bad dilation '%s' (dl<n> or dl<h>x<w>, >= 1)", op, tok);
         } else if (tok[0] == 'g' && isdigit((unsigned char)tok[1])) {
             const char *s = tok + 1;
-            if (p->op != NB_OP_CONV)
+            if (p->op != NB_OP_CONV && p->op != NB_OP_DECONV && p->op != NB_OP_NORM)
                 return fail(err, len, "%s: option '%s' does not apply to %s", op, tok, op);
             if (number(&s, 1, &p->groups) != 0 || *s)
                 return fail(err, len, "%s: bad groups '%s' (g<n>, >= 1)", op, tok);
@@ -340,9 +390,16 @@ int nb_parse(const char *text, nb_problem *p, char *err, size_t len)
     }
     if (!have_shape)
         return fail(err, len, "%s: missing shape (e.g. %s)", op, op_example[p->op]);
-    if (p->op == NB_OP_CONV && (p->c % p->groups || p->k % p->groups))
+    if ((p->op == NB_OP_CONV || p->op == NB_OP_DECONV) && (p->c % p->groups || p->k % p->groups))
         return fail(err, len, "%s: groups %lld must divide c %lld and k %lld", op,
                     (long long)p->groups, (long long)p->c, (long long)p->k);
+    if (p->op == NB_OP_NORM && p->c % p->groups)
+        return fail(err, len, "%s: groups %lld must divide c %lld", op, (long long)p->groups,
+                    (long long)p->c);
+    if (p->op == NB_OP_NORM && p->groups > 1 && p->norm != NB_NORM_GROUP)
+        return fail(err, len, "%s: g%lld needs kind=group", op, (long long)p->groups);
+    if (p->op == NB_OP_RESIZE && p->align && p->resize != NNOP_RESIZE_BILINEAR)
+        return fail(err, len, "%s: align needs bilinear", op);
     return 0;
 }
 
@@ -377,21 +434,39 @@ void nb_format(const nb_problem *p, char *buf, size_t len)
     at = cat(buf, len, at, "c%lld", (long long)p->c);
     if (p->op != NB_OP_LINEAR && (p->op != NB_OP_SOFTMAX || p->four_d))
         at = cat(buf, len, at, "h%lldw%lld", (long long)p->h, (long long)p->w);
-    if (p->op == NB_OP_CONV || p->op == NB_OP_LINEAR)
+    if (p->op == NB_OP_CONV || p->op == NB_OP_LINEAR || p->op == NB_OP_DECONV)
         at = cat(buf, len, at, "k%lld", (long long)p->k);
-    if (p->op == NB_OP_CONV || p->op == NB_OP_POOL)
+    if (p->op == NB_OP_CONV || p->op == NB_OP_POOL || p->op == NB_OP_DECONV)
         at = cat(buf, len, at, "r%llds%lld", (long long)p->r, (long long)p->s);
+    if (p->op == NB_OP_NORM) {
+        at = cat(buf, len, at, " kind=%s", norm_names[p->norm]);
+        if (p->norm == NB_NORM_GROUP)
+            at = cat(buf, len, at, " g%lld", (long long)p->groups);
+        at = cat(buf, len, at, " eps=%g", (double)p->eps);
+    }
+    if (p->op == NB_OP_RESIZE) {
+        at = cat(buf, len, at, " %s%s", p->resize == NNOP_RESIZE_BILINEAR ? "bilinear" : "nearest",
+                 p->align ? " align" : "");
+        if (p->size[0])
+            at = cat_pair(buf, len, at, "size=", p->size);
+        else if (p->scale[0] == p->scale[1])
+            at = cat(buf, len, at, " scale=%g", p->scale[0]);
+        else
+            at = cat(buf, len, at, " scale=%gx%g", p->scale[0], p->scale[1]);
+    }
     if (p->op == NB_OP_POOL)
         at = cat(buf, len, at, " %s%s", p->pool == NNOP_POOL_AVG ? "avg" : "max",
                  p->incpad ? " incpad" : "");
-    if (p->op == NB_OP_CONV || p->op == NB_OP_POOL) {
+    if (p->op == NB_OP_CONV || p->op == NB_OP_POOL || p->op == NB_OP_DECONV) {
         at = cat_pair(buf, len, at, "p", p->pad);
         at = cat_pair(buf, len, at, "st", p->stride);
     }
-    if (p->op == NB_OP_CONV) {
+    if (p->op == NB_OP_CONV || p->op == NB_OP_DECONV) {
         at = cat_pair(buf, len, at, "dl", p->dil);
         at = cat(buf, len, at, " g%lld", (long long)p->groups);
     }
+    if (p->op == NB_OP_DECONV)
+        at = cat_pair(buf, len, at, "op", p->out_pad);
     at = cat(buf, len, at, " dt=%s", nb_dtype_name(p->dt));
     if (p->op != NB_OP_LINEAR && (p->op != NB_OP_SOFTMAX || p->four_d))
         at = cat(buf, len, at, " layout=%s", nb_layout_name(p->layout));
@@ -404,6 +479,8 @@ void nb_format(const nb_problem *p, char *buf, size_t len)
             at = cat(buf, len, at, "bn");
         else if (q->kind == NB_POST_ADD)
             at = cat(buf, len, at, "add");
+        else if (q->kind == NB_POST_MUL)
+            at = cat(buf, len, at, "mul");
         else if (q->kind == NB_POST_CLAMP)
             at = cat(buf, len, at, "clamp:%g:%g", (double)q->a, (double)q->b);
         else {
@@ -478,6 +555,18 @@ static int64_t out_hw(int64_t in, int64_t pad, int64_t k, int64_t dil, int64_t s
     return in + 2 * pad < span ? 0 : (in + 2 * pad - span) / stride + 1;
 }
 
+int64_t nb_deconv_out(const nb_problem *p, int i)
+{
+    int64_t in = i ? p->w : p->h, r = i ? p->s : p->r;
+    return (in - 1) * p->stride[i] - 2 * p->pad[i] + p->dil[i] * (r - 1) + p->out_pad[i] + 1;
+}
+
+int64_t nb_resize_out(const nb_problem *p, int i)
+{
+    int64_t in = i ? p->w : p->h;
+    return p->size[0] ? p->size[i] : (int64_t)floor((double)in * p->scale[i]);
+}
+
 /* Output elements of the main op (before post-ops). */
 static double out_elems(const nb_problem *p)
 {
@@ -496,6 +585,12 @@ static double out_elems(const nb_problem *p)
         return (double)p->n * (double)p->k;
     case NB_OP_SOFTMAX:
         return (double)p->n * (double)p->c * (p->four_d ? (double)p->h * (double)p->w : 1.0);
+    case NB_OP_DECONV:
+        return (double)p->n * (double)p->k * (double)nb_deconv_out(p, 0) *
+               (double)nb_deconv_out(p, 1);
+    case NB_OP_RESIZE:
+        return (double)p->n * (double)p->c * (double)nb_resize_out(p, 0) *
+               (double)nb_resize_out(p, 1);
     default:
         return (double)p->n * (double)p->c * (double)p->h * (double)p->w;
     }
@@ -527,6 +622,15 @@ double nb_problem_flops(const nb_problem *p)
     case NB_OP_SOFTMAX:
         f = 5.0 * y;
         break;
+    case NB_OP_DECONV:
+        f = 2.0 * in_elems(p) * (double)(p->k / p->groups) * (double)p->r * (double)p->s;
+        break;
+    case NB_OP_NORM:
+        f = 8.0 * y;
+        break;
+    case NB_OP_RESIZE:
+        f = p->resize == NNOP_RESIZE_BILINEAR ? 8.0 * y : 0.0;
+        break;
     default:
         break;
     }
@@ -541,7 +645,12 @@ double nb_problem_bytes(const nb_problem *p)
         e += (double)p->k * (double)(p->c / p->groups) * (double)p->r * (double)p->s;
     if (p->op == NB_OP_LINEAR)
         e += (double)p->k * (double)p->c;
-    ch = (p->op == NB_OP_CONV || p->op == NB_OP_LINEAR) ? (double)p->k : (double)p->c;
+    if (p->op == NB_OP_DECONV)
+        e += (double)p->c * (double)(p->k / p->groups) * (double)p->r * (double)p->s;
+    if (p->op == NB_OP_NORM)
+        e += 2.0 * (double)p->c;
+    ch = (p->op == NB_OP_CONV || p->op == NB_OP_LINEAR || p->op == NB_OP_DECONV) ? (double)p->k
+                                                                                 : (double)p->c;
     for (i = 0; i < p->npost; i++) {
         if (p->post[i].kind == NB_POST_BIAS)
             e += ch;
@@ -549,6 +658,8 @@ double nb_problem_bytes(const nb_problem *p)
             e += 4.0 * ch;
         else if (p->post[i].kind == NB_POST_ADD)
             e += out_elems(p);
+        else if (p->post[i].kind == NB_POST_MUL)
+            e += (double)p->n * ch;
     }
     return e * (double)nnop_dtype_size(p->dt);
 }

@@ -155,6 +155,42 @@ nnop_status nb_instance_graph(nb_instance *in, nnop_context *ctx, nnop_graph **o
     case NB_OP_FLATTEN:
         v = nnop_flatten(g, v);
         break;
+    case NB_OP_DECONV: {
+        nnop_conv_transpose_params tp;
+        float a = 1.0f / sqrtf((float)(p->c / p->groups * p->r * p->s));
+        d = nnop_tensor_4d(p->dt, p->layout, p->c, p->k / p->groups, p->r, p->s);
+        for (i = 0; i < 2; i++) {
+            tp.pad[i] = p->pad[i], tp.stride[i] = p->stride[i], tp.dilation[i] = p->dil[i];
+            tp.output_pad[i] = p->out_pad[i];
+        }
+        tp.groups = p->groups;
+        v = nnop_conv_transpose(g, v, constant(in, g, SLOT_W, &d, -a, a), &tp);
+        break;
+    }
+    case NB_OP_NORM: {
+        nnop_tensor_desc cd = nnop_tensor_1d(p->dt, p->c);
+        nnop_value ga = constant(in, g, SLOT_W, &cd, 0.8f, 1.2f);
+        nnop_value be =
+                p->norm == NB_NORM_RMS ? nnop_none() : constant(in, g, SLOT_BIAS, &cd, -0.2f, 0.2f);
+        v = p->norm == NB_NORM_GROUP ? nnop_group_norm(g, v, p->groups, ga, be, p->eps)
+            : p->norm == NB_NORM_RMS
+                    ? nnop_rms_norm(g, v, ga, p->eps)
+                    : nnop_layer_norm(g, v, ga, be,
+                                      p->norm == NB_NORM_LAYER ? NNOP_NORM_C : NNOP_NORM_CHW,
+                                      p->eps);
+        break;
+    }
+    case NB_OP_RESIZE: {
+        nnop_resize_params rp;
+        memset(&rp, 0, sizeof rp);
+        rp.mode = p->resize;
+        rp.align_corners = p->align;
+        rp.size[0] = p->size[0], rp.size[1] = p->size[1];
+        if (!p->size[0]) /* by scale (1 by default) */
+            rp.scale[0] = p->scale[0], rp.scale[1] = p->scale[1];
+        v = nnop_resize(g, v, &rp);
+        break;
+    }
     default:
         break;
     }
@@ -186,6 +222,20 @@ nnop_status nb_instance_graph(nb_instance *in, nnop_context *ctx, nnop_graph **o
             snprintf(name, sizeof name, "add%d", i);
             in->input_slot[in->n_inputs++] = slot;
             v = nnop_add(g, v, nnop_input(g, name, &vd));
+            break;
+        }
+        case NB_POST_MUL: { /* squeeze-excitation: a second input of N,C,1,1 */
+            char name[16];
+            nnop_tensor_desc md =
+                    vd.ndim == 4 ? nnop_tensor_4d(p->dt, p->layout, vd.dims[0], vd.dims[1], 1, 1)
+                                 : vd;
+            if (!slot_data(in, slot, &md, 0.0f, 1.0f)) {
+                nnop_graph_destroy(g);
+                return failf(err, len, NNOP_ERR_OUT_OF_MEMORY, "out of host memory");
+            }
+            snprintf(name, sizeof name, "mul%d", i);
+            in->input_slot[in->n_inputs++] = slot;
+            v = nnop_mul(g, v, nnop_input(g, name, &md));
             break;
         }
         case NB_POST_ACT:
@@ -273,6 +323,123 @@ static double *slot_logical(const nb_instance *in, int i)
     return in->host[i] ? nb_to_logical(&in->desc[i], in->host[i]) : NULL;
 }
 
+/* nnop.h's transposed conv, as a scatter: y[n, k, ih*st - p + r*dl, ...] += x[n, c, ih, ...] *
+ * w[c, k % (K/g), r, ...] for the channels c of k's group */
+static double *ref_deconv(const nb_problem *p, const double *x, const double *w, int64_t *dims)
+{
+    int64_t oh = nb_deconv_out(p, 0), ow = nb_deconv_out(p, 1), cg = p->c / p->groups;
+    int64_t kg = p->k / p->groups, n, c, k, ih, iw, r, t;
+    double *y = (double *)calloc((size_t)(p->n * p->k * oh * ow), sizeof *y);
+    if (!y)
+        return NULL;
+    for (n = 0; n < p->n; n++)
+        for (c = 0; c < p->c; c++)
+            for (k = (c / cg) * kg; k < (c / cg + 1) * kg; k++)
+                for (ih = 0; ih < p->h; ih++)
+                    for (iw = 0; iw < p->w; iw++)
+                        for (r = 0; r < p->r; r++)
+                            for (t = 0; t < p->s; t++) {
+                                int64_t yh = ih * p->stride[0] - p->pad[0] + r * p->dil[0];
+                                int64_t yw = iw * p->stride[1] - p->pad[1] + t * p->dil[1];
+                                if (yh < 0 || yh >= oh || yw < 0 || yw >= ow)
+                                    continue;
+                                y[((n * p->k + k) * oh + yh) * ow + yw] +=
+                                        x[((n * p->c + c) * p->h + ih) * p->w + iw] *
+                                        w[((c * kg + k % kg) * p->r + r) * p->s + t];
+                            }
+    dims[1] = p->k, dims[2] = oh, dims[3] = ow;
+    return y;
+}
+
+/* Normalize one set of sample n: channels [c0, c1) at the positions [q0, q1) of H*W. */
+static void ref_norm_set(const nb_problem *p, const double *x, const double *gamma,
+                         const double *beta, double *y, int64_t n, int64_t c0, int64_t c1,
+                         int64_t q0, int64_t q1)
+{
+    int64_t hw = p->h * p->w, c, q, cnt = (c1 - c0) * (q1 - q0);
+    double mean = 0.0, var = 0.0, inv;
+    for (c = c0; c < c1; c++)
+        for (q = q0; q < q1; q++)
+            mean += x[(n * p->c + c) * hw + q];
+    mean = p->norm == NB_NORM_RMS ? 0.0 : mean / (double)cnt;
+    for (c = c0; c < c1; c++)
+        for (q = q0; q < q1; q++) {
+            double d = x[(n * p->c + c) * hw + q] - mean;
+            var += d * d;
+        }
+    inv = 1.0 / sqrt(var / (double)cnt + (double)p->eps);
+    for (c = c0; c < c1; c++)
+        for (q = q0; q < q1; q++) {
+            int64_t j = (n * p->c + c) * hw + q;
+            y[j] = (x[j] - mean) * inv * gamma[c] + (beta ? beta[c] : 0.0);
+        }
+}
+
+static double *ref_norm(const nb_problem *p, const double *x, const double *gamma,
+                        const double *beta)
+{
+    int64_t hw = p->h * p->w, n, q, k, cg = p->c / p->groups;
+    double *y = (double *)malloc((size_t)(p->n * p->c * hw) * sizeof *y);
+    if (!y)
+        return NULL;
+    for (n = 0; n < p->n; n++) {
+        if (p->norm == NB_NORM_LAYER || p->norm == NB_NORM_RMS)
+            for (q = 0; q < hw; q++)
+                ref_norm_set(p, x, gamma, beta, y, n, 0, p->c, q, q + 1);
+        else if (p->norm == NB_NORM_LAYER_CHW)
+            ref_norm_set(p, x, gamma, beta, y, n, 0, p->c, 0, hw);
+        else
+            for (k = 0; k < p->groups; k++)
+                ref_norm_set(p, x, gamma, beta, y, n, k * cg, (k + 1) * cg, 0, hw);
+    }
+    return y;
+}
+
+/* Source index pair and the second's weight along one dim, by nnop.h's (PyTorch's) rules,
+ * with the coordinate scale in float as PyTorch computes it. */
+static void ref_resize_src(const nb_problem *p, int i, int64_t in, int64_t out, int64_t dst,
+                           int64_t *a, int64_t *b, double *wb)
+{
+    float sc = p->resize == NNOP_RESIZE_BILINEAR && p->align
+                       ? (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f)
+               : p->size[0] ? (float)in / (float)out
+                            : (float)(1.0 / p->scale[i]);
+    float real;
+    if (p->resize == NNOP_RESIZE_NEAREST) {
+        int64_t src = out == in ? dst : out == 2 * in ? dst / 2 : (int64_t)floorf((float)dst * sc);
+        *a = *b = src < in - 1 ? src : in - 1;
+        *wb = 0.0;
+        return;
+    }
+    real = p->align ? sc * (float)dst : sc * ((float)dst + 0.5f) - 0.5f;
+    real = real < 0.0f ? 0.0f : real;
+    *a = (int64_t)real < in - 1 ? (int64_t)real : in - 1;
+    *b = *a + 1 < in ? *a + 1 : in - 1;
+    *wb = (double)(real - (float)*a);
+}
+
+static double *ref_resize(const nb_problem *p, const double *x, int64_t *dims)
+{
+    int64_t oh = nb_resize_out(p, 0), ow = nb_resize_out(p, 1), nc, h, w;
+    double *y = (double *)malloc((size_t)(p->n * p->c * oh * ow) * sizeof *y);
+    if (!y)
+        return NULL;
+    for (nc = 0; nc < p->n * p->c; nc++)
+        for (h = 0; h < oh; h++)
+            for (w = 0; w < ow; w++) {
+                const double *src = x + nc * p->h * p->w;
+                int64_t h0, h1, w0, w1;
+                double lh, lw;
+                ref_resize_src(p, 0, p->h, oh, h, &h0, &h1, &lh);
+                ref_resize_src(p, 1, p->w, ow, w, &w0, &w1, &lw);
+                y[(nc * oh + h) * ow + w] =
+                        (1.0 - lh) * ((1.0 - lw) * src[h0 * p->w + w0] + lw * src[h0 * p->w + w1]) +
+                        lh * ((1.0 - lw) * src[h1 * p->w + w0] + lw * src[h1 * p->w + w1]);
+            }
+    dims[2] = oh, dims[3] = ow;
+    return y;
+}
+
 double *nb_reference(const nb_instance *in, int64_t *count)
 {
     const nb_problem *p = &in->p;
@@ -283,7 +450,8 @@ double *nb_reference(const nb_instance *in, int64_t *count)
     *count = 0;
     if (!x)
         return NULL;
-    if (p->op == NB_OP_CONV || p->op == NB_OP_LINEAR) {
+    if (p->op == NB_OP_CONV || p->op == NB_OP_LINEAR || p->op == NB_OP_DECONV ||
+        p->op == NB_OP_NORM) {
         w = slot_logical(in, SLOT_W);
         if (!w) {
             free(x);
@@ -402,6 +570,19 @@ double *nb_reference(const nb_instance *in, int64_t *count)
         dims[1] = p->c * p->h * p->w;
         ndim = 2;
         break;
+    case NB_OP_DECONV:
+        y = ref_deconv(p, x, w, dims);
+        break;
+    case NB_OP_NORM: {
+        double *beta = p->norm == NB_NORM_RMS ? NULL : slot_logical(in, SLOT_BIAS);
+        if (p->norm == NB_NORM_RMS || beta)
+            y = ref_norm(p, x, w, beta);
+        free(beta);
+        break;
+    }
+    case NB_OP_RESIZE:
+        y = ref_resize(p, x, dims);
+        break;
     default:
         y = x;
         x = NULL;
@@ -417,7 +598,9 @@ double *nb_reference(const nb_instance *in, int64_t *count)
         int slot = SLOT_POST + 4 * j;
         int64_t inner = ndim == 4 ? dims[2] * dims[3] : 1;
         double *t[4] = {NULL, NULL, NULL, NULL};
-        int k, nt = q->kind == NB_POST_BN ? 4 : (q->kind == NB_POST_BIAS || q->kind == NB_POST_ADD);
+        int k, nt = q->kind == NB_POST_BN ? 4
+                                          : (q->kind == NB_POST_BIAS || q->kind == NB_POST_ADD ||
+                                             q->kind == NB_POST_MUL);
         for (k = 0; k < nt; k++)
             if (!(t[k] = slot_logical(in, slot + k))) {
                 while (k-- > 0)
@@ -437,6 +620,9 @@ double *nb_reference(const nb_instance *in, int64_t *count)
                 break;
             case NB_POST_ADD:
                 v += t[0][i];
+                break;
+            case NB_POST_MUL: /* N,C,1,1 (or the same shape for 2-D) */
+                v *= t[0][ndim == 4 ? i / inner : i];
                 break;
             case NB_POST_ACT:
                 v = act(q->act, v, (double)q->a);
