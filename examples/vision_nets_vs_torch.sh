@@ -2,7 +2,7 @@
 # vision_nets_vs_torch.sh VISION_NET_BINARY EXPORT_SCRIPT [MODEL...]: each network through nnop
 # against PyTorch with the same weights (tools/export_vision_net.py: seeded random weights, a
 # batch of 2 at 64x64, PyTorch's output in float64): relative error (max |diff| / max |ref|)
-# at most 1e-4 in f32 and 2e-2 in f16 (the CPU backend rounds every node's result to f16, as
+# at most 1e-4 in f32 (NCHW and NHWC) and 2e-2 in f16 (the CPU backend rounds every node's result to f16, as
 # PyTorch eager does: MobileNetV3's small random logits come to 1.1e-2), and the same top-1
 # for the classifiers. Exits 77
 # (CTest: skipped) when python3 has no torch and torchvision. Runs on the backend it
@@ -23,12 +23,13 @@ for m in "$@"; do
   echo "== $m"
   python3 "$export_py" "$m" --graph "$tmp/$m.json" --weights "$tmp/$m.safetensors" \
     --reference "$tmp/$m.ref.safetensors" --batch 2 --size 64
-  for dt in f32 f16; do
+  for run in "f32 nchw" "f16 nchw" "f32 nhwc"; do
+    set -- $run
     tol=1e-4
-    [ "$dt" = f16 ] && tol=2e-2
+    [ "$1" = f16 ] && tol=2e-2
     "$bin" --backend "${NNOP_VISION_BACKEND:-cpu}" --graph "$tmp/$m.json" \
-      --weights "$tmp/$m.safetensors" --reference "$tmp/$m.ref.safetensors" --dtype "$dt" \
-      --max-rel-err "$tol"
+      --weights "$tmp/$m.safetensors" --reference "$tmp/$m.ref.safetensors" --dtype "$1" \
+      --layout "$2" --max-rel-err "$tol"
   done
 done
 echo "vision_nets_vs_torch: passed"
