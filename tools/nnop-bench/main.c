@@ -58,11 +58,14 @@ static void usage(FILE *f)
           f);
     fputs("Networks:\n"
           "  --net NAME         resnet50 (seeded random weights), lenet, mnist-resnet (the MNIST\n"
-          "                     models of examples/mnist); repeatable\n"
+          "                     models of examples/mnist), mobilenet_v3_large, efficientnet_b0,\n"
+          "                     convnext_tiny, unet (examples/nets, seeded random weights; CPU\n"
+          "                     backend only for now); repeatable\n"
           "  --batch N          images per batch (default 32; per GPU with --devices)\n"
           "  --dt T, --layout L dtype and layout of the network (default f16 nhwc for resnet50\n"
           "                     on CUDA, f32 elsewhere; the MNIST models take NCHW input)\n"
-          "  --size S           ResNet-50 image height and width (default 224)\n"
+          "  --size S           image height and width of resnet50 and the examples/nets\n"
+          "                     networks (default 224)\n"
           "  --weights-dir DIR  folder with lenet.safetensors and resnet.safetensors\n"
           "  --cuda-graph off|on|both   whole-plan CUDA graph replay (default off; both runs\n"
           "                     each problem and network twice)\n"
@@ -272,8 +275,10 @@ static int parse_args(int argc, char **argv, opts *o)
             printf("nnop-bench (nnop %d.%d.%d)\n", ver / 10000, ver / 100 % 100, ver % 100);
             exit(0);
         } else if (strcmp(a, "--list-nets") == 0) {
-            printf("resnet50\nlenet%s\nmnist-resnet%s\n", nb_have_mnist() ? "" : " (not built in)",
-                   nb_have_mnist() ? "" : " (not built in)");
+            int k;
+            for (k = 0; k < NB_NET_COUNT; k++)
+                printf("%s%s\n", nb_net_name((nb_net_kind)k),
+                       k == NB_NET_RESNET50 || nb_have_mnist() ? "" : " (not built in)");
             exit(0);
         } else if (strcmp(a, "--check") == 0) {
             o->check = 1;
@@ -310,7 +315,9 @@ static int parse_args(int argc, char **argv, opts *o)
             item *it;
             NEEDS_VALUE();
             if (nb_net_parse(val) < 0)
-                return bad("unknown network '%s' (resnet50, lenet, mnist-resnet)", val);
+                return bad("unknown network '%s' (resnet50, lenet, mnist-resnet, "
+                           "mobilenet_v3_large, efficientnet_b0, convnext_tiny, unet)",
+                           val);
             it = add_item(o);
             it->net = nb_net_parse(val);
             snprintf(it->text, sizeof it->text, "%s", val);
@@ -450,7 +457,7 @@ static void fill_common(nb_result *r, const nb_env *e, const opts *o, const item
         snprintf(r->name, sizeof r->name, "%s", nb_net_name(net->kind));
         snprintf(r->desc, sizeof r->desc, "%s batch=%lld dt=%s layout=%s size=%lld",
                  nb_net_name(net->kind), (long long)net->batch, nb_dtype_name(net->dt),
-                 net->kind == NB_NET_RESNET50 ? nb_layout_name(net->layout) : "nchw",
+                 nb_net_any_shape(net->kind) ? nb_layout_name(net->layout) : "nchw",
                  (long long)net->size);
         r->batch = net->batch;
         r->flops = nb_net_flops(net);

@@ -1,6 +1,7 @@
 /* nb_nets.c: the networks nnop-bench runs by name: ResNet-50 (seeded random weights, any
  * batch, dtype, layout and image size; the graph of bench/resnet50_graph.c) and, when the
- * examples' support library is built in (NB_HAVE_MNIST), the bundled MNIST models. */
+ * examples' support library is built in (NB_HAVE_MNIST), the bundled MNIST models and the
+ * torchvision networks of examples/nets (random weights, any batch, dtype, layout and size). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,18 +12,21 @@
 #ifdef NB_HAVE_MNIST
 #include "mnist.h"
 #include "safetensors.h"
+#include "vision_graph.h"
 #endif
 
 #ifndef NB_EXAMPLES_DIR
 #define NB_EXAMPLES_DIR "examples"
 #endif
 
-static const char *const net_names[] = {"resnet50", "lenet", "mnist-resnet"};
+static const char *const net_names[NB_NET_COUNT] = {
+        "resnet50",        "lenet",         "mnist-resnet", "mobilenet_v3_large",
+        "efficientnet_b0", "convnext_tiny", "unet"};
 
 int nb_net_parse(const char *name)
 {
     int i;
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < NB_NET_COUNT; i++)
         if (strcmp(name, net_names[i]) == 0)
             return i;
     return -1;
@@ -30,7 +34,12 @@ int nb_net_parse(const char *name)
 
 const char *nb_net_name(nb_net_kind k)
 {
-    return (unsigned)k < 3 ? net_names[k] : "?";
+    return (unsigned)k < NB_NET_COUNT ? net_names[k] : "?";
+}
+
+int nb_net_any_shape(nb_net_kind k)
+{
+    return k != NB_NET_LENET && k != NB_NET_MNIST_RESNET;
 }
 
 int nb_have_mnist(void)
@@ -154,6 +163,30 @@ nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out,
         if (s != NNOP_OK)
             failf(err, len, s, "resnet50: %s",
                   b.oom ? "out of host memory" : nnop_context_last_error(ctx));
+    } else if (net->kind >= NB_NET_MOBILENET_V3_LARGE) {
+#ifdef NB_HAVE_MNIST
+        char path[1024];
+        cJSON *j;
+        snprintf(path, sizeof path, "%s/nets/%s.json", NB_EXAMPLES_DIR, nb_net_name(net->kind));
+        j = vision_graph_read(path, err, len);
+        s = j ? NNOP_OK : NNOP_ERR_IO;
+        if (j) {
+            nnop_tensor_desc xd =
+                    nnop_tensor_4d(net->dt, net->layout, net->batch, 3, net->size, net->size);
+            nnop_value y;
+            s = vision_graph_build(ctx, g, j, nnop_input(g, "x", &xd), NULL, net->dt, net->layout,
+                                   20261201u, &y, err, len);
+            if (s == NNOP_OK)
+                s = nnop_output(g, y, "y");
+            if (s != NNOP_OK && !err[0])
+                failf(err, len, s, "%s", nnop_context_last_error(ctx));
+            cJSON_Delete(j);
+        }
+#else
+        s = failf(err, len, NNOP_ERR_UNSUPPORTED,
+                  "%s: this nnop-bench was built without the examples' networks (cJSON)",
+                  nb_net_name(net->kind));
+#endif
     } else {
 #ifdef NB_HAVE_MNIST
         char path[1024];

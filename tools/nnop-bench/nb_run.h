@@ -37,17 +37,30 @@ typedef struct nb_method {
 } nb_method;
 
 /* ---------------------------------------------------------------- the bundled networks */
-typedef enum nb_net_kind { NB_NET_RESNET50 = 0, NB_NET_LENET, NB_NET_MNIST_RESNET } nb_net_kind;
+typedef enum nb_net_kind {
+    NB_NET_RESNET50 = 0,
+    NB_NET_LENET,
+    NB_NET_MNIST_RESNET,
+    /* examples/nets/<name>.json (tools/export_vision_net.py), seeded random weights */
+    NB_NET_MOBILENET_V3_LARGE,
+    NB_NET_EFFICIENTNET_B0,
+    NB_NET_CONVNEXT_TINY,
+    NB_NET_UNET,
+    NB_NET_COUNT
+} nb_net_kind;
 typedef struct nb_net {
     nb_net_kind kind;
-    int64_t batch, size; /* size: ResNet-50 image height and width */
+    int64_t batch, size; /* size: image height and width (ResNet-50, the examples/nets ones) */
     nnop_dtype dt;
     nnop_layout layout;
     const char *weights_dir; /* MNIST weights (NULL: the source tree's examples/mnist) */
 } nb_net;
-/* "resnet50", "lenet", "mnist-resnet"; -1 when unknown. */
+/* "resnet50", "lenet", "mnist-resnet", "mobilenet_v3_large", "efficientnet_b0",
+ * "convnext_tiny", "unet"; -1 when unknown. */
 int nb_net_parse(const char *name);
 const char *nb_net_name(nb_net_kind k);
+/* 1 for the networks that take any layout and image size (not the MNIST models) */
+int nb_net_any_shape(nb_net_kind k);
 /* 1 when the MNIST models are built in (examples' support library and cJSON). */
 int nb_have_mnist(void);
 nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out, char *err,
