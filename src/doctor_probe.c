@@ -337,6 +337,17 @@ static const char *search_path_name(void)
 #endif
 }
 
+/* Where a cuDNN folder goes: the loader's path, or NNOP_CUDNN_PATH, which nnop itself reads
+ * (src/cuda/device/libs.c) */
+static const char *cudnn_place(void)
+{
+#ifdef _WIN32
+    return "PATH (or next to the program, or set NNOP_CUDNN_PATH to it)";
+#else
+    return "LD_LIBRARY_PATH (or set NNOP_CUDNN_PATH to it)";
+#endif
+}
+
 static void judge_cudnn(nnop__doctor *d)
 {
     const nnop__doc_lib *g = nnop__doctor_lib(d, "cudnn_graph");
@@ -382,7 +393,7 @@ static void judge_cudnn(nnop__doctor *d)
             setf(p->fix, sizeof p->fix,
                  "put the folder of a cuDNN %ld.x installation first on %s, or rebuild nnop "
                  "against the cuDNN that is installed",
-                 d->cudnn_headers / 10000, search_path_name());
+                 d->cudnn_headers / 10000, cudnn_place());
         } else if (g->version < d->cudnn_headers) {
             nnop__doc_problem *p = problem(d);
             setf(p->what, sizeof p->what,
@@ -390,9 +401,9 @@ static void judge_cudnn(nnop__doctor *d)
                  "with",
                  have, g->path, want);
             setf(p->fix, sizeof p->fix,
-                 "put the folder of cuDNN %s or newer first on %s (another copy, such as "
-                 "PyTorch's, may be found first), or rebuild nnop against cuDNN %s",
-                 want, search_path_name(), have);
+                 "put the folder of cuDNN %s or newer first on %s, or rebuild nnop against "
+                 "cuDNN %s; another copy, such as PyTorch's, may be the one found first",
+                 want, cudnn_place(), have);
         }
     }
     if (d->with_cuda && g->version < NNOP_CUDNN_MIN_VERSION) {
@@ -402,7 +413,7 @@ static void judge_cudnn(nnop__doctor *d)
              "loaded cuDNN %s is below %s, the oldest nnop's CUDA backend runs on", have,
              floor_text);
         setf(p->fix, sizeof p->fix, "install cuDNN %s or newer and put its folder first on %s",
-             floor_text, search_path_name());
+             floor_text, cudnn_place());
     }
     if (d->cudart_built && g->cudart && g->cudart / 1000 != d->cudart_built / 1000) {
         nnop__doc_problem *p = problem(d);
@@ -413,8 +424,7 @@ static void judge_cudnn(nnop__doctor *d)
         setf(p->fix, sizeof p->fix,
              "install the cuDNN build for CUDA %ld (cudnn9-cuda-%ld, or pip install "
              "nvidia-cudnn-cu%ld) and put its folder first on %s",
-             d->cudart_built / 1000, d->cudart_built / 1000, d->cudart_built / 1000,
-             search_path_name());
+             d->cudart_built / 1000, d->cudart_built / 1000, d->cudart_built / 1000, cudnn_place());
     }
     for (i = 0; i < d->n_lib; i++) {
         const nnop__doc_lib *l = &d->lib[i];
@@ -430,7 +440,7 @@ static void judge_cudnn(nnop__doctor *d)
             setf(p->fix, sizeof p->fix,
                  "put the folder of one complete cuDNN installation first on %s and remove "
                  "or move the other copy of %s",
-                 search_path_name(), l->file);
+                 cudnn_place(), l->file);
         }
     }
     for (i = 0; i < d->n_lib; i++) {
@@ -444,7 +454,7 @@ static void judge_cudnn(nnop__doctor *d)
             setf(p->fix, sizeof p->fix,
                  "the cuDNN libraries come from different versions: put the folder of one "
                  "complete cuDNN installation first on %s and remove the stray copies",
-                 search_path_name());
+                 cudnn_place());
         }
     }
 }

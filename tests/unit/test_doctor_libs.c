@@ -320,7 +320,8 @@ static void test_loaded_older_than_headers_and_below_the_floor(void **state)
     assert_int_equal(d.n_problem, 2);
     assert_has(text, "PROBLEM: loaded cuDNN 9.0.0 (/opt/cudnn/libcudnn_graph.so.9) is older than "
                      "the cuDNN 9.19.0 headers nnop was built with\n  fix: put the folder of "
-                     "cuDNN 9.19.0 or newer first on LD_LIBRARY_PATH");
+                     "cuDNN 9.19.0 or newer first on LD_LIBRARY_PATH (or set NNOP_CUDNN_PATH "
+                     "to it)");
     assert_has(text, "PROBLEM: loaded cuDNN 9.0.0 is below 9.2.0, the oldest nnop's CUDA backend "
                      "runs on\n");
     free(text);
