@@ -26,8 +26,7 @@ static const struct {
     const char *version; /* its version data symbol (0x00MMmmpp), or NULL */
     const char *role;    /* what is lost without it */
 } cudnn_libs[] = {
-        {"cudnn", "cudnn", NULL, NULL,
-         "the entry points nnop loads (the rest is found through it)"},
+        {"cudnn", "cudnn", NULL, NULL, "the entry points nnop loads, which reach all the others"},
         {"cudnn_graph", "cudnn_graph", "cudnnGraphVersionCheck", "cudnn_graph_version",
          "the graph API, every cuDNN call"},
         {"cudnn_engines_precompiled", "cudnn_engines_precompiled", NULL, NULL,
