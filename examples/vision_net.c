@@ -113,24 +113,6 @@ static float uniform(uint64_t *s)
 }
 
 /* ------------------------------------------------------------------------------ main */
-/* Logical row-major floats to or from a tensor of d's strides (same element count) */
-static void restride(const nnop_tensor_desc *d, float *dst, const float *src, int to_tensor)
-{
-    int64_t i, n = nnop_tensor_elements(d), idx[NNOP_MAX_DIMS] = {0};
-    int k;
-    for (i = 0; i < n; i++) {
-        int64_t off = 0;
-        for (k = 0; k < d->ndim; k++)
-            off += idx[k] * d->strides[k];
-        if (to_tensor)
-            dst[off] = src[i];
-        else
-            dst[i] = src[off];
-        for (k = d->ndim - 1; k >= 0 && ++idx[k] == d->dims[k]; k--)
-            idx[k] = 0;
-    }
-}
-
 static void print_top(const float *y, int n, int64_t classes, int top)
 {
     int i, k;
@@ -310,7 +292,7 @@ int main(int argc, char **argv)
         float *packed = (float *)malloc(xcount * sizeof(float));
         st = packed ? NNOP_OK : NNOP_ERR_OUT_OF_MEMORY;
         if (packed) {
-            restride(&xd, packed, x, 1);
+            vision_tensor_restride(&xd, packed, x, 1);
             st = nnop_convert(NNOP_F32, packed, o.dtype, xt, (int64_t)xcount);
             free(packed);
         }
@@ -332,7 +314,7 @@ int main(int argc, char **argv)
         st = packed ? nnop_convert(o.dtype, yt, NNOP_F32, packed, (int64_t)ycount)
                     : NNOP_ERR_OUT_OF_MEMORY;
         if (st == NNOP_OK)
-            restride(&yd, y, packed, 0);
+            vision_tensor_restride(&yd, y, packed, 0);
         free(packed);
     }
     if (st != NNOP_OK) {

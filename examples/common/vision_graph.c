@@ -76,22 +76,21 @@ static void random_fill(builder *b, const char *name, int ndim, const int64_t *s
     }
 }
 
-/* Logical N,C,H,W floats in place as NHWC (a copy through a scratch buffer). */
-static nnop_status to_nhwc(float *f, const int64_t *s, int64_t count)
+void vision_tensor_restride(const nnop_tensor_desc *d, float *dst, const float *src, int to_tensor)
 {
-    float *t = (float *)malloc((size_t)count * sizeof *t);
-    int64_t n, c, h, w;
-    if (!t)
-        return NNOP_ERR_OUT_OF_MEMORY;
-    for (n = 0; n < s[0]; n++)
-        for (c = 0; c < s[1]; c++)
-            for (h = 0; h < s[2]; h++)
-                for (w = 0; w < s[3]; w++)
-                    t[((n * s[2] + h) * s[3] + w) * s[1] + c] =
-                            f[((n * s[1] + c) * s[2] + h) * s[3] + w];
-    memcpy(f, t, (size_t)count * sizeof *t);
-    free(t);
-    return NNOP_OK;
+    int64_t i, n = nnop_tensor_elements(d), idx[NNOP_MAX_DIMS] = {0};
+    int k;
+    for (i = 0; i < n; i++) {
+        int64_t off = 0;
+        for (k = 0; k < d->ndim; k++)
+            off += idx[k] * d->strides[k];
+        if (to_tensor)
+            dst[off] = src[i];
+        else
+            dst[i] = src[off];
+        for (k = d->ndim - 1; k >= 0 && ++idx[k] == d->dims[k]; k--)
+            idx[k] = 0;
+    }
 }
 
 /* The constant called name (shape from the graph's tensor table), in the graph's dtype. */
@@ -142,10 +141,15 @@ static nnop_value constant(builder *b, const char *name)
     } else {
         random_fill(b, name, ndim, shape, f32, count);
     }
-    if (b->st == NNOP_OK && ndim == 4 && b->layout == NNOP_NHWC)
-        b->st = to_nhwc(f32, shape, count);
-    if (b->st == NNOP_OK)
-        b->st = nnop_convert(NNOP_F32, f32, b->t, conv, count);
+    if (b->st == NNOP_OK) { /* logical order into d's strides (NHWC weights) */
+        float *packed = (float *)malloc((size_t)count * sizeof *packed);
+        b->st = packed ? NNOP_OK : NNOP_ERR_OUT_OF_MEMORY;
+        if (packed) {
+            vision_tensor_restride(&d, packed, f32, 1);
+            b->st = nnop_convert(NNOP_F32, packed, b->t, conv, count);
+            free(packed);
+        }
+    }
     if (b->st == NNOP_OK)
         v = nnop_constant(b->g, name, &d, conv);
     free(f32);

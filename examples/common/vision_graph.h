@@ -30,6 +30,9 @@ cJSON *vision_graph_read(const char *path, char *err, size_t len);
 nnop_status vision_graph_build(nnop_context *ctx, nnop_graph *g, const cJSON *j, nnop_value x,
                                const safetensors_file *weights, nnop_dtype t, nnop_layout layout,
                                uint64_t seed, nnop_value *out, char *err, size_t len);
+/* Logical row-major floats into (to_tensor 1) or out of (0) a packed tensor of d's strides
+ * and element count: the input and output buffers of an NHWC graph, its NHWC constants. */
+void vision_tensor_restride(const nnop_tensor_desc *d, float *dst, const float *src, int to_tensor);
 /* Its "model" ("network" when absent) and its number of ops. */
 const char *vision_graph_model(const cJSON *j);
 int vision_graph_ops(const cJSON *j);
