@@ -284,7 +284,8 @@ static nnop__cudnn_api dnn_api;
 static nnop__cublaslt_api lt_api;
 static loaded_lib dnn_lib, lt_lib;
 
-/* Every symbol of the list from h into table (all or none); 0, or -1 naming the missing one. */
+/* Every symbol of the list from h into table; 0, or -1 naming the first missing one (the
+ * caller then puts the stand-ins back, so a table is never half loaded). */
 static int resolve(nnop__dl *h, const lib_symbol *syms, size_t n, void *table, loaded_lib *lib,
                    const char *file)
 {
@@ -296,9 +297,6 @@ static int resolve(nnop__dl *h, const lib_symbol *syms, size_t n, void *table, l
                 lib->path[0] ? lib->path : file, syms[i].name);
             return -1;
         }
-    }
-    for (i = 0; i < n; i++) {
-        void *addr = nnop__dl_sym(h, syms[i].name);
         memcpy((char *)table + syms[i].offset, &addr, sizeof addr); /* function pointer */
     }
     return 0;
@@ -348,18 +346,16 @@ static void load_cudnn(void)
 {
     char only[512], dir[512], graph[640], err[LOAD_ERROR_LEN];
     nnop__dl *h, *g;
-    loaded_lib tmp;
     dnn_api = dnn_missing;
     check_declarations();
     (void)nnop__env_get("NNOP_CUDNN_PATH", only, sizeof only);
     h = open_lib(CUDNN_FILE, only, NNOP_CUDNN_BUILD_DIR, &dnn_lib);
     if (!h) {
-        say(tmp.error, sizeof tmp.error,
+        say(err, sizeof err, "%s", dnn_lib.error);
+        say(dnn_lib.error, sizeof dnn_lib.error,
             "cuDNN could not be loaded: %s; install cuDNN 9 (>= %d.%d) or set "
             "NNOP_CUDNN_PATH to the folder holding %s",
-            dnn_lib.error, NNOP_CUDNN_MIN_VERSION / 10000, NNOP_CUDNN_MIN_VERSION / 100 % 100,
-            CUDNN_FILE);
-        memcpy(dnn_lib.error, tmp.error, sizeof tmp.error);
+            err, NNOP_CUDNN_MIN_VERSION / 10000, NNOP_CUDNN_MIN_VERSION / 100 % 100, CUDNN_FILE);
         return;
     }
     nnop__dl_dir_of(dnn_lib.path, dir, sizeof dir);
