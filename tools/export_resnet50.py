@@ -25,6 +25,7 @@ import sys
 import torch
 import torch.nn as nn
 
+from bn_calibrate import calibrate_batchnorm
 from safetensors_write import write_safetensors
 
 SEED = 20261129
@@ -117,17 +118,7 @@ def build(pretrained):
         for name, p in m.named_parameters():
             if name.endswith("bn3.weight"):
                 p.fill_(0.1)
-    # calibrate the BN running statistics on seeded random images (cumulative average)
-    for mod in m.modules():
-        if isinstance(mod, nn.BatchNorm2d):
-            mod.reset_running_stats()
-            mod.momentum = None
-    gen = torch.Generator().manual_seed(SEED + 1)
-    m.train()
-    with torch.no_grad():
-        for _ in range(4):
-            m(torch.randn(8, 3, 224, 224, generator=gen))
-    m.eval()
+    calibrate_batchnorm(m, SEED + 1, batches=4, size=224)
     # a classifier with a visible spread of logits
     with torch.no_grad():
         m.fc.weight.mul_(4.0)

@@ -31,6 +31,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.fx.passes.shape_prop import ShapeProp
 
+from bn_calibrate import calibrate_batchnorm
 from safetensors_write import write_safetensors
 
 SEED = 20261201
@@ -76,16 +77,7 @@ def build(name):
     else:
         import torchvision
         m = getattr(torchvision.models, name)(weights=None)
-    for mod in m.modules():  # calibrate BN statistics (cumulative average) on random images
-        if isinstance(mod, nn.BatchNorm2d):
-            mod.reset_running_stats()
-            mod.momentum = None
-    gen = torch.Generator().manual_seed(SEED + 1)
-    m.train()
-    with torch.no_grad():
-        for _ in range(3):
-            m(torch.randn(8, 3, 64, 64, generator=gen))
-    return m.eval()
+    return calibrate_batchnorm(m, SEED + 1, batches=3, size=64)
 
 
 ACTS = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.Hardswish: "hardswish",
