@@ -55,7 +55,7 @@ void nnop__doctor_init(nnop__doctor *d, int require_gpu)
 {
     memset(d, 0, sizeof *d);
     d->require_gpu = require_gpu;
-    (void)nnop__env_get("NNOP_CUDNN_PATH", d->cudnn_dir, sizeof d->cudnn_dir);
+    (void)nnop__env_lib_dir("NNOP_CUDNN_PATH", d->cudnn_dir, sizeof d->cudnn_dir);
 }
 
 const nnop__doc_lib *nnop__doctor_lib(const nnop__doctor *d, const char *key)

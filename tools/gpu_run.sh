@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -16,6 +16,13 @@ OUT=/tmp/nnop-logs
 BUILD=${NNOP_BUILD_DIR:-/tmp/nnop-build}
 mkdir -p "$OUT" "$RESULTS"
 exec > >(tee "$OUT/gpu_run.log") 2>&1
+# the logs come back also when an outer `timeout` ends the script early
+finish() {
+    tar czf "$RESULTS/logs.tgz" -C "$OUT" . 2>/dev/null
+    cp "$OUT/gpu_run.log" "$RESULTS/" 2>/dev/null
+}
+trap finish EXIT
+trap 'echo "== stopped by a signal"; exit 143' TERM INT
 
 echo "== machine"
 date -u
@@ -68,6 +75,49 @@ difftest_jobs() {
 }
 
 TEST_RC=0
+if asked doctor; then
+    # the doctor on this machine's installation, then on broken ones: a cuDNN path that
+    # holds no cuDNN, and PyTorch's own cuDNN wheel when it is there
+    echo "== doctor"
+    timeout 60 "$BUILD/tools/nnop-doctor"
+    echo "doctor rc $?"
+    mkdir -p /tmp/empty-cudnn
+    echo "== doctor, NNOP_CUDNN_PATH=/tmp/empty-cudnn/libcudnn.so.9 (missing)"
+    NNOP_CUDNN_PATH=/tmp/empty-cudnn/libcudnn.so.9 timeout 60 "$BUILD/tools/nnop-doctor"
+    echo "doctor rc $?"
+    WHEEL=$(python3 -c "import nvidia.cudnn as m, os; print(list(m.__path__)[0])" 2>/dev/null)
+    if [ -n "$WHEEL" ] && ls "$WHEEL"/lib/libcudnn.so.9 >/dev/null 2>&1; then
+        echo "== doctor, NNOP_CUDNN_PATH=$WHEEL/lib (PyTorch's wheel)"
+        NNOP_CUDNN_PATH=$WHEEL/lib timeout 60 "$BUILD/tools/nnop-doctor"
+        echo "doctor rc $?"
+        echo "== doctor, NNOP_CUDNN_PATH=$WHEEL/lib/libcudnn.so.9 (the file named, not the folder)"
+        NNOP_CUDNN_PATH=$WHEEL/lib/libcudnn.so.9 timeout 60 "$BUILD/tools/nnop-doctor" | grep -E "looked for|^libcudnn.so|verdict"
+        # the GPU tests on PyTorch's cuDNN instead of the system's (another 9.x)
+        for t in test_gpu_conv test_gpu_network test_gpu_regressions; do
+            NNOP_REQUIRE_GPU=1 NNOP_CUDNN_PATH=$WHEEL/lib timeout 120 \
+                "$BUILD/tests/$t" >"$OUT/${t}_wheel.log" 2>&1
+            rc=$?
+            [ $rc -ne 0 ] && TEST_RC=1
+            echo "$t on PyTorch's cuDNN: rc $rc | $(grep -cE '^\[       OK' "$OUT/${t}_wheel.log") ok | $(grep -E '^\[  (PASSED|FAILED)' "$OUT/${t}_wheel.log" | tr '\n' ' ')"
+        done
+    fi
+fi
+
+if asked bench-check; then
+    # nnop-bench --check on the GPU: 200 random conv chains, the every-op file, the networks
+    echo "== nnop-bench --check on the GPU"
+    for f in bench/problems/random_conv_chains.txt bench/problems/cpu_check.txt; do
+        timeout 300 "$BUILD/tools/nnop-bench" --check --backend cuda -f "$f" \
+            >"$OUT/bench_check_$(basename "$f" .txt).txt" 2>"$OUT/bench_check_$(basename "$f" .txt).err"
+        rc=$?
+        [ $rc -ne 0 ] && TEST_RC=1
+        echo "$f: rc $rc | $(grep -cE ' pass ' "$OUT/bench_check_$(basename "$f" .txt).txt") pass," \
+            "$(grep -cE ' (FAIL|error) ' "$OUT/bench_check_$(basename "$f" .txt).txt") fail"
+        grep -E ' (FAIL|error) ' "$OUT/bench_check_$(basename "$f" .txt).txt" | head -20
+        tail -5 "$OUT/bench_check_$(basename "$f" .txt).err"
+    done
+fi
+
 if wants tests; then
     echo "== tests"
     # difftest.gpu (the fixed-seed set) runs below on its own, with its own time limit
@@ -83,7 +133,7 @@ if wants tests; then
     # the differential tester's fixed-seed GPU set again under
     # memcheck, smaller since memcheck is slow: no invalid access in any kernel it reaches
     echo "== difftest under compute-sanitizer memcheck"
-    NNOP_REQUIRE_GPU=1 timeout 1200 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    NNOP_REQUIRE_GPU=1 timeout "${NNOP_MEMCHECK_TIMEOUT:-1200}" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BUILD/tests/difftest/difftest" --seed 1 --count "${NNOP_DIFFTEST_MEMCHECK_COUNT:-500}" \
         --backend cuda --repro-dir "$OUT/difftest-repro" >"$OUT/difftest_memcheck.log" 2>&1
     rc=$?
@@ -117,13 +167,15 @@ if wants bench; then
     if [ -f bench/torch_conv.py ]; then
         PYTHONUNBUFFERED=1 python3 bench/torch_conv.py >"$OUT/bench_torch.txt" 2>&1 || tail -20 "$OUT/bench_torch.txt"
     fi
-    if [ -x "$BUILD/bench/bench_resnet" ]; then
-        "$BUILD/bench/bench_resnet" --autotune >"$OUT/bench_resnet.txt" 2>&1 || tail -20 "$OUT/bench_resnet.txt"
-        grep -E "RESNET50|\[0\]|\[5\]|\[56\]" "$OUT/bench_resnet.txt"
+    if ! asked resnet; then # (resnet, when asked too, runs them at three batch sizes)
+        if [ -x "$BUILD/bench/bench_resnet" ]; then
+            "$BUILD/bench/bench_resnet" --autotune >"$OUT/bench_resnet.txt" 2>&1 || tail -20 "$OUT/bench_resnet.txt"
+            grep -E "RESNET50|\[0\]|\[5\]|\[56\]" "$OUT/bench_resnet.txt"
+        fi
+        PYTHONUNBUFFERED=1 python3 bench/torch_resnet.py >"$OUT/bench_torch_resnet.txt" 2>&1 ||
+            tail -20 "$OUT/bench_torch_resnet.txt"
+        cat "$OUT/bench_torch_resnet.txt"
     fi
-    PYTHONUNBUFFERED=1 python3 bench/torch_resnet.py >"$OUT/bench_torch_resnet.txt" 2>&1 ||
-        tail -20 "$OUT/bench_torch_resnet.txt"
-    cat "$OUT/bench_torch_resnet.txt"
     cat "$OUT/bench_torch.txt"
     if [ -f bench/merge_table.py ] && [ -f "$OUT/bench_nnop.txt" ]; then
         echo "heuristics' first engine:"
@@ -272,6 +324,4 @@ done
 grep -E "RESNET50" "$OUT/bench_resnet.txt" 2>/dev/null
 grep -E "tests passed|tests failed" "$OUT/ctest.log" 2>/dev/null
 echo "== done (tests rc $TEST_RC)"
-tar czf "$RESULTS/logs.tgz" -C "$OUT" . 2>/dev/null
-cp "$OUT/gpu_run.log" "$RESULTS/" 2>/dev/null
 exit $TEST_RC

@@ -207,3 +207,32 @@ int nnop__platform_can_load(const char *name)
     nnop__dl_close(h);
     return h != NULL;
 }
+
+/* A library file rather than a folder: its last part holds ".so" or ends in ".dll". */
+static int names_library_file(const char *path)
+{
+    const char *slash = strrchr(path, '/'), *back = strrchr(path, '\\'), *base = path;
+    size_t n;
+    if (slash)
+        base = slash + 1;
+    if (back && back + 1 > base)
+        base = back + 1;
+    n = strlen(base);
+    return strstr(base, ".so") != NULL ||
+           (n > 4 && (strcmp(base + n - 4, ".dll") == 0 || strcmp(base + n - 4, ".DLL") == 0));
+}
+
+int nnop__env_lib_dir(const char *name, char *buf, size_t len)
+{
+    char value[1024];
+    if (nnop__env_get(name, value, sizeof value) != 0 || strlen(value) >= len) {
+        if (buf && len)
+            buf[0] = '\0';
+        return -1;
+    }
+    if (names_library_file(value))
+        nnop__dl_dir_of(value, buf, len);
+    else
+        put_text(buf, len, value);
+    return 0;
+}

@@ -91,6 +91,10 @@ char nnop__dl_dir_separator(void);
 /* The environment variable name into buf (len bytes): 0 when set and it fits, else -1 and
  * buf "". */
 int nnop__env_get(const char *name, char *buf, size_t len);
+/* A library folder from the environment variable name (NNOP_CUDNN_PATH): the folder itself,
+ * or the folder of a library file it names (".../lib/libcudnn.so.9" reads as ".../lib"),
+ * as people set it both ways. 0 when set, else -1 and buf "". */
+int nnop__env_lib_dir(const char *name, char *buf, size_t len);
 
 /* ---------------------------------------------------------------- processes (tests only) */
 /* 1 where nnop__fork works (POSIX), 0 elsewhere (Windows). */

@@ -235,6 +235,9 @@ static void test_graph_missing_is_a_problem_and_nothing_is_called(void **state)
     nnop__doctor_judge(&d);
     text = report(&d, 0);
     assert_false(nnop__doctor_lib(&d, "cudnn_graph")->loaded);
+    if (!nnop__doctor_lib(&d, "cudnn")->loaded) /* say why before failing */
+        print_error("libcudnn.so.9 from %s did not load: %s\n", dir,
+                    nnop__doctor_lib(&d, "cudnn")->error);
     assert_true(nnop__doctor_lib(&d, "cudnn")->loaded);
     snprintf(want, sizeof want,
              "libcudnn_graph.so.9: NOT LOADED: %s/libcudnn_graph.so.9: cannot open shared "
@@ -437,6 +440,34 @@ static void test_nnop_cudnn_path_is_honoured(void **state)
 #endif
 }
 
+/* NNOP_CUDNN_PATH set to a library file, as people also do, stands for its folder. */
+static void test_nnop_cudnn_path_may_name_the_library_file(void **state)
+{
+#ifndef _WIN32
+    char dir[64], file[128], want[256];
+    size_t need;
+    char *text;
+    (void)state;
+    make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/libcudnn.so.9", dir);
+    assert_int_equal(setenv("NNOP_CUDNN_PATH", file, 1), 0);
+    need = nnop_diagnose_ex(NULL, 0, 0, NULL) + 256;
+    text = (char *)malloc(need);
+    assert_non_null(text);
+    nnop_diagnose_ex(text, need, 0, NULL);
+    assert_int_equal(unsetenv("NNOP_CUDNN_PATH"), 0);
+    snprintf(want, sizeof want, "NNOP_CUDNN_PATH=%s\n", dir);
+    assert_has(text, want);
+    snprintf(want, sizeof want, "libcudnn_graph.so.9: NOT LOADED: %s/libcudnn_graph.so.9: ", dir);
+    assert_has(text, want);
+    free(text);
+    remove_dir(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +481,7 @@ int main(void)
             cmocka_unit_test(test_cpu_only_build_reports_but_never_judges),
             cmocka_unit_test(test_json_is_escaped),
             cmocka_unit_test(test_nnop_cudnn_path_is_honoured),
+            cmocka_unit_test(test_nnop_cudnn_path_may_name_the_library_file),
     };
     return cmocka_run_group_tests_name("doctor_libs", tests, NULL, NULL);
 }

@@ -348,7 +348,7 @@ static void load_cudnn(void)
     nnop__dl *h, *g;
     dnn_api = dnn_missing;
     check_declarations();
-    (void)nnop__env_get("NNOP_CUDNN_PATH", only, sizeof only);
+    (void)nnop__env_lib_dir("NNOP_CUDNN_PATH", only, sizeof only);
     h = open_lib(CUDNN_FILE, only, NNOP_CUDNN_BUILD_DIR, &dnn_lib);
     if (!h) {
         say(err, sizeof err, "%s", dnn_lib.error);
