@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -92,6 +92,17 @@ if asked doctor; then
         echo "doctor rc $?"
         echo "== doctor, NNOP_CUDNN_PATH=$WHEEL/lib/libcudnn.so.9 (the file named, not the folder)"
         NNOP_CUDNN_PATH=$WHEEL/lib/libcudnn.so.9 timeout 60 "$BUILD/tools/nnop-doctor" | grep -E "looked for|^libcudnn.so|verdict"
+        # failure mode 2: a folder holding every cuDNN library but the graph library
+        mkdir -p /tmp/nograph-cudnn
+        for f in "$WHEEL"/lib/libcudnn*.so.9; do
+            case "$f" in *libcudnn_graph.so.9) ;; *) ln -sf "$f" /tmp/nograph-cudnn/ ;; esac
+        done
+        echo "== doctor, NNOP_CUDNN_PATH=/tmp/nograph-cudnn (every cuDNN library but libcudnn_graph)"
+        NNOP_CUDNN_PATH=/tmp/nograph-cudnn timeout 60 "$BUILD/tools/nnop-doctor"
+        echo "doctor rc $?"
+        echo "== quickstart there (AUTO falls back to the CPU and says why)"
+        NNOP_CUDNN_PATH=/tmp/nograph-cudnn NNOP_LOG=info timeout 60 "$BUILD/examples/quickstart" 2>&1 | tail -6
+        echo "quickstart rc $?"
         # the GPU tests on PyTorch's cuDNN instead of the system's (another 9.x)
         for t in test_gpu_conv test_gpu_network test_gpu_regressions; do
             NNOP_REQUIRE_GPU=1 NNOP_CUDNN_PATH=$WHEEL/lib timeout 120 \
@@ -141,6 +152,23 @@ if wants tests; then
     echo "difftest memcheck: rc $rc | $(grep -E 'ERROR SUMMARY' "$OUT/difftest_memcheck.log" | tail -1)"
     grep -E "^FAIL" "$OUT/difftest_memcheck.log" | head -20
     sed -n '/^difftest: backend/,$p' "$OUT/difftest_memcheck.log"
+fi
+
+if asked nnop-bench; then
+    # nnop-bench on the GPU: the ResNet-50 conv layers beside their PyTorch peer (same
+    # problem file), ResNet-50 with and without graph replay, one problem's engines; JSON
+    echo "== nnop-bench --perf"
+    NB="$BUILD/tools/nnop-bench"
+    timeout 120 "$NB" --perf -f bench/problems/resnet50_conv.txt --cuda-graph both \
+        --json "$OUT/nb_resnet50_conv.json" 2>"$OUT/nb_resnet50_conv.err" || tail -5 "$OUT/nb_resnet50_conv.err"
+    PYTHONUNBUFFERED=1 timeout 120 python3 bench/torch_problems.py -f bench/problems/resnet50_conv.txt \
+        --json "$OUT/torch_resnet50_conv.json" 2>"$OUT/torch_resnet50_conv.err" || tail -5 "$OUT/torch_resnet50_conv.err"
+    timeout 150 "$NB" --perf --net resnet50 --batch 256 --dt f16 --layout nhwc --cuda-graph both \
+        --json "$OUT/nb_resnet50_b256.json" 2>"$OUT/nb_resnet50_b256.err" || tail -5 "$OUT/nb_resnet50_b256.err"
+    timeout 60 "$NB" --engines "conv n32c64h56w56k64r3 p1 dt=f16 layout=nhwc post=bias,relu name=l1_3x3_64" \
+        >"$OUT/nb_engines.txt" 2>&1 || tail -5 "$OUT/nb_engines.txt"
+    timeout 60 "$NB" --perf --check -f bench/problems/resnet50_conv.txt >"$OUT/nb_resnet50_conv.txt" 2>&1
+    cat "$OUT/nb_resnet50_conv.txt" "$OUT/nb_engines.txt" | head -60
 fi
 
 if asked difftest-random; then

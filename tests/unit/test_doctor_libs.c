@@ -95,22 +95,34 @@ static void remove_dir(const char *dir)
     (void)rmdir(dir);
 }
 
-/* The folder of the system's cuDNN, "" when none is installed. */
-static void real_cudnn_dir(char *dir, size_t len)
+/* The folder of the real libcudnn_graph (symbolic links resolved), found once before any
+ * test runs: the doctor keeps what it loads, so a later lookup by name could answer with a
+ * fake folder's copy, which that test has removed since (seen on the GPU machine). */
+static char real_dir[512];
+
+static void find_real_cudnn_dir(void)
 {
+    char loaded[512], *resolved = NULL, *slash;
     nnop__dl *h = nnop__dl_open("libcudnn_graph.so.9", 0, NULL, 0);
-    char *slash;
-    dir[0] = '\0';
+    real_dir[0] = '\0';
     if (!h)
         return;
-    if (nnop__dl_path(h, dir, len) != 0)
-        dir[0] = '\0';
+    if (nnop__dl_path(h, loaded, sizeof loaded) == 0)
+        resolved = realpath(loaded, NULL);
     nnop__dl_close(h);
-    slash = strrchr(dir, '/');
+    if (resolved)
+        snprintf(real_dir, sizeof real_dir, "%s", resolved);
+    free(resolved);
+    slash = strrchr(real_dir, '/');
     if (slash)
         *slash = '\0';
     else
-        dir[0] = '\0';
+        real_dir[0] = '\0';
+}
+
+static void real_cudnn_dir(char *dir, size_t len)
+{
+    snprintf(dir, len, "%s", real_dir);
 }
 
 /* A fake folder: the real cuDNN's files linked in, but `text` written as a text file and
@@ -483,5 +495,8 @@ int main(void)
             cmocka_unit_test(test_nnop_cudnn_path_is_honoured),
             cmocka_unit_test(test_nnop_cudnn_path_may_name_the_library_file),
     };
+#ifndef _WIN32
+    find_real_cudnn_dir();
+#endif
     return cmocka_run_group_tests_name("doctor_libs", tests, NULL, NULL);
 }
