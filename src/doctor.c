@@ -73,8 +73,13 @@ void nnop__doctor_text(const nnop__doctor *d, nnop__text *t)
             cuda_version_text(l->cudart, b, sizeof b);
             nnop__textf(t, ", for CUDA %s", b);
         }
-        if (l->check >= 0)
-            nnop__textf(t, ", version check %s", l->check == 0 ? "ok" : "FAILED");
+        if (l->check >= 0) {
+            const nnop__doc_lib *g = nnop__doctor_lib(d, "cudnn_graph");
+            nnop__textf(t, ", version check %s",
+                        l->check == 0               ? "ok"
+                        : g && !g->loaded && g != l ? "FAILED (it needs the graph library)"
+                                                    : "FAILED");
+        }
         nnop__textf(t, "%s\n", a[0] || strncmp(l->key, "cudnn", 5) == 0 ? ")" : "");
     }
     if (d->with_cuda) {

@@ -372,6 +372,11 @@ static void judge_cudnn(nnop__doctor *d)
                  cuda_major ? cuda_major : 12, d->cudnn_dir[0] ? "cuDNN" : l->file,
                  search_path_name(),
                  d->cudnn_dir[0] ? " (NNOP_CUDNN_PATH names the folder checked here)" : "");
+        else if (g && !g->loaded && g != l && strstr(l->error, g->file) != NULL)
+            setf(p->fix, sizeof p->fix,
+                 "it needs %s, which did not load (the problem above): fix that one and this "
+                 "one loads too",
+                 g->file);
         else
             setf(p->fix, sizeof p->fix,
                  "the file exists but does not load: it is damaged or from another cuDNN "
