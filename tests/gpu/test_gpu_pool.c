@@ -7,7 +7,7 @@
  * fallback paths. Outputs are poisoned before the GPU run. */
 #include "gpu_harness.h"
 
-enum { K_MAX, K_AVG, K_GAP, K_SOFTMAX, K_FLATTEN, K_EPILOGUE };
+enum { K_MAX, K_AVG, K_GAP, K_SOFTMAX, K_FLATTEN, K_EPILOGUE, K_EPILOGUE_BN };
 
 typedef struct pool_case {
     const char *name;
@@ -67,6 +67,21 @@ static const pool_case cases[] = {
     {"max_f16_nhwc_3x3_on_1x1_p1_c8", K_MAX, F16, NHWC, 3, 8, 1, 1, 3, 3, 1, 1, 1, 1, 0, 0, 4},
     {"avg_f32_nhwc_3x3_on_1x1_p1_c3_incl", K_AVG, F32, NHWC, 3, 3, 1, 1, 3, 3, 1, 1, 1, 1, 1, 0, 4},
     {"avg_f16_nhwc_1x1_on_1x1_c16", K_AVG, F16, NHWC, 3, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 4},
+    /* 3x3 stride 1 on the vector path: the sliding kernel (8 output rows a thread; heights
+     * that leave a partial last group, padding 0 and 1, both divisors) */
+    {"max_f16_nhwc_3x3_s1_p1_c16", K_MAX, F16, NHWC, 2, 16, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    {"max_bf16_nhwc_3x3_s1_p0_c8", K_MAX, BF16, NHWC, 2, 8, 12, 5, 3, 3, 1, 1, 0, 0, 0, 0, 4},
+    {"max_f32_nhwc_3x3_s1_p1_c4", K_MAX, F32, NHWC, 3, 4, 9, 10, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    {"avg_f16_nhwc_3x3_s1_p1_c24_incl", K_AVG, F16, NHWC, 2, 24, 17, 9, 3, 3, 1, 1, 1, 1, 1, 0, 4},
+    {"avg_bf16_nhwc_3x3_s1_p1_c16_excl", K_AVG, BF16, NHWC, 2, 16, 10, 7, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    {"avg_f32_nhwc_3x3_s1_p0_c8_excl", K_AVG, F32, NHWC, 2, 8, 5, 6, 3, 3, 1, 1, 0, 0, 0, 0, 4},
+    {"avg_f16_nhwc_3x3_s1_p1_on_1x2_c8", K_AVG, F16, NHWC, 2, 8, 1, 2, 3, 3, 1, 1, 1, 1, 1, 0, 4},
+    {"max_f16_nhwc_3x3_s1_p1_c16_nan", K_MAX, F16, NHWC, 2, 16, 11, 9, 3, 3, 1, 1, 1, 1, 0, 29, 4},
+    {"avg_f16_nhwc_3x3_s1_p1_big", K_AVG, F16, NHWC, 4, 64, 56, 56, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    /* channels first: rows wider than a warp, and many narrow rows a warp */
+    {"max_f16_nchw_3x3_s2_p1_wide", K_MAX, F16, NCHW, 2, 8, 30, 150, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"avg_f32_nchw_2x2_s2_narrow", K_AVG, F32, NCHW, 3, 70, 6, 6, 2, 2, 2, 2, 0, 0, 0, 0, 4},
+    {"max_bf16_nchw_3x3_s1_p1_ow5", K_MAX, BF16, NCHW, 5, 33, 7, 5, 3, 3, 1, 1, 1, 1, 0, 0, 4},
     /* enough outputs that the grid-stride loops go round more than once */
     {"max_f16_nhwc_3x3_s2_p1_big", K_MAX, F16, NHWC, 8, 64, 112, 112, 3, 3, 2, 2, 1, 1, 0, 0, 4},
     {"max_f32_nchw_3x3_s1_p1_big", K_MAX, F32, NCHW, 4, 16, 200, 200, 3, 3, 1, 1, 1, 1, 0, 0, 4},
@@ -88,6 +103,11 @@ static const pool_case cases[] = {
     {"gap_f16_nchw_7x7", K_GAP, F16, NCHW, 2, 40, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_bf16_nchw_8x8", K_GAP, BF16, NCHW, 2, 40, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_f32_nchw_56x56", K_GAP, F32, NCHW, 2, 20, 56, 56, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    /* NCHW short rows (H*W <= 64, staged in shared memory): many rows, odd and even H*W */
+    {"gap_f32_nchw_7x7_many", K_GAP, F32, NCHW, 64, 300, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f16_nchw_3x5", K_GAP, F16, NCHW, 3, 170, 3, 5, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_bf16_nchw_8x8_many", K_GAP, BF16, NCHW, 17, 129, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f32_nchw_9x9", K_GAP, F32, NCHW, 2, 30, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     /* softmax: rows in registers (vector and scalar), long rows (two passes), channels
      * strided by H*W (NCHW) */
     {"softmax_f32_2d_c1000", K_SOFTMAX, F32, NCHW, 7, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
@@ -99,6 +119,12 @@ static const pool_case cases[] = {
     {"softmax_f16_nchw_c19", K_SOFTMAX, F16, NCHW, 2, 19, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f32_nchw_c8", K_SOFTMAX, F32, NCHW, 2, 8, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f32_2d_c64_nan", K_SOFTMAX, F32, NCHW, 9, 64, 1, 1, 0, 0, 0, 0, 0, 0, 0, 97, 2},
+    {"softmax_f16_2d_c4096_long_nan", K_SOFTMAX, F16, NCHW, 4, 4096, 1, 1, 0, 0, 0, 0, 0, 0, 0, 5001, 2},
+    /* channels first: C <= 32 in registers (32 exactly, 1), larger C online */
+    {"softmax_bf16_nchw_c32", K_SOFTMAX, BF16, NCHW, 2, 32, 9, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f32_nchw_c1", K_SOFTMAX, F32, NCHW, 2, 1, 9, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f16_nchw_c45", K_SOFTMAX, F16, NCHW, 2, 45, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f32_nchw_c21_nan", K_SOFTMAX, F32, NCHW, 2, 21, 6, 7, 0, 0, 0, 0, 0, 0, 0, 31, 4},
     /* flatten: NHWC transpose (16- and 32-bit), NCHW and 1x1 spatial copies */
     {"flatten_f16_nhwc_c64_7x7", K_FLATTEN, F16, NHWC, 3, 64, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f32_nhwc_c5_9x11", K_FLATTEN, F32, NHWC, 2, 5, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},
@@ -110,6 +136,10 @@ static const pool_case cases[] = {
     {"epilogue_bf16_nhwc_c3_tail", K_EPILOGUE, BF16, NHWC, 1, 3, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"epilogue_f32_nchw_c6", K_EPILOGUE, F32, NCHW, 2, 6, 5, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"epilogue_f16_nchw_c5_odd", K_EPILOGUE, F16, NCHW, 3, 5, 3, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    /* batch-norm, then two activations: the per-channel operands on the vector path */
+    {"epilogue_bn_f16_nhwc_c64", K_EPILOGUE_BN, F16, NHWC, 2, 64, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"epilogue_bn_f32_nchw_c6", K_EPILOGUE_BN, F32, NCHW, 2, 6, 5, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"epilogue_bn_bf16_nhwc_c24", K_EPILOGUE_BN, BF16, NHWC, 3, 24, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 4},
 };
 /* clang-format on */
 
@@ -145,6 +175,14 @@ static void build_case(nnop_graph *g, const void *arg)
     case K_FLATTEN:
         y = nnop_flatten(g, x);
         break;
+    case K_EPILOGUE_BN:
+        y = nnop_batchnorm(g, x, h_const(g, "gamma", &kd, 42, 0.5f, 1.5f),
+                           h_const(g, "beta", &kd, 43, -0.5f, 0.5f),
+                           h_const(g, "mean", &kd, 44, -0.5f, 0.5f),
+                           h_const(g, "var", &kd, 45, 0.25f, 2.0f), 1e-5f);
+        y = nnop_act(g, y, NNOP_ACT_GELU, 0.0f);
+        y = nnop_clamp(g, y, -0.25f, 0.75f);
+        break;
     default:
         y = nnop_add(g, x, nnop_input(g, "z", &xd));
         y = nnop_bias(g, y, h_const(g, "bias", &kd, 41, -0.5f, 0.5f));
@@ -158,7 +196,8 @@ static const char *kernel_of(int kind)
 {
     static const char *const names[] = {
             "own kernel: pool",    "own kernel: pool",    "own kernel: global_avg_pool",
-            "own kernel: softmax", "own kernel: flatten", "own kernel: epilogue"};
+            "own kernel: softmax", "own kernel: flatten", "own kernel: epilogue",
+            "own kernel: epilogue"};
     return names[kind];
 }
 

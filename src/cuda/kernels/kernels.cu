@@ -4,6 +4,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "kernels.h"
 
 namespace
@@ -31,10 +33,10 @@ __device__ __forceinline__ void st(void *p, int dt, int64_t i, float v)
         static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
 }
 
-// nnop_act_kind values, as in nnop.h
-__device__ float act(const nnop__epi_op &o, float x)
+// nnop_act_kind values, as in nnop.h; A fixed at compile time (act_k) or looked up (act).
+template <int A> __device__ __forceinline__ float act_k(const nnop__epi_op &o, float x)
 {
-    switch (o.act) {
+    switch (A) {
     case 1: // NaN stays NaN, as in PyTorch (fmaxf would drop it)
         return x < 0.f ? 0.f : x;
     case 2:
@@ -57,6 +59,36 @@ __device__ float act(const nnop__epi_op &o, float x)
         return x > 0.f ? x : o.alpha * expm1f(x);
     default:
         return x;
+    }
+}
+
+#define NNOP_ACT_KINDS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+
+__device__ float act(const nnop__epi_op &o, float x)
+{
+    switch (o.act) {
+#define NNOP_ACT_ONE(A)                                                                            \
+    case A:                                                                                        \
+        return act_k<A>(o, x);
+        NNOP_ACT_KINDS(NNOP_ACT_ONE)
+#undef NNOP_ACT_ONE
+    default:
+        return x;
+    }
+}
+
+// The activation on V values: one switch, then a loop the compiler unrolls.
+template <int V> __device__ __forceinline__ void act_vec(const nnop__epi_op &o, float *v)
+{
+    switch (o.act) {
+#define NNOP_ACT_VEC(A)                                                                            \
+    case A:                                                                                        \
+        _Pragma("unroll") for (int e = 0; e < V; e++) v[e] = act_k<A>(o, v[e]);                    \
+        break;
+        NNOP_ACT_KINDS(NNOP_ACT_VEC)
+#undef NNOP_ACT_VEC
+    default:
+        break;
     }
 }
 
@@ -178,6 +210,12 @@ template <typename T, int V> struct MaxAcc {
         for (int j = 0; j < V; j++)
             a[j] = max_nan(a[j], tof(v.v[j]));
     }
+    __device__ __forceinline__ void merge(const MaxAcc &o)
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = max_nan(a[j], o.a[j]);
+    }
     __device__ __forceinline__ Vec<T, V> get() const
     {
         Vec<T, V> r;
@@ -203,6 +241,12 @@ template <typename T2, typename T, int V> struct MaxAccPairs {
 #pragma unroll
         for (int j = 0; j < V / 2; j++)
             a[j] = __hmax2_nan(a[j], p[j]);
+    }
+    __device__ __forceinline__ void merge(const MaxAccPairs &o)
+    {
+#pragma unroll
+        for (int j = 0; j < V / 2; j++)
+            a[j] = __hmax2_nan(a[j], o.a[j]);
     }
     __device__ __forceinline__ Vec<T, V> get() const
     {
@@ -234,6 +278,12 @@ template <typename T, int V> struct SumAcc {
         for (int j = 0; j < V; j++)
             a[j] += tof(v.v[j]);
     }
+    __device__ __forceinline__ void merge(const SumAcc &o)
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] += o.a[j];
+    }
     __device__ __forceinline__ Vec<T, V> get(float inv) const
     {
         Vec<T, V> r;
@@ -242,6 +292,69 @@ template <typename T, int V> struct SumAcc {
             r.v[j] = fromf<T>(a[j] * inv);
         return r;
     }
+};
+
+// Sums of 16-bit pairs: converted two at a time (HADD2.F32-style pair conversions) and
+// stored as pairs, which keeps the 16-byte vector in registers (element-wise access of the
+// 16-bit lanes put it on the stack: STACK 32 in cuobjdump -res-usage).
+__device__ __forceinline__ float2 to_float2(__half2 v)
+{
+    return __half22float2(v);
+}
+__device__ __forceinline__ float2 to_float2(__nv_bfloat162 v)
+{
+    return __bfloat1622float2(v);
+}
+template <typename T2> __device__ __forceinline__ T2 from_float2(float a, float b);
+template <> __device__ __forceinline__ __half2 from_float2<__half2>(float a, float b)
+{
+    return __floats2half2_rn(a, b);
+}
+template <> __device__ __forceinline__ __nv_bfloat162 from_float2<__nv_bfloat162>(float a, float b)
+{
+    return __floats2bfloat162_rn(a, b);
+}
+template <typename T2, typename T, int V> struct SumAccPairs {
+    float a[V];
+    __device__ __forceinline__ void init()
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = 0.f;
+    }
+    __device__ __forceinline__ void add(const Vec<T, V> &v)
+    {
+#pragma unroll
+        for (int j = 0; j < V / 2; j++) {
+            T2 h;
+            h.x = v.v[2 * j];
+            h.y = v.v[2 * j + 1];
+            float2 f = to_float2(h);
+            a[2 * j] += f.x;
+            a[2 * j + 1] += f.y;
+        }
+    }
+    __device__ __forceinline__ void merge(const SumAccPairs &o)
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] += o.a[j];
+    }
+    __device__ __forceinline__ Vec<T, V> get(float inv) const
+    {
+        Vec<T, V> r;
+#pragma unroll
+        for (int j = 0; j < V / 2; j++) {
+            T2 h = from_float2<T2>(a[2 * j] * inv, a[2 * j + 1] * inv);
+            r.v[2 * j] = h.x;
+            r.v[2 * j + 1] = h.y;
+        }
+        return r;
+    }
+};
+template <> struct SumAcc<__half, 8> : SumAccPairs<__half2, __half, 8> {
+};
+template <> struct SumAcc<__nv_bfloat16, 8> : SumAccPairs<__nv_bfloat162, __nv_bfloat16, 8> {
 };
 
 // Pooling geometry of packed tensors (32-bit).
@@ -332,54 +445,121 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Channels-first pooling: one output per thread, W fastest (a warp writes 32 consecutive
-// outputs and reads the rows under them, the windows' overlap from L1).
+// A window's result: the max, or the sum times the average's 1 / count.
+template <typename T, int V>
+__device__ __forceinline__ Vec<T, V> pool_result(const MaxAcc<T, V> &a, float)
+{
+    return a.get();
+}
+template <typename T, int V>
+__device__ __forceinline__ Vec<T, V> pool_result(const SumAcc<T, V> &a, float inv)
+{
+    return a.get(inv);
+}
+
+// Channels-last 3x3 pooling with stride 1 (inception and ASPP branches, blur pools): each
+// thread slides down kS1Rows outputs of one column and V channels, keeping the last three
+// input rows' 3-wide partial results: 3 loads an output instead of 9, and a third of the
+// conversions for average pooling.
+const int kS1Rows = 8;
+template <typename T, int V, bool MAX>
+__global__ void __launch_bounds__(kThreads)
+        pool_nhwc_s1_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g)
+{
+    typedef typename std::conditional<MAX, MaxAcc<T, V>, SumAcc<T, V>>::type Acc;
+    const int cv = g.c / V, blocks_h = (g.oh + kS1Rows - 1) / kS1Rows;
+    const int total = g.n * blocks_h * g.ow * cv;
+    const Vec<T, V> none = splat<T, V>(MAX ? -INFINITY : 0.f);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        int c = (i % cv) * V, pix = i / cv;
+        int ow = pix % g.ow, t = pix / g.ow;
+        int bh = t % blocks_h, n = t / blocks_h;
+        int oh0 = bh * kS1Rows, w0 = ow - g.pw, nout = min(kS1Rows, g.oh - oh0);
+        const T *xb = x + (n * g.h) * g.w * g.c + c;
+        T *yb = y + ((n * g.oh + oh0) * g.ow + ow) * g.c + c;
+        Acc r0, r1, r2; // input rows k-2, k-1, k, each over the 3 window columns
+        r0.init();
+        r1.init();
+        for (int k = 0; k < nout + 2; k++) {
+            const int hh = oh0 - g.ph + k;
+            r2.init();
+            if (hh >= 0 && hh < g.h) {
+#pragma unroll
+                for (int s = 0; s < 3; s++) {
+                    int ww = w0 + s, wc = min(max(ww, 0), g.w - 1);
+                    Vec<T, V> v = ldv<T, V>(xb + (hh * g.w + wc) * g.c);
+                    r2.add(ww == wc ? v : none);
+                }
+            }
+            if (k >= 2) {
+                Acc o = r0;
+                o.merge(r1);
+                o.merge(r2);
+                stv<T, V>(yb + (k - 2) * g.ow * g.c,
+                          pool_result(o, MAX ? 1.f : avg_inv(g, oh0 + k - 2 - g.ph, w0, 3, 3)));
+            }
+            r0 = r1;
+            r1 = r2;
+        }
+    }
+}
+
+// Channels-first pooling: a group of 2^lg lanes (the power of two >= OW, at most a warp) per
+// output row, W fastest: the row's index math is done once per row, not per output, and a
+// warp reads the input rows under 32 consecutive outputs (the windows' overlap from L1).
 template <typename T, bool MAX, int KH, int KW>
 __global__ void __launch_bounds__(kThreads)
-        pool_nchw_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g)
+        pool_nchw_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g, int lg)
 {
     const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
-    const int total = g.n * g.c * g.oh * g.ow;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
-        int ow = i % g.ow, t = i / g.ow;
-        int oh = t % g.oh, nc = t / g.oh;
-        int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+    const int lanes = 1 << lg, sub = (threadIdx.x & 31) >> lg, sl = threadIdx.x & (lanes - 1);
+    const int per_warp = 32 >> lg, rows = g.n * g.c * g.oh;
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int stride = ((gridDim.x * blockDim.x) >> 5) * per_warp;
+    for (int row = warp * per_warp + sub; row < rows; row += stride) {
+        const int oh = row % g.oh, nc = row / g.oh;
+        const int h0 = oh * g.sh - g.ph;
         const T *xb = x + nc * g.h * g.w;
-        Vec<T, 1> out;
-        if (MAX) {
-            MaxAcc<T, 1> acc;
-            const Vec<T, 1> none = splat<T, 1>(-INFINITY);
-            acc.init();
-            if (KH && KW) {
+        T *yr = y + row * g.ow;
+        for (int ow = sl; ow < g.ow; ow += lanes) {
+            const int w0 = ow * g.sw - g.pw;
+            Vec<T, 1> out;
+            if (MAX) {
+                MaxAcc<T, 1> acc;
+                const Vec<T, 1> none = splat<T, 1>(-INFINITY);
+                acc.init();
+                if (KH && KW) {
 #pragma unroll
-                for (int r = 0; r < kh; r++)
+                    for (int r = 0; r < kh; r++)
 #pragma unroll
-                    for (int s = 0; s < kw; s++) {
-                        // every load issued (clamped into the input), the ones
-                        // outside it replaced by the neutral element: no branches
-                        int hh = h0 + r, ww = w0 + s;
-                        int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
-                        Vec<T, 1> v = ldv<T, 1>(xb + hc * g.w + wc);
-                        acc.add(hh == hc && ww == wc ? v : none);
-                    }
+                        for (int s = 0; s < kw; s++) {
+                            // every load issued (clamped into the input), the ones
+                            // outside it replaced by the neutral element: no branches
+                            int hh = h0 + r, ww = w0 + s;
+                            int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
+                            Vec<T, 1> v = ldv<T, 1>(xb + hc * g.w + wc);
+                            acc.add(hh == hc && ww == wc ? v : none);
+                        }
+                } else {
+                    int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
+                        we = min(w0 + kw, g.w);
+                    for (int hh = hs; hh < he; hh++)
+                        for (int ww = ws; ww < we; ww++)
+                            acc.add(ldv<T, 1>(xb + hh * g.w + ww));
+                }
+                out = acc.get();
             } else {
+                SumAcc<T, 1> acc;
+                acc.init();
                 int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
                     we = min(w0 + kw, g.w);
                 for (int hh = hs; hh < he; hh++)
                     for (int ww = ws; ww < we; ww++)
                         acc.add(ldv<T, 1>(xb + hh * g.w + ww));
+                out = acc.get(avg_inv(g, h0, w0, kh, kw));
             }
-            out = acc.get();
-        } else {
-            SumAcc<T, 1> acc;
-            acc.init();
-            int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0), we = min(w0 + kw, g.w);
-            for (int hh = hs; hh < he; hh++)
-                for (int ww = ws; ww < we; ww++)
-                    acc.add(ldv<T, 1>(xb + hh * g.w + ww));
-            out = acc.get(avg_inv(g, h0, w0, kh, kw));
+            yr[ow] = out.v[0];
         }
-        y[i] = out.v[0];
     }
 }
 
@@ -479,6 +659,37 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// Global average pooling, channels first, short rows (H*W <= kGapSmallHW, 7x7 heads): a
+// warp a row would leave most lanes idle and read 196-byte pieces; instead a block stages
+// R whole rows, R * H*W contiguous elements read flat (every lane, full lines), in shared
+// memory, then each of R threads sums one row there (an odd or any H*W: no bank conflicts
+// for odd, a few for even).
+const int kGapSmallHW = 64;
+const int kGapSmallElems = 8192; // 32 KiB of float staging a block
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+        gap_nchw_small_kernel(const T *__restrict__ x, T *__restrict__ y, int rows, int hw,
+                              float inv)
+{
+    __shared__ float stage[kGapSmallElems];
+    const int per = min(kThreads, kGapSmallElems / hw); // rows a block stages at once
+    for (int r0 = blockIdx.x * per; r0 < rows; r0 += gridDim.x * per) {
+        const int nrows = min(per, rows - r0), count = nrows * hw;
+        const T *xb = x + (size_t)r0 * hw;
+        for (int i = threadIdx.x; i < count; i += blockDim.x)
+            stage[i] = tof(xb[i]);
+        __syncthreads();
+        if ((int)threadIdx.x < nrows) {
+            const float *row = stage + threadIdx.x * hw;
+            float s = 0.f;
+            for (int k = 0; k < hw; k++)
+                s += row[k];
+            y[r0 + threadIdx.x] = fromf<T>(s * inv);
+        }
+        __syncthreads();
+    }
+}
+
 __global__ void gap_strided_kernel(const void *x, void *y, int dt, nnop__kview xv, nnop__kview yv)
 {
     int64_t total = xv.n * xv.c;
@@ -505,6 +716,20 @@ __device__ __forceinline__ void sm_merge(float &m, float &s, float m2, float s2)
 {
     float mn = fmaxf(m, m2);
     s = s * (mn == m ? 1.f : expf(m - mn)) + s2 * (mn == m2 ? 1.f : expf(m2 - mn));
+    m = mn;
+}
+// V values at once: their max first, so the running sum is rescaled once per vector (V + 1
+// exponentials for V values instead of 2 V).
+template <int V> __device__ __forceinline__ void sm_push_vec(float &m, float &s, const float *v)
+{
+    float mn = m, add = 0.f;
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        mn = fmaxf(mn, v[e]);
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        add += v[e] == -INFINITY ? 0.f : expf(v[e] - mn);
+    s = s * (mn == m ? 1.f : expf(m - mn)) + add;
     m = mn;
 }
 
@@ -550,6 +775,7 @@ __global__ void __launch_bounds__(kThreads)
                     }
             for (int o = 16; o > 0; o >>= 1)
                 sum += __shfl_xor_sync(0xffffffffu, sum, o);
+            const float inv = 1.f / sum; // one division a row, not one an element
 #pragma unroll
             for (int k = 0; k < kSmK; k++) {
                 int j = k * 32 + lane;
@@ -557,7 +783,7 @@ __global__ void __launch_bounds__(kThreads)
                     Vec<T, V> a;
 #pragma unroll
                     for (int e = 0; e < V; e++)
-                        a.v[e] = fromf<T>(v[k][e] / sum);
+                        a.v[e] = fromf<T>(v[k][e] * inv);
                     stv<T, V>(yr + j * V, a);
                 }
             }
@@ -565,20 +791,23 @@ __global__ void __launch_bounds__(kThreads)
             float m = -INFINITY, s = 0.f;
             for (int j = lane; j < cv; j += 32) {
                 Vec<T, V> a = ldv<T, V>(xr + j * V);
+                float f[V];
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    sm_push(m, s, tof(a.v[e]));
+                    f[e] = tof(a.v[e]);
+                sm_push_vec<V>(m, s, f);
             }
             for (int o = 16; o > 0; o >>= 1) {
                 float m2 = __shfl_xor_sync(0xffffffffu, m, o);
                 float s2 = __shfl_xor_sync(0xffffffffu, s, o);
                 sm_merge(m, s, m2, s2);
             }
+            const float inv = 1.f / s;
             for (int j = lane; j < cv; j += 32) {
                 Vec<T, V> a = ldv<T, V>(xr + j * V);
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    a.v[e] = fromf<T>(expf(tof(a.v[e]) - m) / s);
+                    a.v[e] = fromf<T>(expf(tof(a.v[e]) - m) * inv);
                 stv<T, V>(yr + j * V, a);
             }
         }
@@ -587,7 +816,9 @@ __global__ void __launch_bounds__(kThreads)
 
 // Softmax over C of channels-first 4-D tensors (C strided by H*W): one thread per (n, h, w),
 // so consecutive threads read consecutive addresses at every channel.
-template <typename T>
+// C <= MAXC (segmentation heads: tens of classes) keeps the column in registers: one read,
+// one exponential per element, as the rows kernel; larger C takes the online max and sum.
+template <typename T, int MAXC>
 __global__ void __launch_bounds__(kThreads)
         softmax_cstrided_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int c, int hw)
 {
@@ -595,11 +826,33 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
         int n = i / hw, p = i - n * hw;
         size_t base = (size_t)n * c * hw + p;
-        float m = -INFINITY, s = 0.f;
-        for (int k = 0; k < c; k++)
-            sm_push(m, s, tof(x[base + (size_t)k * hw]));
-        for (int k = 0; k < c; k++)
-            y[base + (size_t)k * hw] = fromf<T>(expf(tof(x[base + (size_t)k * hw]) - m) / s);
+        if (MAXC > 0) {
+            float v[MAXC > 0 ? MAXC : 1], mx = -INFINITY, sum = 0.f;
+#pragma unroll
+            for (int k = 0; k < MAXC; k++)
+                if (k < c) {
+                    v[k] = tof(x[base + (size_t)k * hw]);
+                    mx = v[k] > mx ? v[k] : mx;
+                }
+#pragma unroll
+            for (int k = 0; k < MAXC; k++)
+                if (k < c) {
+                    v[k] = expf(v[k] - mx);
+                    sum += v[k];
+                }
+            const float inv = 1.f / sum;
+#pragma unroll
+            for (int k = 0; k < MAXC; k++)
+                if (k < c)
+                    y[base + (size_t)k * hw] = fromf<T>(v[k] * inv);
+        } else {
+            float m = -INFINITY, s = 0.f;
+            for (int k = 0; k < c; k++)
+                sm_push(m, s, tof(x[base + (size_t)k * hw]));
+            const float inv = 1.f / s;
+            for (int k = 0; k < c; k++)
+                y[base + (size_t)k * hw] = fromf<T>(expf(tof(x[base + (size_t)k * hw]) - m) * inv);
+        }
     }
 }
 
@@ -681,6 +934,25 @@ template <int V> __device__ __forceinline__ void ld_any(const void *p, int dt, i
     }
 }
 
+// V per-channel operands at channels ch[] (one dtype switch for all of them).
+template <int V>
+__device__ __forceinline__ void ld_chan(const void *p, int dt, const int *ch, float *o)
+{
+    if (dt == 0) {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            o[e] = static_cast<const float *>(p)[ch[e]];
+    } else if (dt == 1) {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            o[e] = __half2float(static_cast<const __half *>(p)[ch[e]]);
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            o[e] = __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[ch[e]]);
+    }
+}
+
 // The pointwise chain, V elements per thread (V = 16 bytes of x, or 1), 32-bit indices; the
 // channel of each element follows from (i / cstride) % C, stepped without divisions.
 template <typename TX, typename TY, int V>
@@ -709,16 +981,47 @@ __global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params
             v[e] = tof(a.v[e]);
         for (int k = 0; k < p.n_ops; k++) {
             const nnop__epi_op &o = p.ops[k];
-            if (o.kind == NNOP_EPI_ADD) {
-                float z[V];
+            float z[V];
+            switch (o.kind) {
+            case NNOP_EPI_ADD:
                 ld_any<V>(o.p[0], o.dtype, e0, z);
 #pragma unroll
                 for (int e = 0; e < V; e++)
                     v[e] += z[e];
-            } else {
+                break;
+            case NNOP_EPI_BIAS:
+                ld_chan<V>(o.p[0], o.dtype, ch, z);
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    v[e] = epi_op(o, v[e], e0 + e, ch[e]);
+                    v[e] += z[e];
+                break;
+            case NNOP_EPI_ACT:
+                act_vec<V>(o, v);
+                break;
+            case NNOP_EPI_SCALE_SHIFT: {
+                float t[V];
+                ld_chan<V>(o.p[0], o.dtype, ch, z);
+                ld_chan<V>(o.p[1], o.dtype, ch, t);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    v[e] = v[e] * z[e] + t[e];
+                break;
+            }
+            case NNOP_EPI_BN: { // gamma, beta, mean, var: as epi_op
+                float beta[V], mean[V], var[V];
+                ld_chan<V>(o.p[0], o.dtype, ch, z);
+                ld_chan<V>(o.p[1], o.dtype, ch, beta);
+                ld_chan<V>(o.p[2], o.dtype, ch, mean);
+                ld_chan<V>(o.p[3], o.dtype, ch, var);
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    float sc = z[e] / sqrtf(var[e] + o.eps);
+                    v[e] = v[e] * sc + (beta[e] - mean[e] * sc);
+                }
+                break;
+            }
+            default:
+                break;
             }
         }
         Vec<TY, V> b;
@@ -815,21 +1118,29 @@ void pool_nhwc(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaSt
 {
     const T *x = static_cast<const T *>(p->x);
     T *y = static_cast<T *>(p->y);
-    if (g.kh == 3 && g.kw == 3)
+    if (g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && V > 1) {
+        int64_t work = (int64_t)g.n * ((g.oh + kS1Rows - 1) / kS1Rows) * g.ow * (g.c / V);
+        pool_nhwc_s1_kernel<T, V, MAX><<<blocks_for(work), kThreads, 0, s>>>(x, y, g);
+    } else if (g.kh == 3 && g.kw == 3)
         pool_nhwc_kernel<T, V, MAX, 3, 3><<<b, kThreads, 0, s>>>(x, y, g);
     else
         pool_nhwc_kernel<T, V, MAX, 0, 0><<<b, kThreads, 0, s>>>(x, y, g);
 }
 
 template <typename T, bool MAX>
-void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaStream_t s)
+void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 {
     const T *x = static_cast<const T *>(p->x);
     T *y = static_cast<T *>(p->y);
+    int lg = 0;
+    while (lg < 5 && (1 << lg) < g.ow)
+        lg++;
+    const int64_t rows = (int64_t)g.n * g.c * g.oh, per_warp = 32 >> lg;
+    const unsigned b = blocks_for((rows + per_warp - 1) / per_warp * 32);
     if (g.kh == 3 && g.kw == 3)
-        pool_nchw_kernel<T, MAX, 3, 3><<<b, kThreads, 0, s>>>(x, y, g);
+        pool_nchw_kernel<T, MAX, 3, 3><<<b, kThreads, 0, s>>>(x, y, g, lg);
     else
-        pool_nchw_kernel<T, MAX, 0, 0><<<b, kThreads, 0, s>>>(x, y, g);
+        pool_nchw_kernel<T, MAX, 0, 0><<<b, kThreads, 0, s>>>(x, y, g, lg);
 }
 
 template <typename T> void pool_typed(const nnop__pool_kparams *p, int nhwc, cudaStream_t s)
@@ -848,8 +1159,7 @@ template <typename T> void pool_typed(const nnop__pool_kparams *p, int nhwc, cud
         else
             p->is_max ? pool_nhwc<T, 1, true>(p, g, b, s) : pool_nhwc<T, 1, false>(p, g, b, s);
     } else {
-        unsigned b = blocks_for(elems(yv));
-        p->is_max ? pool_nchw<T, true>(p, g, b, s) : pool_nchw<T, false>(p, g, b, s);
+        p->is_max ? pool_nchw<T, true>(p, g, s) : pool_nchw<T, false>(p, g, s);
     }
 }
 
@@ -880,6 +1190,11 @@ void gap_typed(const void *x, void *y, const nnop__kview &xv, int nhwc, cudaStre
             gap_nhwc_kernel<T, V><<<grid, block, smem, s>>>(xt, yt, n, hw, c, inv);
         else
             gap_nhwc_kernel<T, 1><<<grid, block, smem, s>>>(xt, yt, n, hw, c, inv);
+    } else if (hw <= kGapSmallHW) {
+        int64_t per = kGapSmallElems / hw < kThreads ? kGapSmallElems / hw : kThreads;
+        int64_t groups = ((int64_t)n * c + per - 1) / per;
+        unsigned b = (unsigned)(groups < kMaxBlocks ? groups : kMaxBlocks);
+        gap_nchw_small_kernel<T><<<b, kThreads, 0, s>>>(xt, yt, n * c, hw, inv);
     } else {
         unsigned b = blocks_for((int64_t)n * c * 32);
         if (hw % V == 0 && aligned(x, 16))
@@ -903,8 +1218,12 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
         else
             softmax_rows_kernel<T, 1><<<b, kThreads, 0, s>>>(xt, yt, n * hw, c);
     } else {
-        softmax_cstrided_kernel<T>
-                <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
+        if (c <= 32)
+            softmax_cstrided_kernel<T, 32>
+                    <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
+        else
+            softmax_cstrided_kernel<T, 0>
+                    <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
     }
 }
 
