@@ -231,6 +231,17 @@ static int check_oracle(tester *t, const dt_graph *g, const dts_result *ref)
     } else if (!dt_agree(g, ref->out, want, msg, sizeof msg)) {
         report_failure(t, g, "cpu vs float64 oracle", msg, NNOP_BACKEND_CPU, 1, want);
         failed = 1;
+    } else if (t->o.verbose) { /* how close the reference came: the margin a tolerance has */
+        for (i = 0; i < g->n_out; i++) {
+            dts_diff d;
+            dts_compare(ref->out[i], want[i], dt_elems(&g->node[g->out[i]]), &d);
+            printf("  output %d: cpu vs float64 oracle rel_l2 %.3g, max_rel %.3g", i, d.rel_l2,
+                   d.max_rel);
+            if (d.worst >= 0)
+                printf(", worst got %.8g want %.8g", (double)ref->out[i][d.worst],
+                       want[i][d.worst]);
+            printf("\n");
+        }
     }
     t->s.oracle_checked++;
     for (i = 0; i < DT_MAX_OUT; i++)

@@ -504,62 +504,54 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Channels-first pooling: a group of 2^lg lanes (the power of two >= OW, at most a warp) per
-// output row, W fastest: the row's index math is done once per row, not per output, and a
-// warp reads the input rows under 32 consecutive outputs (the windows' overlap from L1).
+// Channels-first pooling: one output per thread, W fastest (a warp writes 32 consecutive
+// outputs and reads the rows under them, the windows' overlap from L1).
 template <typename T, bool MAX, int KH, int KW>
 __global__ void __launch_bounds__(kThreads)
-        pool_nchw_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g, int lg)
+        pool_nchw_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g)
 {
     const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
-    const int lanes = 1 << lg, sub = (threadIdx.x & 31) >> lg, sl = threadIdx.x & (lanes - 1);
-    const int per_warp = 32 >> lg, rows = g.n * g.c * g.oh;
-    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int stride = ((gridDim.x * blockDim.x) >> 5) * per_warp;
-    for (int row = warp * per_warp + sub; row < rows; row += stride) {
-        const int oh = row % g.oh, nc = row / g.oh;
-        const int h0 = oh * g.sh - g.ph;
+    const int total = g.n * g.c * g.oh * g.ow;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        int ow = i % g.ow, t = i / g.ow;
+        int oh = t % g.oh, nc = t / g.oh;
+        int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
         const T *xb = x + nc * g.h * g.w;
-        T *yr = y + row * g.ow;
-        for (int ow = sl; ow < g.ow; ow += lanes) {
-            const int w0 = ow * g.sw - g.pw;
-            Vec<T, 1> out;
-            if (MAX) {
-                MaxAcc<T, 1> acc;
-                const Vec<T, 1> none = splat<T, 1>(-INFINITY);
-                acc.init();
-                if (KH && KW) {
+        Vec<T, 1> out;
+        if (MAX) {
+            MaxAcc<T, 1> acc;
+            const Vec<T, 1> none = splat<T, 1>(-INFINITY);
+            acc.init();
+            if (KH && KW) {
 #pragma unroll
-                    for (int r = 0; r < kh; r++)
+                for (int r = 0; r < kh; r++)
 #pragma unroll
-                        for (int s = 0; s < kw; s++) {
-                            // every load issued (clamped into the input), the ones
-                            // outside it replaced by the neutral element: no branches
-                            int hh = h0 + r, ww = w0 + s;
-                            int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
-                            Vec<T, 1> v = ldv<T, 1>(xb + hc * g.w + wc);
-                            acc.add(hh == hc && ww == wc ? v : none);
-                        }
-                } else {
-                    int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
-                        we = min(w0 + kw, g.w);
-                    for (int hh = hs; hh < he; hh++)
-                        for (int ww = ws; ww < we; ww++)
-                            acc.add(ldv<T, 1>(xb + hh * g.w + ww));
-                }
-                out = acc.get();
+                    for (int s = 0; s < kw; s++) {
+                        // every load issued (clamped into the input), the ones
+                        // outside it replaced by the neutral element: no branches
+                        int hh = h0 + r, ww = w0 + s;
+                        int hc = min(max(hh, 0), g.h - 1), wc = min(max(ww, 0), g.w - 1);
+                        Vec<T, 1> v = ldv<T, 1>(xb + hc * g.w + wc);
+                        acc.add(hh == hc && ww == wc ? v : none);
+                    }
             } else {
-                SumAcc<T, 1> acc;
-                acc.init();
                 int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0),
                     we = min(w0 + kw, g.w);
                 for (int hh = hs; hh < he; hh++)
                     for (int ww = ws; ww < we; ww++)
                         acc.add(ldv<T, 1>(xb + hh * g.w + ww));
-                out = acc.get(avg_inv(g, h0, w0, kh, kw));
             }
-            yr[ow] = out.v[0];
+            out = acc.get();
+        } else {
+            SumAcc<T, 1> acc;
+            acc.init();
+            int hs = max(h0, 0), he = min(h0 + kh, g.h), ws = max(w0, 0), we = min(w0 + kw, g.w);
+            for (int hh = hs; hh < he; hh++)
+                for (int ww = ws; ww < we; ww++)
+                    acc.add(ldv<T, 1>(xb + hh * g.w + ww));
+            out = acc.get(avg_inv(g, h0, w0, kh, kw));
         }
+        y[i] = out.v[0];
     }
 }
 
@@ -816,9 +808,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // Softmax over C of channels-first 4-D tensors (C strided by H*W): one thread per (n, h, w),
 // so consecutive threads read consecutive addresses at every channel.
-// C <= MAXC (segmentation heads: tens of classes) keeps the column in registers: one read,
-// one exponential per element, as the rows kernel; larger C takes the online max and sum.
-template <typename T, int MAXC>
+template <typename T>
 __global__ void __launch_bounds__(kThreads)
         softmax_cstrided_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int c, int hw)
 {
@@ -826,33 +816,11 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
         int n = i / hw, p = i - n * hw;
         size_t base = (size_t)n * c * hw + p;
-        if (MAXC > 0) {
-            float v[MAXC > 0 ? MAXC : 1], mx = -INFINITY, sum = 0.f;
-#pragma unroll
-            for (int k = 0; k < MAXC; k++)
-                if (k < c) {
-                    v[k] = tof(x[base + (size_t)k * hw]);
-                    mx = v[k] > mx ? v[k] : mx;
-                }
-#pragma unroll
-            for (int k = 0; k < MAXC; k++)
-                if (k < c) {
-                    v[k] = expf(v[k] - mx);
-                    sum += v[k];
-                }
-            const float inv = 1.f / sum;
-#pragma unroll
-            for (int k = 0; k < MAXC; k++)
-                if (k < c)
-                    y[base + (size_t)k * hw] = fromf<T>(v[k] * inv);
-        } else {
-            float m = -INFINITY, s = 0.f;
-            for (int k = 0; k < c; k++)
-                sm_push(m, s, tof(x[base + (size_t)k * hw]));
-            const float inv = 1.f / s;
-            for (int k = 0; k < c; k++)
-                y[base + (size_t)k * hw] = fromf<T>(expf(tof(x[base + (size_t)k * hw]) - m) * inv);
-        }
+        float m = -INFINITY, s = 0.f;
+        for (int k = 0; k < c; k++)
+            sm_push(m, s, tof(x[base + (size_t)k * hw]));
+        for (int k = 0; k < c; k++)
+            y[base + (size_t)k * hw] = fromf<T>(expf(tof(x[base + (size_t)k * hw]) - m) / s);
     }
 }
 
@@ -1128,19 +1096,14 @@ void pool_nhwc(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaSt
 }
 
 template <typename T, bool MAX>
-void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
+void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaStream_t s)
 {
     const T *x = static_cast<const T *>(p->x);
     T *y = static_cast<T *>(p->y);
-    int lg = 0;
-    while (lg < 5 && (1 << lg) < g.ow)
-        lg++;
-    const int64_t rows = (int64_t)g.n * g.c * g.oh, per_warp = 32 >> lg;
-    const unsigned b = blocks_for((rows + per_warp - 1) / per_warp * 32);
     if (g.kh == 3 && g.kw == 3)
-        pool_nchw_kernel<T, MAX, 3, 3><<<b, kThreads, 0, s>>>(x, y, g, lg);
+        pool_nchw_kernel<T, MAX, 3, 3><<<b, kThreads, 0, s>>>(x, y, g);
     else
-        pool_nchw_kernel<T, MAX, 0, 0><<<b, kThreads, 0, s>>>(x, y, g, lg);
+        pool_nchw_kernel<T, MAX, 0, 0><<<b, kThreads, 0, s>>>(x, y, g);
 }
 
 template <typename T> void pool_typed(const nnop__pool_kparams *p, int nhwc, cudaStream_t s)
@@ -1159,7 +1122,8 @@ template <typename T> void pool_typed(const nnop__pool_kparams *p, int nhwc, cud
         else
             p->is_max ? pool_nhwc<T, 1, true>(p, g, b, s) : pool_nhwc<T, 1, false>(p, g, b, s);
     } else {
-        p->is_max ? pool_nchw<T, true>(p, g, s) : pool_nchw<T, false>(p, g, s);
+        unsigned b = blocks_for(elems(yv));
+        p->is_max ? pool_nchw<T, true>(p, g, b, s) : pool_nchw<T, false>(p, g, b, s);
     }
 }
 
@@ -1218,12 +1182,8 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
         else
             softmax_rows_kernel<T, 1><<<b, kThreads, 0, s>>>(xt, yt, n * hw, c);
     } else {
-        if (c <= 32)
-            softmax_cstrided_kernel<T, 32>
-                    <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
-        else
-            softmax_cstrided_kernel<T, 0>
-                    <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
+        softmax_cstrided_kernel<T>
+                <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
     }
 }
 
