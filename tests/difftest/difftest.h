@@ -91,6 +91,8 @@ int dt_check_descs(nnop_context *ctx, const dt_graph *g, char *msg, size_t len);
 
 /* oracle.c: float64 results of the graph's outputs, from the ops' definitions */
 int dt_oracle(const dt_graph *g, double **out);
+/* Per output, the size of the terms each value sums (oracle.c); 0 or -1 out of memory. */
+int dt_oracle_terms(const dt_graph *g, double **out);
 
 /* compare.c: results against a reference; writes why to msg when they differ; 1 = agree */
 int dt_agree(const dt_graph *g, float *const *got, double *const *want, char *msg, size_t len);

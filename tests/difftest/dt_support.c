@@ -108,6 +108,11 @@ static int dts_nonfinite_mismatch(double g, double w)
 
 void dts_compare(const float *got, const double *want, int64_t n, dts_diff *o)
 {
+    dts_compare_floor(got, want, n, 0.25, o);
+}
+
+void dts_compare_floor(const float *got, const double *want, int64_t n, double floor, dts_diff *o)
+{
     double d2 = 0.0, w2 = 0.0, dmax = -1.0, wmax = 0.0;
     int64_t i;
     o->nonfinite = 0;
@@ -132,8 +137,8 @@ void dts_compare(const float *got, const double *want, int64_t n, dts_diff *o)
      * whose error is the dtype's rounding of its O(1) terms, not of the result (issue 10:
      * f16 0.0199 against 0.0200 from 0.841 - 0.821 is 8 ulp of the result, a quarter ulp of
      * its terms). Smaller results are thus compared absolutely. */
-    o->rel_l2 = sqrt(d2 / (w2 > 0.0625 * (double)n ? w2 : 0.0625 * (double)n));
-    o->max_rel = (dmax > 0.0 ? dmax : 0.0) / (wmax > 0.25 ? wmax : 0.25);
+    o->rel_l2 = sqrt(d2 / (w2 > floor * floor * (double)n ? w2 : floor * floor * (double)n));
+    o->max_rel = (dmax > 0.0 ? dmax : 0.0) / (wmax > floor ? wmax : floor);
 }
 
 int dts_diff_ok(const dts_diff *d, double tol)

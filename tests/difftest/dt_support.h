@@ -60,6 +60,8 @@ int dts_unpack(const nnop_tensor_desc *d, const void *packed, float *logical);
 int dts_same_layout(const nnop_tensor_desc *got, const nnop_tensor_desc *want);
 double dts_tolerance(nnop_dtype t);
 void dts_compare(const float *got, const double *want, int64_t n, dts_diff *o);
+/* The same with another scale floor (an rms below which the result is compared absolutely). */
+void dts_compare_floor(const float *got, const double *want, int64_t n, double floor, dts_diff *o);
 int dts_diff_ok(const dts_diff *d, double tol);
 nnop_tensor_desc dts_desc(nnop_dtype t, nnop_layout l, int ndim, const int64_t *dims);
 nnop_value dts_constant(nnop_graph *g, const dts_case *c, const dts_tensor *x);

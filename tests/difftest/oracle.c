@@ -444,3 +444,47 @@ int dt_oracle(const dt_graph *g, double **out)
         free(val[i]);
     return rc;
 }
+
+/* The size of the terms each output value sums: for an output of an op that adds products
+ * (conv, linear, bias, add) the same op on its inputs' magnitudes (sum |w| |x| + |b|), else
+ * |value|. A result that cancelled carries the rounding of its terms, not of itself (issue 10:
+ * f16 0.068 from three products of size about 2, where one half-ulp of a term is 0.56e-3), so
+ * a difference is also judged against these (dt_agree). One level only: the inputs' own
+ * rounding is relative to their values, which the magnitudes here are. */
+int dt_oracle_terms(const dt_graph *g, double **out)
+{
+    double *val[DT_MAX_NODES] = {0}, *mag[DT_MAX_NODES] = {0};
+    int i, rc = 0;
+    for (i = 0; i < g->n_nodes && rc == 0; i++) {
+        const dt_node *v = &g->node[i];
+        int64_t j, n = dt_elems(v);
+        val[i] = (double *)malloc((size_t)n * sizeof(double));
+        mag[i] = (double *)malloc((size_t)n * sizeof(double));
+        if (!val[i] || !mag[i]) {
+            rc = -1;
+            break;
+        }
+        ops[v->kind](g, v, val, val[i]);
+        if (v->kind != DT_INPUT && v->kind != DT_CONST)
+            rc = round_to_dtype(g->dtype, val[i], n);
+        for (j = 0; j < n; j++)
+            mag[i][j] = fabs(val[i][j]);
+    }
+    for (i = 0; i < g->n_out; i++) {
+        const dt_node *v = &g->node[g->out[i]];
+        int64_t n = dt_elems(v);
+        out[i] = rc == 0 ? (double *)malloc((size_t)n * sizeof(double)) : NULL;
+        if (!out[i])
+            rc = -1;
+        else if (v->kind == DT_CONV || v->kind == DT_LINEAR || v->kind == DT_BIAS ||
+                 v->kind == DT_ADD)
+            ops[v->kind](g, v, mag, out[i]);
+        else
+            memcpy(out[i], mag[g->out[i]], (size_t)n * sizeof(double));
+    }
+    for (i = 0; i < g->n_nodes; i++) {
+        free(val[i]);
+        free(mag[i]);
+    }
+    return rc;
+}
