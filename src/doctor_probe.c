@@ -347,11 +347,46 @@ static const char *cudnn_place(void)
 #endif
 }
 
+/* 1 when none of cuDNN's libraries was found at all (not one that failed to load). */
+static int no_cudnn_at_all(const nnop__doctor *d)
+{
+    int i, n = 0;
+    for (i = 0; i < d->n_lib; i++) {
+        const nnop__doc_lib *l = &d->lib[i];
+        if (strncmp(l->key, "cudnn", 5) != 0)
+            continue;
+        if (l->loaded || !not_found(l->error))
+            return 0;
+        n++;
+    }
+    return n > 0;
+}
+
 static void judge_cudnn(nnop__doctor *d)
 {
     const nnop__doc_lib *g = nnop__doctor_lib(d, "cudnn_graph");
     char have[32], want[32], floor_text[32];
     int i, cuda_major = (int)(d->cudart_built / 1000);
+    if (no_cudnn_at_all(d)) { /* one problem, not one a library with the same fix */
+        nnop__doc_problem *p = problem(d);
+        if (d->cudnn_dir[0])
+            setf(p->what, sizeof p->what,
+                 "no cuDNN library is in NNOP_CUDNN_PATH=%s: none of the %d files listed above "
+                 "is there",
+                 d->cudnn_dir, N_CUDNN_LIBS);
+        else
+            setf(p->what, sizeof p->what,
+                 "cuDNN is not where the loader looks: none of its %d files listed above was "
+                 "found",
+                 N_CUDNN_LIBS);
+        setf(p->fix, sizeof p->fix,
+             "install cuDNN %d for CUDA %d (the cudnn9-cuda-%d package, or pip install "
+             "nvidia-cudnn-cu%d) and put the folder that holds all its cuDNN files first on %s "
+             "(or point NNOP_CUDNN_PATH at that folder)",
+             CUDNN_LIB_MAJOR, cuda_major ? cuda_major : 12, cuda_major ? cuda_major : 12,
+             cuda_major ? cuda_major : 12, search_path_name());
+        return;
+    }
     for (i = 0; i < d->n_lib; i++) {
         const nnop__doc_lib *l = &d->lib[i];
         nnop__doc_problem *p;
