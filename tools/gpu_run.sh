@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -169,6 +169,21 @@ if asked nnop-bench; then
         >"$OUT/nb_engines.txt" 2>&1 || tail -5 "$OUT/nb_engines.txt"
     timeout 60 "$NB" --perf --check -f bench/problems/resnet50_conv.txt >"$OUT/nb_resnet50_conv.txt" 2>&1
     cat "$OUT/nb_resnet50_conv.txt" "$OUT/nb_engines.txt" | head -60
+fi
+
+if asked sweep; then
+    # issue 12's conv sweep: the conv shapes of 17 torchvision networks (tools/export_conv_shapes.py)
+    # through nnop-bench and through PyTorch eager, each against its roofline floor; markdown last.
+    # NNOP_SWEEP_FILE picks another problem file (a batch-1 subset: grep 'n1 \|\.n1$').
+    SW=${NNOP_SWEEP_FILE:-bench/problems/conv_sweep.txt}
+    echo "== conv sweep ($SW: $(grep -c '^conv' "$SW") problems)"
+    timeout "${NNOP_SWEEP_TIMEOUT:-420}" "$BUILD/tools/nnop-bench" --perf -f "$SW" \
+        --json "$OUT/sweep.json" >"$OUT/sweep.txt" 2>"$OUT/sweep.err" || tail -5 "$OUT/sweep.err"
+    PYTHONUNBUFFERED=1 timeout "${NNOP_SWEEP_TIMEOUT:-420}" python3 bench/torch_problems.py -f "$SW" \
+        --calls 20 --reps 3 --json "$OUT/torch_sweep.json" 2>"$OUT/torch_sweep.err" ||
+        tail -5 "$OUT/torch_sweep.err"
+    python3 bench/sweep_report.py "$OUT/sweep.json" "$OUT/torch_sweep.json" >"$OUT/sweep.md" 2>&1
+    head -40 "$OUT/sweep.md"
 fi
 
 if asked difftest-random; then

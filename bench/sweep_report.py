@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""sweep_report.py: issue 12's conv sweep as markdown: each shape against its roofline floor and
+against PyTorch, from one nnop-bench run and its PyTorch peer on the same problem file.
+
+    nnop-bench --perf -f bench/problems/conv_sweep.txt --json sweep.json
+    python3 bench/torch_problems.py -f bench/problems/conv_sweep.txt --json torch_sweep.json
+    python3 bench/sweep_report.py sweep.json torch_sweep.json > sweep.md
+
+Floor of a shape: the larger of its bytes at the run's measured copy bandwidth and its FLOPs at
+the run's measured matmul peak (nnop-bench's "peaks"), and at least 8 us (issue 12's rule).
+Goals checked: no conv slower than 10x its floor; depthwise convs at least as fast as PyTorch.
+"""
+import argparse
+import json
+import re
+import statistics
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("tool") != "nnop-bench":
+        sys.exit(f"{path}: not nnop-bench JSON")
+    return doc
+
+
+def grouping(desc):
+    """dense, depthwise (groups == C) or grouped, from a conv descriptor."""
+    c = re.search(r"c(\d+)h", desc)
+    g = re.search(r"\bg(\d+)\b", desc)
+    groups = int(g.group(1)) if g else 1
+    if groups == 1:
+        return "dense"
+    return "depthwise" if c and int(c.group(1)) == groups else "grouped"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("nnop")
+    ap.add_argument("torch", nargs="?")
+    ap.add_argument("--worst", type=int, default=15)
+    a = ap.parse_args()
+    doc = load(a.nnop)
+    peaks = doc.get("peaks") or {}
+    bw, tf = peaks.get("copy_gbs"), peaks.get("matmul_tflops")
+    if not bw or not tf:
+        sys.exit(f"{a.nnop}: no measured peaks (a --perf run on the GPU has them)")
+    peer = {}
+    if a.torch:
+        peer = {r["name"]: r.get("gpu_us") for r in load(a.torch)["results"]}
+    rows, failed = [], []
+    for r in doc["results"]:
+        if r.get("kind") != "problem" or r.get("cuda_graph"):
+            continue
+        us = r.get("gpu_us") if r.get("gpu_us") is not None else r.get("host_us")
+        if r.get("status") != "ok" or us is None:
+            failed.append(r)
+            continue
+        floor = max(r["bytes"] / (bw * 1e3), r["flops"] / (tf * 1e6), 8.0)
+        t = peer.get(r["name"])
+        rows.append({"name": r["name"], "desc": r["desc"], "class": grouping(r["desc"]),
+                     "us": us, "floor": floor, "x_floor": us / floor, "torch": t,
+                     "x_torch": us / t if t else None})
+    print(f"# conv sweep: {len(rows)} shapes timed, {len(failed)} not\n")
+    print(f"device {doc.get('device')}; peaks: copy {bw:.0f} GB/s, matmul {tf:.0f} TFLOP/s "
+          f"({peaks.get('matmul_dtype')}); floor at least 8 us\n")
+    print("| class | shapes | median x floor | worst x floor | > 10x floor | median nnop/torch | "
+          "slower than torch |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for cls in ("dense", "grouped", "depthwise"):
+        sel = [r for r in rows if r["class"] == cls]
+        if not sel:
+            continue
+        vs = [r["x_torch"] for r in sel if r["x_torch"]]
+        print(f"| {cls} | {len(sel)} | {statistics.median(r['x_floor'] for r in sel):.2f} | "
+              f"{max(r['x_floor'] for r in sel):.1f} | {sum(r['x_floor'] > 10 for r in sel)} | "
+              f"{statistics.median(vs):.2f} | {sum(v > 1 for v in vs)} |" if vs else
+              f"| {cls} | {len(sel)} | {statistics.median(r['x_floor'] for r in sel):.2f} | "
+              f"{max(r['x_floor'] for r in sel):.1f} | {sum(r['x_floor'] > 10 for r in sel)} | - | - |")
+    print(f"\n## The {a.worst} slowest against their floor\n")
+    print("| shape | class | nnop us | floor us | x floor | torch us |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for r in sorted(rows, key=lambda r: -r["x_floor"])[:a.worst]:
+        t = f"{r['torch']:.1f}" if r["torch"] else "-"
+        print(f"| `{r['desc']}` | {r['class']} | {r['us']:.1f} | {r['floor']:.1f} | "
+              f"{r['x_floor']:.1f} | {t} |")
+    dw = [r for r in rows if r["class"] == "depthwise" and r["x_torch"] and r["x_torch"] > 1]
+    if dw:
+        print("\n## Depthwise convs slower than PyTorch\n")
+        print("| shape | nnop us | torch us | nnop/torch |")
+        print("| --- | ---: | ---: | ---: |")
+        for r in sorted(dw, key=lambda r: -r["x_torch"]):
+            print(f"| `{r['desc']}` | {r['us']:.1f} | {r['torch']:.1f} | {r['x_torch']:.2f} |")
+    if failed:
+        print("\n## Not timed\n")
+        for r in failed:
+            print(f"- `{r.get('desc')}`: {r.get('status')} {r.get('note') or ''}")
+
+
+if __name__ == "__main__":
+    main()
