@@ -294,9 +294,8 @@ template <typename T, int V> struct SumAcc {
     }
 };
 
-// Sums of 16-bit pairs: converted two at a time (HADD2.F32-style pair conversions) and
-// stored as pairs, which keeps the 16-byte vector in registers (element-wise access of the
-// 16-bit lanes put it on the stack: STACK 32 in cuobjdump -res-usage).
+// Sums of 16-bit values, converted to float and back two at a time (one pair conversion per
+// two values, where element-wise conversion takes one per value).
 __device__ __forceinline__ float2 to_float2(__half2 v)
 {
     return __half22float2(v);
