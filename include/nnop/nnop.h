@@ -15,8 +15,8 @@
  * first needed (the first context that may use the GPU), so a program starts without them.
  * cuDNN is libcudnn.so.9 (cudnn64_9.dll): from the folder in the environment variable
  * NNOP_CUDNN_PATH alone when it is set (a library file named there stands for its folder),
- * else where the platform loader finds it, else from
- * the folder nnop was built against; its graph library must sit beside it. Without a usable
+ * else where the platform loader finds it, else from the folder nnop was built against; its
+ * graph library must sit beside it. Without a usable
  * cuDNN, AUTO runs on the CPU (nnop_context_create_error() says why) and NNOP_BACKEND_CUDA
  * fails with NNOP_ERR_VERSION naming the file and the loader's error. cuBLASLt
  * (libcublasLt.so.<CUDA major>) missing only moves linear layers to nnop's own kernel.
@@ -85,8 +85,8 @@ NNOP_API size_t nnop_diagnose(char *buf, size_t len);
  * not loading, versions that do not fit the build, each other or the driver) comes with its
  * fix. *problems (may be NULL) gets their number: 0 when the installation is healthy; a
  * machine without a GPU is healthy unless NNOP_DIAGNOSE_REQUIRE_GPU. The environment
- * variable NNOP_CUDNN_PATH, a folder (or a library file in it), makes it check the cuDNN libraries
- * of that folder only (to try an installation before using it). */
+ * variable NNOP_CUDNN_PATH, a folder (or a library file in it), makes it check the cuDNN
+ * libraries of that folder only (to try an installation before using it). */
 NNOP_API size_t nnop_diagnose_ex(char *buf, size_t len, unsigned flags, int *problems);
 
 /* ---------------------------------------------------------------- status codes (fixed) */

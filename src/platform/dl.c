@@ -208,7 +208,8 @@ int nnop__platform_can_load(const char *name)
     return h != NULL;
 }
 
-/* A library file rather than a folder: its last part holds ".so" or ends in ".dll". */
+/* A library file rather than a folder: its last part ends in ".so" or ".dll" or holds ".so."
+ * (libcudnn.so.9). */
 static int names_library_file(const char *path)
 {
     const char *slash = strrchr(path, '/'), *back = strrchr(path, '\\'), *base = path;
@@ -218,7 +219,7 @@ static int names_library_file(const char *path)
     if (back && back + 1 > base)
         base = back + 1;
     n = strlen(base);
-    return strstr(base, ".so") != NULL ||
+    return strstr(base, ".so.") != NULL || (n > 3 && strcmp(base + n - 3, ".so") == 0) ||
            (n > 4 && (strcmp(base + n - 4, ".dll") == 0 || strcmp(base + n - 4, ".DLL") == 0));
 }
 
