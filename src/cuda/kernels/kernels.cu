@@ -264,7 +264,8 @@ template <> struct MaxAcc<__half, 8> : MaxAccPairs<__half2, __half, 8> {
 template <> struct MaxAcc<__nv_bfloat16, 8> : MaxAccPairs<__nv_bfloat162, __nv_bfloat16, 8> {
 };
 
-template <typename T, int V> struct SumAcc {
+// Sums of V floats: what every sum accumulator shares (the loads' conversions differ).
+template <int V> struct SumAccBase {
     float a[V];
     __device__ __forceinline__ void init()
     {
@@ -272,17 +273,21 @@ template <typename T, int V> struct SumAcc {
         for (int j = 0; j < V; j++)
             a[j] = 0.f;
     }
+    __device__ __forceinline__ void merge(const SumAccBase &o)
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] += o.a[j];
+    }
+};
+
+template <typename T, int V> struct SumAcc : SumAccBase<V> {
+    using SumAccBase<V>::a;
     __device__ __forceinline__ void add(const Vec<T, V> &v)
     {
 #pragma unroll
         for (int j = 0; j < V; j++)
             a[j] += tof(v.v[j]);
-    }
-    __device__ __forceinline__ void merge(const SumAcc &o)
-    {
-#pragma unroll
-        for (int j = 0; j < V; j++)
-            a[j] += o.a[j];
     }
     __device__ __forceinline__ Vec<T, V> get(float inv) const
     {
@@ -313,14 +318,8 @@ template <> __device__ __forceinline__ __nv_bfloat162 from_float2<__nv_bfloat162
 {
     return __floats2bfloat162_rn(a, b);
 }
-template <typename T2, typename T, int V> struct SumAccPairs {
-    float a[V];
-    __device__ __forceinline__ void init()
-    {
-#pragma unroll
-        for (int j = 0; j < V; j++)
-            a[j] = 0.f;
-    }
+template <typename T2, typename T, int V> struct SumAccPairs : SumAccBase<V> {
+    using SumAccBase<V>::a;
     __device__ __forceinline__ void add(const Vec<T, V> &v)
     {
 #pragma unroll
@@ -332,12 +331,6 @@ template <typename T2, typename T, int V> struct SumAccPairs {
             a[2 * j] += f.x;
             a[2 * j + 1] += f.y;
         }
-    }
-    __device__ __forceinline__ void merge(const SumAccPairs &o)
-    {
-#pragma unroll
-        for (int j = 0; j < V; j++)
-            a[j] += o.a[j];
     }
     __device__ __forceinline__ Vec<T, V> get(float inv) const
     {
