@@ -120,19 +120,13 @@ static void find_real_cudnn_dir(void)
         real_dir[0] = '\0';
 }
 
-static void real_cudnn_dir(char *dir, size_t len)
-{
-    snprintf(dir, len, "%s", real_dir);
-}
-
 /* A fake folder: the real cuDNN's files linked in, but `text` written as a text file and
  * `missing` left out (either may be NULL). Skips when no cuDNN is installed. */
 static void fake_install(char *dir, size_t len, const char *text, const char *missing)
 {
-    char real[512], from[700], to[700];
+    char from[700], to[700];
     size_t i;
-    real_cudnn_dir(real, sizeof real);
-    if (!real[0])
+    if (!real_dir[0])
         skip();
     make_dir(dir, len);
     for (i = 0; i < N_FILES; i++) {
@@ -146,7 +140,7 @@ static void fake_install(char *dir, size_t len, const char *text, const char *mi
             assert_int_equal(fclose(f), 0);
             continue;
         }
-        snprintf(from, sizeof from, "%s/%s", real, cudnn_files[i]);
+        snprintf(from, sizeof from, "%s/%s", real_dir, cudnn_files[i]);
         assert_int_equal(symlink(from, to), 0);
     }
 }
@@ -429,21 +423,33 @@ static void test_json_is_escaped(void **state)
     free(json);
 }
 
+#ifndef _WIN32
+/* nnop_diagnose_ex's report with NNOP_CUDNN_PATH set to value (unset again after); the
+ * caller frees it. */
+static char *diagnose_with_cudnn_path(const char *value, int *problems)
+{
+    size_t need;
+    char *text;
+    assert_int_equal(setenv("NNOP_CUDNN_PATH", value, 1), 0);
+    need = nnop_diagnose_ex(NULL, 0, 0, NULL) + 256;
+    text = (char *)malloc(need);
+    assert_non_null(text);
+    nnop_diagnose_ex(text, need, 0, problems);
+    assert_int_equal(unsetenv("NNOP_CUDNN_PATH"), 0);
+    return text;
+}
+
+#endif
+
 static void test_nnop_cudnn_path_is_honoured(void **state)
 {
 #ifndef _WIN32
     char dir[64], want[128];
     int problems = -1;
-    size_t need;
     char *text;
     (void)state;
     make_dir(dir, sizeof dir);
-    assert_int_equal(setenv("NNOP_CUDNN_PATH", dir, 1), 0);
-    need = nnop_diagnose_ex(NULL, 0, 0, NULL) + 256;
-    text = (char *)malloc(need);
-    assert_non_null(text);
-    nnop_diagnose_ex(text, need, 0, &problems);
-    assert_int_equal(unsetenv("NNOP_CUDNN_PATH"), 0);
+    text = diagnose_with_cudnn_path(dir, &problems);
     snprintf(want, sizeof want, "NNOP_CUDNN_PATH=%s\n", dir);
     assert_has(text, want);
     assert_has(text, "libcudnn_graph.so.9: NOT LOADED: ");
@@ -466,17 +472,11 @@ static void test_nnop_cudnn_path_may_name_the_library_file(void **state)
 {
 #ifndef _WIN32
     char dir[64], file[128], want[256];
-    size_t need;
     char *text;
     (void)state;
     make_dir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/libcudnn.so.9", dir);
-    assert_int_equal(setenv("NNOP_CUDNN_PATH", file, 1), 0);
-    need = nnop_diagnose_ex(NULL, 0, 0, NULL) + 256;
-    text = (char *)malloc(need);
-    assert_non_null(text);
-    nnop_diagnose_ex(text, need, 0, NULL);
-    assert_int_equal(unsetenv("NNOP_CUDNN_PATH"), 0);
+    text = diagnose_with_cudnn_path(file, NULL);
     snprintf(want, sizeof want, "NNOP_CUDNN_PATH=%s\n", dir);
     assert_has(text, want);
     snprintf(want, sizeof want, "libcudnn_graph.so.9: NOT LOADED: %s/libcudnn_graph.so.9: ", dir);
