@@ -386,15 +386,13 @@ int main(int argc, char **argv)
     nnop_plan *plan = NULL;
     nnop_tensor_desc xd;
     nnop_value v;
-    void *dx = NULL, *dy = NULL, *xt = NULL, *yt = NULL;
+    void *xt = NULL, *yt = NULL;
     float *x = NULL, *y = NULL, *ref_logits = NULL;
     char **labels = NULL;
     char err[SAFETENSORS_ERROR_LEN];
     int n, i, k, rc = 1;
     size_t xcount, ycount, es;
-    const void *ins[1];
-    void *outs[1];
-    double t0, t_compile, t_run;
+    double t0, t_compile, t_run = 0.0;
     nnop_status st;
 
     if (!parse_args(argc, argv, &o))
@@ -499,18 +497,7 @@ int main(int argc, char **argv)
 
     st = nnop_convert(NNOP_F32, x, o.dtype, xt, (int64_t)xcount);
     if (st == NNOP_OK)
-        st = nnop_malloc(ctx, xcount * es, &dx);
-    if (st == NNOP_OK)
-        st = nnop_malloc(ctx, ycount * es, &dy);
-    if (st == NNOP_OK)
-        st = nnop_copy_in(ctx, dx, xt, xcount * es);
-    ins[0] = dx, outs[0] = dy;
-    t0 = cli_now_seconds();
-    if (st == NNOP_OK)
-        st = nnop_plan_execute(plan, ins, outs);
-    if (st == NNOP_OK)
-        st = nnop_copy_out(ctx, yt, dy, ycount * es);
-    t_run = cli_now_seconds() - t0;
+        st = cli_run_once(ctx, plan, xt, xcount * es, yt, ycount * es, &t_run);
     if (st == NNOP_OK)
         st = nnop_convert(o.dtype, yt, NNOP_F32, y, (int64_t)ycount);
     if (st != NNOP_OK) {
@@ -576,10 +563,6 @@ int main(int argc, char **argv)
         }
     }
 done:
-    if (ctx) {
-        nnop_free(ctx, dx);
-        nnop_free(ctx, dy);
-    }
     nnop_graph_destroy(g);
     nnop_plan_destroy(plan);
     nnop_context_destroy(ctx);

@@ -186,15 +186,13 @@ int main(int argc, char **argv)
     nnop_tensor_desc xd, yd;
     char err[SAFETENSORS_ERROR_LEN + 256];
     float *x = NULL, *y = NULL, *yref = NULL;
-    void *xt = NULL, *yt = NULL, *dx = NULL, *dy = NULL;
-    const void *ins[1];
-    void *outs[1];
+    void *xt = NULL, *yt = NULL;
     size_t xcount, ycount, es;
     int n, rc = 1, i;
     int64_t classes = 0;
     nnop_status st;
     const char *model;
-    double t0;
+    double t0, t_run = 0.0;
 
     if (!parse_args(argc, argv, &o))
         return 2;
@@ -298,17 +296,7 @@ int main(int argc, char **argv)
         }
     }
     if (st == NNOP_OK)
-        st = nnop_malloc(ctx, xcount * es, &dx);
-    if (st == NNOP_OK)
-        st = nnop_malloc(ctx, ycount * es, &dy);
-    if (st == NNOP_OK)
-        st = nnop_copy_in(ctx, dx, xt, xcount * es);
-    ins[0] = dx, outs[0] = dy;
-    t0 = cli_now_seconds();
-    if (st == NNOP_OK)
-        st = nnop_plan_execute(plan, ins, outs);
-    if (st == NNOP_OK)
-        st = nnop_copy_out(ctx, yt, dy, ycount * es);
+        st = cli_run_once(ctx, plan, xt, xcount * es, yt, ycount * es, &t_run);
     if (st == NNOP_OK) {
         float *packed = (float *)malloc(ycount * sizeof(float));
         st = packed ? nnop_convert(o.dtype, yt, NNOP_F32, packed, (int64_t)ycount)
@@ -321,7 +309,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "vision_net: %s\n", nnop_context_last_error(ctx));
         goto done;
     }
-    printf("ran in %.3f s (first execute, including copies); output [%lld", cli_now_seconds() - t0,
+    printf("ran in %.3f s (first execute, including copies); output [%lld", t_run,
            (long long)yd.dims[0]);
     for (i = 1; i < yd.ndim; i++)
         printf(", %lld", (long long)yd.dims[i]);
@@ -351,10 +339,6 @@ int main(int argc, char **argv)
         }
     }
 done:
-    if (ctx) {
-        nnop_free(ctx, dx);
-        nnop_free(ctx, dy);
-    }
     nnop_graph_destroy(g);
     nnop_plan_destroy(plan);
     nnop_context_destroy(ctx);

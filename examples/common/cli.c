@@ -1,4 +1,4 @@
-/* cli.c: command-line helpers shared by the example programs. */
+/* cli.c: command-line helpers shared by the example programs, and one run of a plan. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,4 +47,29 @@ double cli_now_seconds(void)
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+nnop_status cli_run_once(nnop_context *ctx, nnop_plan *plan, const void *x, size_t xbytes, void *y,
+                         size_t ybytes, double *seconds)
+{
+    void *dx = NULL, *dy = NULL;
+    const void *ins[1];
+    void *outs[1];
+    double t0;
+    nnop_status st = nnop_malloc(ctx, xbytes, &dx);
+    if (st == NNOP_OK)
+        st = nnop_malloc(ctx, ybytes, &dy);
+    if (st == NNOP_OK)
+        st = nnop_copy_in(ctx, dx, x, xbytes);
+    ins[0] = dx, outs[0] = dy;
+    t0 = cli_now_seconds();
+    if (st == NNOP_OK)
+        st = nnop_plan_execute(plan, ins, outs);
+    if (st == NNOP_OK)
+        st = nnop_copy_out(ctx, y, dy, ybytes);
+    if (seconds)
+        *seconds = cli_now_seconds() - t0;
+    nnop_free(ctx, dx);
+    nnop_free(ctx, dy);
+    return st;
 }
