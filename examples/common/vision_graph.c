@@ -223,6 +223,12 @@ static nnop_value act(builder *b, nnop_value x, const char *kind)
     return x;
 }
 
+/* y plus the op's "bias" constant when it names one (conv and conv_transpose). */
+static nnop_value optional_bias(builder *b, const cJSON *op, nnop_value y)
+{
+    return str(op, "bias") ? nnop_bias(b->g, y, constant(b, str(op, "bias"))) : y;
+}
+
 static nnop_value conv(builder *b, const cJSON *op, nnop_value x)
 {
     nnop_conv_params p;
@@ -232,7 +238,7 @@ static nnop_value conv(builder *b, const cJSON *op, nnop_value x)
     pair(op, "dilation", 1, p.dilation);
     p.groups = inum(op, "groups", 1);
     y = nnop_conv(b->g, x, constant(b, str(op, "weight")), &p);
-    return str(op, "bias") ? nnop_bias(b->g, y, constant(b, str(op, "bias"))) : y;
+    return optional_bias(b, op, y);
 }
 
 static nnop_value conv_transpose(builder *b, const cJSON *op, nnop_value x)
@@ -245,7 +251,7 @@ static nnop_value conv_transpose(builder *b, const cJSON *op, nnop_value x)
     pair(op, "output_pad", 0, p.output_pad);
     p.groups = inum(op, "groups", 1);
     y = nnop_conv_transpose(b->g, x, constant(b, str(op, "weight")), &p);
-    return str(op, "bias") ? nnop_bias(b->g, y, constant(b, str(op, "bias"))) : y;
+    return optional_bias(b, op, y);
 }
 
 static nnop_value batchnorm(builder *b, const cJSON *op, nnop_value x)
