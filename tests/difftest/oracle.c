@@ -417,19 +417,28 @@ static int round_to_dtype(nnop_dtype t, double *v, int64_t n)
     return rc;
 }
 
+/* Every node's values, rounded as the library stores them, into val[] (the caller frees
+ * them, also on failure); 0, or -1 out of memory. */
+static int evaluate(const dt_graph *g, double **val)
+{
+    int i;
+    for (i = 0; i < g->n_nodes; i++) {
+        const dt_node *v = &g->node[i];
+        val[i] = (double *)malloc((size_t)dt_elems(v) * sizeof(double));
+        if (!val[i])
+            return -1;
+        ops[v->kind](g, v, val, val[i]);
+        if (v->kind != DT_INPUT && v->kind != DT_CONST &&
+            round_to_dtype(g->dtype, val[i], dt_elems(v)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int dt_oracle(const dt_graph *g, double **out)
 {
     double *val[DT_MAX_NODES] = {0};
-    int i, rc = 0;
-    for (i = 0; i < g->n_nodes && rc == 0; i++) {
-        val[i] = (double *)malloc((size_t)dt_elems(&g->node[i]) * sizeof(double));
-        if (!val[i])
-            rc = -1;
-        else
-            ops[g->node[i].kind](g, &g->node[i], val, val[i]);
-        if (rc == 0 && g->node[i].kind != DT_INPUT && g->node[i].kind != DT_CONST)
-            rc = round_to_dtype(g->dtype, val[i], dt_elems(&g->node[i]));
-    }
+    int i, rc = evaluate(g, val);
     for (i = 0; i < g->n_out; i++) {
         int64_t n = dt_elems(&g->node[g->out[i]]);
         out[i] = rc == 0 ? (double *)malloc((size_t)n * sizeof(double)) : NULL;
@@ -453,22 +462,12 @@ int dt_oracle(const dt_graph *g, double **out)
  * rounding is relative to their values, which the magnitudes here are. */
 int dt_oracle_terms(const dt_graph *g, double **out)
 {
-    double *val[DT_MAX_NODES] = {0}, *mag[DT_MAX_NODES] = {0};
-    int i, rc = 0;
-    for (i = 0; i < g->n_nodes && rc == 0; i++) {
-        const dt_node *v = &g->node[i];
-        int64_t j, n = dt_elems(v);
-        val[i] = (double *)malloc((size_t)n * sizeof(double));
-        mag[i] = (double *)malloc((size_t)n * sizeof(double));
-        if (!val[i] || !mag[i]) {
-            rc = -1;
-            break;
-        }
-        ops[v->kind](g, v, val, val[i]);
-        if (v->kind != DT_INPUT && v->kind != DT_CONST)
-            rc = round_to_dtype(g->dtype, val[i], n);
+    double *mag[DT_MAX_NODES] = {0};
+    int i, rc = evaluate(g, mag);
+    for (i = 0; rc == 0 && i < g->n_nodes; i++) { /* the values become their magnitudes */
+        int64_t j, n = dt_elems(&g->node[i]);
         for (j = 0; j < n; j++)
-            mag[i][j] = fabs(val[i][j]);
+            mag[i][j] = fabs(mag[i][j]);
     }
     for (i = 0; i < g->n_out; i++) {
         const dt_node *v = &g->node[g->out[i]];
@@ -482,9 +481,7 @@ int dt_oracle_terms(const dt_graph *g, double **out)
         else
             memcpy(out[i], mag[g->out[i]], (size_t)n * sizeof(double));
     }
-    for (i = 0; i < g->n_nodes; i++) {
-        free(val[i]);
+    for (i = 0; i < g->n_nodes; i++)
         free(mag[i]);
-    }
     return rc;
 }
