@@ -16,6 +16,8 @@ import torch
 import torchvision.models as tvm
 import torchvision.models.segmentation as tvs
 
+from gen_conv_chains import pair  # the descriptor's " pP" / " pPHxPW" fields
+
 # (name, constructor, input size): the families of the networks issue 12 names (ResNet,
 # ResNeXt, DenseNet, GoogLeNet/Inception, VGG, AlexNet, MobileNet, EfficientNet, ShuffleNet,
 # SqueezeNet, RegNet, ConvNeXt, and FCN/DeepLab heads for dilated and segmentation convs).
@@ -58,17 +60,11 @@ def shapes_of(name, make, size):
     return seen
 
 
-def pair(prefix, v, default):
-    a, b = int(v[0]), int(v[1])
-    if a == b:
-        return "" if a == default else f" {prefix}{a}"
-    return f" {prefix}{a}x{b}"
-
-
 def descriptor(n, s, dt, layout, name):
     c, h, w, k, ks, st, pd, dl, g = s
     line = f"conv n{n}c{c}h{h}w{w}k{k}r{ks[0]}s{ks[1]}"
-    line += pair("p", pd, 0) + pair("st", st, 1) + pair("dl", dl, 1)
+    line += pair("p", int(pd[0]), int(pd[1]), 0) + pair("st", int(st[0]), int(st[1]), 1)
+    line += pair("dl", int(dl[0]), int(dl[1]), 1)
     line += f" g{g}" if g > 1 else ""
     return line + f" dt={dt} layout={layout} post=bias,relu name={name}"
 
