@@ -73,11 +73,10 @@ def main():
         if not sel:
             continue
         vs = [r["x_torch"] for r in sel if r["x_torch"]]
+        torch_cols = f"{statistics.median(vs):.2f} | {sum(v > 1 for v in vs)}" if vs else "- | -"
         print(f"| {cls} | {len(sel)} | {statistics.median(r['x_floor'] for r in sel):.2f} | "
               f"{max(r['x_floor'] for r in sel):.1f} | {sum(r['x_floor'] > 10 for r in sel)} | "
-              f"{statistics.median(vs):.2f} | {sum(v > 1 for v in vs)} |" if vs else
-              f"| {cls} | {len(sel)} | {statistics.median(r['x_floor'] for r in sel):.2f} | "
-              f"{max(r['x_floor'] for r in sel):.1f} | {sum(r['x_floor'] > 10 for r in sel)} | - | - |")
+              f"{torch_cols} |")
     print(f"\n## The {a.worst} slowest against their floor\n")
     print("| shape | class | nnop us | floor us | x floor | torch us |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
