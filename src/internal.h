@@ -30,7 +30,7 @@ typedef enum nnop_op_kind {
     NNOP_OP_FLATTEN,
     NNOP_OP_LINEAR,
     NNOP_OP_SOFTMAX,
-    NNOP_OP_MUL, /* issue 15: the CUDA backend refuses these for now (src/cuda/executor.c) */
+    NNOP_OP_MUL,
     NNOP_OP_SUB,
     NNOP_OP_DIV,
     NNOP_OP_LAYER_NORM,

@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|vision|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -131,9 +131,10 @@ fi
 
 if wants tests; then
     echo "== tests"
-    # difftest.gpu (the fixed-seed set) runs below on its own, with its own time limit
+    # difftest.gpu and difftest.gpu_new_ops (the fixed-seed sets) run below on their own, in
+    # several processes, with their own time limit
     (cd "$BUILD" && NNOP_REQUIRE_GPU=1 ctest --output-on-failure --timeout 150 \
-        -E '^difftest[.]gpu$' >"$OUT/ctest.log" 2>&1)
+        -E '^difftest[.]gpu' >"$OUT/ctest.log" 2>&1)
     TEST_RC=$?
     grep -E "^\[  (FAILED|SKIPPED|  OK    |PASSED  )|tests passed|tests failed|Failed|Passed|cudnn eng|own kernel" "$OUT/ctest.log" | grep -vE "^\[       OK" | tail -80
     tail -25 "$OUT/ctest.log"
@@ -141,6 +142,9 @@ if wants tests; then
     N=${NNOP_DIFFTEST_COUNT:-5000}
     echo "== difftest fixed-seed set: seeds 1..$J, $((N / J)) graphs each, fused and unfused"
     difftest_jobs fixed "$J" 1 --count $((N / J)) || TEST_RC=1
+    N=${NNOP_DIFFTEST_NEW_COUNT:-2000}
+    echo "== difftest fixed-seed set with the issue-15 ops: seeds 1..$J, $((N / J)) graphs each"
+    difftest_jobs fixed_new "$J" 1 --count $((N / J)) --new-ops || TEST_RC=1
     # the differential tester's fixed-seed GPU set again under
     # memcheck, smaller since memcheck is slow: no invalid access in any kernel it reaches
     echo "== difftest under compute-sanitizer memcheck"
@@ -188,11 +192,37 @@ fi
 
 if asked difftest-random; then
     # a time-boxed random run (fresh seed, printed) of the differential tester on the GPU
-    J=${NNOP_DIFFTEST_JOBS:-8}
-    echo "== difftest random: $J processes x ${NNOP_DIFFTEST_SECONDS:-600} s, fresh seeds"
-    difftest_jobs random "$J" "$(date +%s)" --time-limit "${NNOP_DIFFTEST_SECONDS:-600}" ||
-        TEST_RC=1
+    # (half the processes with the issue-15 ops in the graphs)
+    J=$((${NNOP_DIFFTEST_JOBS:-8} / 2))
+    seed=$(date +%s)
+    echo "== difftest random: 2 x $J processes x ${NNOP_DIFFTEST_SECONDS:-600} s, seeds from $seed"
+    # each set in a subshell of its own, so that each one's `wait -n` sees only its processes
+    (difftest_jobs random "$J" "$seed" --time-limit "${NNOP_DIFFTEST_SECONDS:-600}") &
+    p1=$!
+    (difftest_jobs random_new "$J" "$((seed + 1000))" --time-limit "${NNOP_DIFFTEST_SECONDS:-600}" \
+        --new-ops) &
+    p2=$!
+    wait $p1 || TEST_RC=1
+    wait $p2 || TEST_RC=1
     ls "$OUT/difftest-repro" 2>/dev/null | head -20
+fi
+
+if asked vision; then
+    # issue 15's networks, fp16 NHWC at 224x224, batch 1 and 32: nnop (autotuned, with and
+    # without CUDA graph replay) beside PyTorch (eager, CUDA graph, torch.compile
+    # reduce-overhead) in the same run; then the table (bench/nets_report.py)
+    echo "== vision networks side by side"
+    for net in ${NNOP_VISION_NETS:-mobilenet_v3_large efficientnet_b0 convnext_tiny unet}; do
+        for b in 1 32; do
+            timeout 240 "$BUILD/tools/nnop-bench" --perf --net "$net" --batch "$b" --dt f16 \
+                --layout nhwc --autotune --cuda-graph both --json "$OUT/nb_${net}_b$b.json" \
+                >"$OUT/nb_${net}_b$b.txt" 2>"$OUT/nb_${net}_b$b.err" || tail -5 "$OUT/nb_${net}_b$b.err"
+        done
+        PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch_resnet.py --model "$net" 1 32 \
+            >"$OUT/torch_$net.txt" 2>&1 || tail -5 "$OUT/torch_$net.txt"
+        grep -E "^TORCH_" "$OUT/torch_$net.txt"
+    done
+    python3 bench/nets_report.py "$OUT" | tee "$OUT/nets.md"
 fi
 
 if wants bench; then

@@ -259,38 +259,9 @@ static nnop_status build_once(nnop_plan *p, int deser_threads)
     return st;
 }
 
-/* Ops and activations of issue 15 that this backend does not run yet: refused up front with
- * NNOP_ERR_UNSUPPORTED naming the node, before anything is lowered or allocated. */
-static nnop_status refuse_unimplemented(nnop_plan *p)
-{
-    static const char *const new_acts[] = {"hardswish", "hardsigmoid", "mish"};
-    char label[64];
-    int32_t i;
-    for (i = 0; i < p->g->n_nodes; i++) {
-        const nnop__node *n = &p->g->nodes[i];
-        const char *what = NULL;
-        if (n->op >= NNOP_OP_MUL)
-            what = nnop__op(n->op)->name;
-        else if (n->op == NNOP_OP_ACT && n->attr.act.kind >= NNOP_ACT_HARDSWISH &&
-                 n->attr.act.kind <= NNOP_ACT_MISH)
-            what = new_acts[n->attr.act.kind - NNOP_ACT_HARDSWISH];
-        if (what)
-            return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
-                              "nnop_graph_compile: %s: %s has no CUDA implementation yet; use the "
-                              "CPU backend",
-                              nnop__node_label(p->g, i, label, sizeof label), what);
-    }
-    return NNOP_OK;
-}
-
 nnop_status nnop__cuda_plan_build(nnop_plan *p)
 {
-    nnop_status st = refuse_unimplemented(p);
-    int threads;
-    if (st != NNOP_OK)
-        return st;
-    threads = nnop__deser_threads(p->ctx);
-    st = build_once(p, threads);
+    nnop_status st = build_once(p, nnop__deser_threads(p->ctx));
     if (st != NNOP_OK && p->cuda && p->cuda->deser_failed) {
         /* a cached plan failed on a thread: build again, deserializing in place, so that
          * the usual fallbacks (rebuild from the engine choice, search, split) apply */

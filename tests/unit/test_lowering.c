@@ -1,7 +1,8 @@
 /* test_lowering.c: lowering to cuDNN backend descriptors up to finalize, without a GPU
  * (tensor, convolution, matmul and pointwise descriptors finalize on a CPU-only machine;
  * the operation graph needs a handle and is left to the GPU tests): canonical epilogue
- * order, real vs virtual tensors, every activation, refusal of runtime batch-norm. */
+ * order, real vs virtual tensors, every activation, refusal of runtime batch-norm, of the
+ * activations cuDNN has no mode for and of multiplies by tensors; constant layer scales. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,11 +18,15 @@ typedef struct fixture {
 } fixture;
 
 /* Compile g on the CPU backend and give the plan an empty CUDA slot table, so the lowering
- * functions can run on it (graph inputs only: nothing is uploaded). */
+ * functions can run on it (nothing may be uploaded: no device). The plan's graph borrows the
+ * constants' host data back from g, as it holds it during a CUDA compile. */
 static void attach(fixture *f)
 {
     struct nnop__cuda_plan *cp;
+    int32_t i;
     assert_int_equal(nnop_graph_compile(f->g, NULL, &f->p), NNOP_OK);
+    for (i = 0; i < f->g->n_values; i++)
+        f->p->g->values[i].data = f->g->values[i].data;
     cp = (struct nnop__cuda_plan *)calloc(1, sizeof *cp);
     assert_non_null(cp);
     cp->cap_slots = cp->n_slots = f->p->g->n_values;
@@ -178,9 +183,113 @@ static void test_lowering_refuses_runtime_batchnorm(void **state)
     detach(&f);
 }
 
+/* Activations cuDNN has no pointwise mode for are refused by name (the cuDNN prefix entry then
+ * splits them off to the own epilogue kernel), never lowered as identity. */
+static void test_lowering_refuses_modeless_activations(void **state)
+{
+    static const nnop_act_kind kinds[] = {NNOP_ACT_HARDSWISH, NNOP_ACT_HARDSIGMOID, NNOP_ACT_MISH};
+    static const char *const names[] = {"hard-swish", "hard-sigmoid", "mish"};
+    int i;
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        fixture f;
+        nnop__chain c;
+        nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+        char want[96];
+        nnop_value y = conv_in(&f, NNOP_NHWC);
+        y = nnop_act(f.g, y, kinds[i], 0.0f);
+        assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+        attach(&f);
+        assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+        assert_int_equal(c.ops[0].kind, NNOP_EPI_ACT);
+        assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_ERR_UNSUPPORTED);
+        snprintf(want, sizeof want, "activation %s has no cuDNN pointwise mode", names[i]);
+        NNOP_TEST_ASSERT_ERROR(f.ctx, want);
+        nnop__chain_free(&c);
+        nnop__dnn_step_destroy(s);
+        detach(&f);
+    }
+}
+
+/* conv -> op(b) for b a runtime tensor of shape bd: the chain op and its operand indexing. */
+static void binary_chain(nnop_op_kind op, const nnop_tensor_desc *bd, int want_kind, int want_bmode)
+{
+    fixture f;
+    nnop__chain c;
+    nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+    nnop_value y = conv_in(&f, NNOP_NHWC), b = nnop_input(f.g, "b", bd);
+    y = op == NNOP_OP_MUL   ? nnop_mul(f.g, y, b)
+        : op == NNOP_OP_SUB ? nnop_sub(f.g, y, b)
+                            : nnop_div(f.g, y, b);
+    assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+    attach(&f);
+    assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+    assert_int_equal(c.n_ops, 1);
+    assert_int_equal(c.ops[0].kind, want_kind);
+    assert_int_equal(c.ops[0].bmode, want_bmode);
+    assert_int_equal(c.ops[0].xsn, 32 * 10 * 10); /* the conv output, 2 x 32 x 10 x 10 NHWC */
+    assert_int_equal(c.ops[0].bsn, bd->strides[0]);
+    assert_int_equal(c.ops[0].bsc, bd->strides[1]);
+    assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_ERR_UNSUPPORTED);
+    NNOP_TEST_ASSERT_ERROR(f.ctx, "is not lowered to cuDNN");
+    nnop__chain_free(&c);
+    nnop__dnn_step_destroy(s);
+    detach(&f);
+}
+
+static void test_lowering_binary_ops_by_tensors_split_off(void **state)
+{
+    nnop_tensor_desc same = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, 32, 10, 10);
+    nnop_tensor_desc per_sample = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, 32, 1, 1);
+    nnop_tensor_desc per_channel = nnop_tensor_4d(NNOP_F16, NNOP_NCHW, 1, 32, 1, 1);
+    (void)state;
+    binary_chain(NNOP_OP_MUL, &per_sample, NNOP_EPI_MUL, NNOP_BCAST_SAMPLE);
+    binary_chain(NNOP_OP_SUB, &same, NNOP_EPI_SUB, NNOP_BCAST_NONE);
+    binary_chain(NNOP_OP_DIV, &per_channel, NNOP_EPI_DIV, NNOP_BCAST_CHANNEL);
+    binary_chain(NNOP_OP_MUL, &per_channel, NNOP_EPI_MUL, NNOP_BCAST_CHANNEL); /* runtime b */
+}
+
+/* A multiply by a constant 1,C,1,1 (layer scale) is a scale with shift 0, a subtract of one a
+ * bias of -b: both fold into constant weights like batch-norm. */
+static void test_lowering_constant_channel_mul_and_sub_are_affine(void **state)
+{
+    float vals[32];
+    uint16_t packed[32]; /* f16: the values are exact */
+    nnop_tensor_desc gd = nnop_tensor_4d(NNOP_F16, NNOP_NCHW, 1, 32, 1, 1);
+    int op, k;
+    (void)state;
+    for (k = 0; k < 32; k++)
+        vals[k] = 0.25f * (float)(k + 1);
+    for (op = 0; op < 2; op++) {
+        fixture f;
+        nnop__chain c;
+        nnop_value y = conv_in(&f, NNOP_NCHW), b;
+        nnop_test_pack(&gd, vals, packed);
+        b = nnop_constant(f.g, "g", &gd, packed);
+        y = op == 0 ? nnop_mul(f.g, y, b) : nnop_sub(f.g, y, b);
+        assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+        attach(&f);
+        if (nnop__chain_build(f.p, 0, 2, 0, &c) != NNOP_OK)
+            fail_msg("%s", nnop_context_last_error(f.ctx));
+        assert_int_equal(c.n_ops, 1);
+        assert_int_equal(c.ops[0].kind, op == 0 ? NNOP_EPI_SCALE_SHIFT : NNOP_EPI_BIAS);
+        assert_int_equal(c.ops[0].slot[0], -1);
+        for (k = 0; k < 32; k++) {
+            assert_true(c.ops[0].host[0][k] == (op == 0 ? vals[k] : -vals[k]));
+            if (op == 0)
+                assert_true(c.ops[0].host[1][k] == 0.0f);
+        }
+        nnop__chain_free(&c);
+        detach(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_lowering_refuses_modeless_activations),
+            cmocka_unit_test(test_lowering_binary_ops_by_tensors_split_off),
+            cmocka_unit_test(test_lowering_constant_channel_mul_and_sub_are_affine),
             cmocka_unit_test(test_lowering_residual_moves_before_bias),
             cmocka_unit_test(test_lowering_every_activation_finalizes),
             cmocka_unit_test(test_lowering_refuses_clamp_with_nonzero_lo),
@@ -197,9 +306,114 @@ static void test_lowering_needs_cuda_build(void **state)
     skip();
 }
 
+/* Activations cuDNN has no pointwise mode for are refused by name (the cuDNN prefix entry then
+ * splits them off to the own epilogue kernel), never lowered as identity. */
+static void test_lowering_refuses_modeless_activations(void **state)
+{
+    static const nnop_act_kind kinds[] = {NNOP_ACT_HARDSWISH, NNOP_ACT_HARDSIGMOID, NNOP_ACT_MISH};
+    static const char *const names[] = {"hard-swish", "hard-sigmoid", "mish"};
+    int i;
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        fixture f;
+        nnop__chain c;
+        nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+        char want[96];
+        nnop_value y = conv_in(&f, NNOP_NHWC);
+        y = nnop_act(f.g, y, kinds[i], 0.0f);
+        assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+        attach(&f);
+        assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+        assert_int_equal(c.ops[0].kind, NNOP_EPI_ACT);
+        assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_ERR_UNSUPPORTED);
+        snprintf(want, sizeof want, "activation %s has no cuDNN pointwise mode", names[i]);
+        NNOP_TEST_ASSERT_ERROR(f.ctx, want);
+        nnop__chain_free(&c);
+        nnop__dnn_step_destroy(s);
+        detach(&f);
+    }
+}
+
+/* conv -> op(b) for b a runtime tensor of shape bd: the chain op and its operand indexing. */
+static void binary_chain(nnop_op_kind op, const nnop_tensor_desc *bd, int want_kind, int want_bmode)
+{
+    fixture f;
+    nnop__chain c;
+    nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+    nnop_value y = conv_in(&f, NNOP_NHWC), b = nnop_input(f.g, "b", bd);
+    y = op == NNOP_OP_MUL   ? nnop_mul(f.g, y, b)
+        : op == NNOP_OP_SUB ? nnop_sub(f.g, y, b)
+                            : nnop_div(f.g, y, b);
+    assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+    attach(&f);
+    assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+    assert_int_equal(c.n_ops, 1);
+    assert_int_equal(c.ops[0].kind, want_kind);
+    assert_int_equal(c.ops[0].bmode, want_bmode);
+    assert_int_equal(c.ops[0].xsn, 32 * 10 * 10); /* the conv output, 2 x 32 x 10 x 10 NHWC */
+    assert_int_equal(c.ops[0].bsn, bd->strides[0]);
+    assert_int_equal(c.ops[0].bsc, bd->strides[1]);
+    assert_int_equal(nnop__lower_chain(f.p, &c, s), NNOP_ERR_UNSUPPORTED);
+    NNOP_TEST_ASSERT_ERROR(f.ctx, "is not lowered to cuDNN");
+    nnop__chain_free(&c);
+    nnop__dnn_step_destroy(s);
+    detach(&f);
+}
+
+static void test_lowering_binary_ops_by_tensors_split_off(void **state)
+{
+    nnop_tensor_desc same = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, 32, 10, 10);
+    nnop_tensor_desc per_sample = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, 32, 1, 1);
+    nnop_tensor_desc per_channel = nnop_tensor_4d(NNOP_F16, NNOP_NCHW, 1, 32, 1, 1);
+    (void)state;
+    binary_chain(NNOP_OP_MUL, &per_sample, NNOP_EPI_MUL, NNOP_BCAST_SAMPLE);
+    binary_chain(NNOP_OP_SUB, &same, NNOP_EPI_SUB, NNOP_BCAST_NONE);
+    binary_chain(NNOP_OP_DIV, &per_channel, NNOP_EPI_DIV, NNOP_BCAST_CHANNEL);
+    binary_chain(NNOP_OP_MUL, &per_channel, NNOP_EPI_MUL, NNOP_BCAST_CHANNEL); /* runtime b */
+}
+
+/* A multiply by a constant 1,C,1,1 (layer scale) is a scale with shift 0, a subtract of one a
+ * bias of -b: both fold into constant weights like batch-norm. */
+static void test_lowering_constant_channel_mul_and_sub_are_affine(void **state)
+{
+    float vals[32];
+    uint16_t packed[32]; /* f16: the values are exact */
+    nnop_tensor_desc gd = nnop_tensor_4d(NNOP_F16, NNOP_NCHW, 1, 32, 1, 1);
+    int op, k;
+    (void)state;
+    for (k = 0; k < 32; k++)
+        vals[k] = 0.25f * (float)(k + 1);
+    for (op = 0; op < 2; op++) {
+        fixture f;
+        nnop__chain c;
+        nnop_value y = conv_in(&f, NNOP_NCHW), b;
+        nnop_test_pack(&gd, vals, packed);
+        b = nnop_constant(f.g, "g", &gd, packed);
+        y = op == 0 ? nnop_mul(f.g, y, b) : nnop_sub(f.g, y, b);
+        assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+        attach(&f);
+        if (nnop__chain_build(f.p, 0, 2, 0, &c) != NNOP_OK)
+            fail_msg("%s", nnop_context_last_error(f.ctx));
+        assert_int_equal(c.n_ops, 1);
+        assert_int_equal(c.ops[0].kind, op == 0 ? NNOP_EPI_SCALE_SHIFT : NNOP_EPI_BIAS);
+        assert_int_equal(c.ops[0].slot[0], -1);
+        for (k = 0; k < 32; k++) {
+            assert_true(c.ops[0].host[0][k] == (op == 0 ? vals[k] : -vals[k]));
+            if (op == 0)
+                assert_true(c.ops[0].host[1][k] == 0.0f);
+        }
+        nnop__chain_free(&c);
+        detach(&f);
+    }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lowering_needs_cuda_build)};
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_lowering_refuses_modeless_activations),
+            cmocka_unit_test(test_lowering_binary_ops_by_tensors_split_off),
+            cmocka_unit_test(test_lowering_constant_channel_mul_and_sub_are_affine),
+            cmocka_unit_test(test_lowering_needs_cuda_build)};
     return cmocka_run_group_tests_name("lowering", tests, NULL, NULL);
 }
 #endif

@@ -105,6 +105,10 @@ static int cudnn_fits(const nnop_plan *p, const nnop__impl_try *t, const char **
         *why_not = "linear layers run on cuBLASLt or the own linear kernel";
         return 0;
     }
+    if (n->op != NNOP_OP_CONV) {
+        *why_not = "transposed convolutions run on the own kernel";
+        return 0;
+    }
     return 1;
 }
 

@@ -21,10 +21,15 @@ typedef enum nnop__step_kind {
     NNOP_STEP_LINEAR,
     NNOP_STEP_STEM,
     NNOP_STEP_BLASLT,
-    NNOP_STEP_DEPTHWISE
+    NNOP_STEP_DEPTHWISE,
+    NNOP_STEP_NORM,
+    NNOP_STEP_RESIZE,
+    NNOP_STEP_CONCAT,
+    NNOP_STEP_DECONV
 } nnop__step_kind;
 
-typedef struct nnop__lt_step nnop__lt_step; /* blaslt.c */
+typedef struct nnop__lt_step nnop__lt_step;         /* blaslt.c */
+typedef struct nnop__concat_step nnop__concat_step; /* concat.c */
 
 typedef struct nnop__cuda_step {
     const struct nnop__impl *impl; /* the entry that built it (list.c), NULL until then */
@@ -51,6 +56,14 @@ typedef struct nnop__cuda_step {
     nnop__lt_step *lt;
     /* depthwise.c: the own depthwise conv (x_slot, w_slot, y_slot as above) */
     nnop__dw_kparams dw;
+    /* norm.c: a normalization (x_slot, y_slot; gamma and beta slots, -1 = absent) */
+    nnop__norm_kparams norm;
+    int32_t gamma_slot, beta_slot;
+    /* resize.c, deconv.c (x_slot, w_slot, y_slot as above) */
+    nnop__resize_kparams rs;
+    nnop__deconv_kparams dc;
+    /* concat.c: one copy per input into its channel slice of y_slot */
+    nnop__concat_step *cat;
 } nnop__cuda_step;
 
 /* ------------------------------------------------------------------ the implementation list */
@@ -92,7 +105,11 @@ extern const nnop__impl nnop__impl_own_linear;   /* own_kernels.c */
 extern const nnop__impl nnop__impl_depthwise;    /* depthwise.c */
 extern const nnop__impl nnop__impl_cudnn_graph;  /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_prefix; /* cudnn.c */
+extern const nnop__impl nnop__impl_deconv;       /* deconv.c */
 extern const nnop__impl nnop__impl_own_epilogue; /* own_kernels.c */
+extern const nnop__impl nnop__impl_norm;         /* norm.c */
+extern const nnop__impl nnop__impl_resize;       /* resize.c */
+extern const nnop__impl nnop__impl_concat;       /* concat.c */
 extern const nnop__impl nnop__impl_own_kernel;   /* own_kernels.c */
 extern const nnop__impl *const nnop__impls[];
 

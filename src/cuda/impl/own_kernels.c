@@ -36,6 +36,10 @@ static nnop_status epi_operands(nnop_plan *p, const nnop__chain *c, int k, nnop_
     e->lo = o->act.lo;
     e->hi = o->act.hi;
     e->eps = o->eps;
+    e->bmode = o->bmode;
+    e->bsn = o->bsn;
+    e->bsc = o->bsc;
+    e->xsn = o->xsn;
     for (i = 0; i < 4; i++)
         st->op_slots[k][i] = o->slot[i];
     for (i = 0; i < 2 && r == NNOP_OK; i++)

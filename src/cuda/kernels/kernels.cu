@@ -57,12 +57,18 @@ template <int A> __device__ __forceinline__ float act_k(const nnop__epi_op &o, f
         return x / (1.f + expf(-x));
     case 10:
         return x > 0.f ? x : o.alpha * expm1f(x);
+    case 11: // hard-swish: x * hard_sigmoid(x); NaN stays NaN (both tests fail)
+        return x * (x <= -3.f ? 0.f : (x >= 3.f ? 1.f : x / 6.f + 0.5f));
+    case 12:
+        return x <= -3.f ? 0.f : (x >= 3.f ? 1.f : x / 6.f + 0.5f);
+    case 13: // mish: x * tanh(softplus(x)), softplus without overflow
+        return x * tanhf(fmaxf(x, 0.f) + log1pf(expf(-fabsf(x))));
     default:
         return x;
     }
 }
 
-#define NNOP_ACT_KINDS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+#define NNOP_ACT_KINDS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
 
 __device__ float act(const nnop__epi_op &o, float x)
 {
@@ -92,9 +98,26 @@ template <int V> __device__ __forceinline__ void act_vec(const nnop__epi_op &o, 
     }
 }
 
+// Element of the MUL/SUB/DIV operand b for element i of channel c (NNOP_BCAST_*).
+__device__ __forceinline__ int64_t bcast_index(const nnop__epi_op &o, int64_t i, int64_t c)
+{
+    if (o.bmode == NNOP_BCAST_NONE)
+        return i;
+    return (o.bmode == NNOP_BCAST_SAMPLE ? (i / o.xsn) * o.bsn : 0) + c * o.bsc;
+}
+
+__device__ __forceinline__ float binary(int kind, float v, float b)
+{
+    return kind == NNOP_EPI_MUL ? v * b : kind == NNOP_EPI_SUB ? v - b : v / b;
+}
+
 __device__ float epi_op(const nnop__epi_op &o, float v, int64_t i, int64_t c)
 {
     switch (o.kind) {
+    case NNOP_EPI_MUL:
+    case NNOP_EPI_SUB:
+    case NNOP_EPI_DIV:
+        return binary(o.kind, v, ld(o.p[0], o.dtype, bcast_index(o, i, c)));
     case NNOP_EPI_BIAS:
         return v + ld(o.p[0], o.dtype, c);
     case NNOP_EPI_SCALE_SHIFT:
@@ -967,6 +990,20 @@ __global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params
                     v[e] = v[e] * z[e] + t[e];
                 break;
             }
+            case NNOP_EPI_MUL:
+            case NNOP_EPI_SUB:
+            case NNOP_EPI_DIV:
+                if (o.bmode == NNOP_BCAST_NONE) {
+                    ld_any<V>(o.p[0], o.dtype, e0, z);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        z[e] = ld(o.p[0], o.dtype, bcast_index(o, e0 + e, ch[e]));
+                }
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    v[e] = binary(o.kind, v[e], z[e]);
+                break;
             case NNOP_EPI_BN: { // gamma, beta, mean, var: as epi_op
                 float beta[V], mean[V], var[V];
                 ld_chan<V>(o.p[0], o.dtype, ch, z);
@@ -1202,7 +1239,8 @@ extern "C" cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t 
                p->cstride <= INT32_MAX && p->C >= 1 && p->cstride >= 1 && aligned(p->x, 16) &&
                aligned(p->y, 16);
     for (int k = 0; k < p->n_ops && vec; k++)
-        if (p->ops[k].kind == NNOP_EPI_ADD)
+        if (p->ops[k].kind == NNOP_EPI_ADD ||
+            (p->ops[k].kind >= NNOP_EPI_MUL && p->ops[k].bmode == NNOP_BCAST_NONE))
             vec = aligned(p->ops[k].p[0], V * dtype_size(p->ops[k].dtype));
     if (!vec)
         epilogue_kernel<<<blocks_for(p->count), kThreads, 0, s>>>(*p, 0);

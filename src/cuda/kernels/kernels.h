@@ -25,7 +25,17 @@ enum {
     NNOP_EPI_SCALE_SHIFT = 1, /* v = v * p0[c] + p1[c]                       */
     NNOP_EPI_BN = 2,          /* gamma p0, beta p1, mean p2, var p3, eps     */
     NNOP_EPI_ADD = 3,         /* v += p0[i] (same shape and strides as x)    */
-    NNOP_EPI_ACT = 4          /* activation act (nnop_act_kind), alpha/lo/hi */
+    NNOP_EPI_ACT = 4,         /* activation act (nnop_act_kind), alpha/lo/hi */
+    NNOP_EPI_MUL = 5,         /* v *= b, b = p0 read as bmode says           */
+    NNOP_EPI_SUB = 6,         /* v -= b                                      */
+    NNOP_EPI_DIV = 7          /* v /= b                                      */
+};
+
+/* How the operand b of NNOP_EPI_MUL/SUB/DIV is indexed at element i of channel c, sample n. */
+enum {
+    NNOP_BCAST_NONE = 0,    /* x's shape and offsets: b[i]             */
+    NNOP_BCAST_CHANNEL = 1, /* 1,C,1,1: b[c * bsc]                     */
+    NNOP_BCAST_SAMPLE = 2   /* N,C,1,1: b[n * bsn + c * bsc], n = i / xsn */
 };
 
 #define NNOP_EPI_MAX_OPS 8
@@ -35,6 +45,8 @@ typedef struct nnop__epi_op {
     int dtype; /* of the operands */
     int act;
     float alpha, lo, hi, eps;
+    int bmode;             /* NNOP_BCAST_*: MUL, SUB, DIV */
+    int64_t bsn, bsc, xsn; /* b's sample and channel strides, x's sample stride */
     const void *p[4];
 } nnop__epi_op;
 
@@ -99,6 +111,54 @@ typedef struct nnop__dw_kparams {
     int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
 } nnop__dw_kparams;
 cudaError_t nnop__k_depthwise(const nnop__dw_kparams *p, cudaStream_t s);
+
+/* Normalization (norm.cu) over boxes of x with the statistics of the box itself: per position
+ * (layer norm over C, RMS norm: the C values at each n, h, w) or per group (group norm, layer
+ * norm over C, H, W: channels [g C/G, (g+1) C/G) and all of H, W of each n). y has x's view;
+ * gamma/beta (NULL: 1 and 0) are 1-D of C (gv.n = C, gv.sn its stride) or, per_element, of
+ * x's shape with dim 0 = 1 (gv's c, h, w strides). Float accumulation, two passes. */
+typedef struct nnop__norm_kparams {
+    const void *x, *gamma, *beta;
+    void *y;
+    int dtype, g_dtype, b_dtype;
+    nnop__kview xv, gv, bv;
+    int g_per_element, b_per_element;
+    int rms;          /* no mean subtracted, no beta */
+    int per_position; /* 1: over C at each position; 0: per (n, group) */
+    int64_t groups;
+    float eps;
+} nnop__norm_kparams;
+cudaError_t nnop__k_norm(const nnop__norm_kparams *p, cudaStream_t s);
+
+/* Resize over H, W (resize.cu) with PyTorch's F.interpolate index math: nearest (floor(dst *
+ * scale) clamped, dst itself for out = in and dst / 2 for out = 2 in) or bilinear (source
+ * scale * (dst + 0.5) - 0.5 clamped at 0, or scale * dst with align_corners). scale[] is
+ * PyTorch's coordinate scale per axis (float, as the CPU reference computes it). */
+typedef struct nnop__resize_kparams {
+    const void *x;
+    void *y;
+    int dtype, bilinear, align_corners;
+    float scale[2];
+    nnop__kview xv, yv;
+} nnop__resize_kparams;
+cudaError_t nnop__k_resize(const nnop__resize_kparams *p, cudaStream_t s);
+
+/* y (view yv) = x (view xv, same dims) element by element: a concat input into its channel
+ * slice of the output (resize.cu holds it beside the other data-movement kernel). */
+cudaError_t nnop__k_copy(const void *x, void *y, int dtype, const nnop__kview *xv,
+                         const nnop__kview *yv, cudaStream_t s);
+
+/* Transposed convolution (deconv.cu), gather form: y[n, k, oh, ow] = sum over c of k's group,
+ * r, s with oh = ih * stride - pad + r * dilation (ow alike) of x[n, c, ih, iw] *
+ * w[c, k % (K/groups), r, s]; float accumulation, y of x's dtype. */
+typedef struct nnop__deconv_kparams {
+    const void *x, *w;
+    void *y;
+    int dtype;
+    nnop__kview xv, wv, yv;
+    int64_t groups, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
+} nnop__deconv_kparams;
+cudaError_t nnop__k_deconv(const nnop__deconv_kparams *p, cudaStream_t s);
 
 /* Each launcher queues one kernel on s and returns cudaGetLastError(). */
 cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);

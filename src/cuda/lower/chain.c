@@ -1,7 +1,8 @@
 /* chain.c: a partition's nodes as a canonical epilogue chain: batch-norm with constant
- * parameters as scale+shift, leading constant affine ops folded into constant producer
- * weights and one bias, residual adds moved before the bias (cudnn-backend-notes 4.4-4.5:
- * conv -> add Z -> add bias -> relu is the form precompiled sm_90 engines take). */
+ * parameters as scale+shift (a multiply by a constant 1,C,1,1 as a scale), leading constant affine
+ * ops folded into constant producer weights and one bias, residual adds moved before the bias
+ * (cudnn-backend-notes 4.4-4.5: conv -> add Z -> add bias -> relu is the form precompiled sm_90
+ * engines take). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,55 @@ static nnop_status bn_op(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
     return st;
 }
 
+/* b is a constant of shape 1,C,1,1 over the 4-D chain value a: a per-channel constant. */
+static int channel_constant(const nnop_graph *g, int32_t b, const nnop_tensor_desc *a)
+{
+    const nnop_tensor_desc *d = &g->values[b].desc;
+    return nnop__value_is_const(g, b) && a->ndim == 4 && d->ndim == 4 && d->dims[0] == 1 &&
+           d->dims[1] == a->dims[1] && d->dims[2] == 1 && d->dims[3] == 1;
+}
+
+/* a * b or a - b with b a per-channel constant: a scale (shift 0) or a bias of -b, which fold
+ * into constant producer weights like batch-norm's. */
+static nnop_status channel_constant_op(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
+{
+    int64_t k, C = p->g->values[n->in[1]].desc.dims[1];
+    o->dtype = p->g->values[n->in[1]].desc.dtype;
+    o->host[0] = const_floats(&p->g->values[n->in[1]]);
+    if (!o->host[0])
+        return oom(p);
+    if (n->op == NNOP_OP_SUB) {
+        o->kind = NNOP_EPI_BIAS;
+        for (k = 0; k < C; k++)
+            o->host[0][k] = -o->host[0][k];
+        return NNOP_OK;
+    }
+    o->kind = NNOP_EPI_SCALE_SHIFT;
+    o->host[1] = (float *)calloc((size_t)C, sizeof(float));
+    return o->host[1] ? NNOP_OK : oom(p);
+}
+
+/* a op b (mul, sub, div) with a the chain value: b of a's shape, 1,C,1,1 or N,C,1,1. */
+static nnop_status binary_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop__chain_op *o)
+{
+    const nnop_tensor_desc *a = &p->g->values[cur].desc, *b = &p->g->values[n->in[1]].desc;
+    if (n->in[0] != cur)
+        return nnop__fail(p->ctx, NNOP_ERR_INTERNAL, "chain: %s continues from its second operand",
+                          nnop__op(n->op)->name);
+    if (n->op != NNOP_OP_DIV && channel_constant(p->g, n->in[1], a))
+        return channel_constant_op(p, n, o);
+    o->kind = n->op == NNOP_OP_MUL   ? NNOP_EPI_MUL
+              : n->op == NNOP_OP_SUB ? NNOP_EPI_SUB
+                                     : NNOP_EPI_DIV;
+    o->bmode = nnop_tensor_elements(b) == nnop_tensor_elements(a) ? NNOP_BCAST_NONE
+               : b->dims[0] == 1                                  ? NNOP_BCAST_CHANNEL
+                                                                  : NNOP_BCAST_SAMPLE;
+    o->bsn = b->strides[0];
+    o->bsc = b->ndim > 1 ? b->strides[1] : 1;
+    o->xsn = a->strides[0];
+    return runtime_operand(p, n->in[1], o, 0);
+}
+
 /* Append node n, which consumes the chain value cur, as a chain op. */
 static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop__chain *c)
 {
@@ -108,6 +158,10 @@ static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop_
     case NNOP_OP_ADD:
         o->kind = NNOP_EPI_ADD;
         return runtime_operand(p, n->in[0] == cur ? n->in[1] : n->in[0], o, 0);
+    case NNOP_OP_MUL:
+    case NNOP_OP_SUB:
+    case NNOP_OP_DIV:
+        return binary_op(p, n, cur, o);
     case NNOP_OP_ACT:
         o->kind = NNOP_EPI_ACT;
         o->act = n->attr.act;

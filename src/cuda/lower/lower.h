@@ -25,6 +25,8 @@ typedef struct nnop__chain_op {
     int32_t slot[4];
     nnop__act_attr act;
     float eps;
+    int bmode;             /* MUL, SUB, DIV: NNOP_BCAST_* of the operand in slot[0] */
+    int64_t bsn, bsc, xsn; /* its sample and channel strides, the chain value's sample stride */
 } nnop__chain_op;
 
 typedef struct nnop__chain {
@@ -80,7 +82,8 @@ int nnop__value_is_const(const nnop_graph *g, int32_t v);
 /* n is a batch-norm whose four parameters are such constants (it becomes scale+shift). */
 int nnop__bn_is_const(const nnop_graph *g, const nnop__node *n);
 /* Canonical epilogue chain of nodes [first, first + count): batch-norm with constant
- * parameters becomes scale+shift; with fold, leading constant bias/scale/shift ops go into
+ * parameters becomes scale+shift, a multiply by (subtract of) a constant 1,C,1,1 a scale (a
+ * bias); with fold, leading constant bias/scale/shift ops go into
  * the (constant) producer weights and one bias; residual adds move before the bias. */
 nnop_status nnop__chain_build(nnop_plan *p, int32_t first, int32_t count, int fold, nnop__chain *c);
 void nnop__chain_free(nnop__chain *c);

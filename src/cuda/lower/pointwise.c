@@ -1,5 +1,7 @@
 /* pointwise.c: epilogue operations after a producer as cuDNN pointwise nodes: bias,
- * scale+shift, residual add, activations (plain ReLU keeps its upper clip unset). */
+ * scale+shift, residual add, activations (plain ReLU keeps its upper clip unset). Activations
+ * without a cuDNN mode (hard-swish, hard-sigmoid, mish) and multiplies, subtracts and divides by
+ * a tensor are refused: the cuDNN prefix entry splits them off to the own epilogue kernel. */
 #include <stdlib.h>
 
 #include "cuda/lower/lower.h"
@@ -179,6 +181,15 @@ static cudnnPointwiseMode_t act_mode(int act)
     return CUDNN_POINTWISE_IDENTITY;
 }
 
+/* The activations act_modes lacks, by name (for the refusal that splits them off). */
+static const char *modeless_name(int act)
+{
+    return act == NNOP_ACT_HARDSWISH     ? "hard-swish"
+           : act == NNOP_ACT_HARDSIGMOID ? "hard-sigmoid"
+           : act == NNOP_ACT_MISH        ? "mish"
+                                         : "(unknown)";
+}
+
 nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, nnop__dnn_step *s,
                                     int ndim, const int64_t *dims, const int64_t *strides,
                                     cudnnBackendDescriptor_t in, cudnnBackendDescriptor_t out)
@@ -200,7 +211,19 @@ nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, n
         st = nnop__lower_tensor(p->ctx, s, ndim, dims, strides, o->dtype, o->slot[0], &z);
         return st == NNOP_OK ? pw_op(p->ctx, s, CUDNN_POINTWISE_ADD, NULL, in, z, out) : st;
     case NNOP_EPI_ACT:
+        if (act_mode(o->act.kind) == CUDNN_POINTWISE_IDENTITY)
+            return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
+                              "activation %s has no cuDNN pointwise mode",
+                              modeless_name(o->act.kind));
         return pw_op(p->ctx, s, act_mode(o->act.kind), &o->act, in, NULL, out);
+    case NNOP_EPI_MUL:
+    case NNOP_EPI_SUB:
+    case NNOP_EPI_DIV:
+        return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
+                          "%s by a tensor (not a constant 1,C,1,1 scale) is not lowered to cuDNN",
+                          o->kind == NNOP_EPI_MUL   ? "multiply"
+                          : o->kind == NNOP_EPI_SUB ? "subtract"
+                                                    : "divide");
     default:
         return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
                           "batch-norm with runtime (non-constant) parameters is not lowered to "

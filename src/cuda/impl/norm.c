@@ -1,0 +1,90 @@
+/* norm.c: the implementation-list entry for the normalizations (layer norm over C or over C,
+ * H, W; group norm; RMS norm): the own kernel (kernels/norm.cu). cuDNN's norm-forward
+ * operation is not used: its inference layer norm is a runtime-compiled engine on sm_90, and
+ * its group and RMS norms have no inference phase there. */
+#include <stdio.h>
+
+#include "cuda/impl/impl.h"
+
+static int is_norm(nnop_op_kind k)
+{
+    return k == NNOP_OP_LAYER_NORM || k == NNOP_OP_GROUP_NORM || k == NNOP_OP_RMS_NORM;
+}
+
+static int norm_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    if (!is_norm(p->g->nodes[t->first].op)) {
+        *why_not = "not a normalization";
+        return 0;
+    }
+    return 1;
+}
+
+/* Optional affine parameter i of node n: its slot (or -1), view, dtype and form. */
+static nnop_status param(nnop_plan *p, const nnop__node *n, int i, int32_t *slot, nnop__kview *v,
+                         int *dtype, int *per_element)
+{
+    const nnop_tensor_desc *d;
+    *slot = -1;
+    if (i >= n->n_in || n->in[i] == NNOP_NONE_ID)
+        return NNOP_OK;
+    d = &p->g->values[n->in[i]].desc;
+    *v = nnop__kview_of(d);
+    *dtype = (int)d->dtype;
+    *per_element = d->ndim > 1;
+    return nnop__slot_value(p, n->in[i], slot);
+}
+
+static nnop_status norm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    const nnop_tensor_desc *x = &p->g->values[n->in[0]].desc;
+    nnop__norm_kparams *k = &st->norm;
+    nnop_status r = nnop__slot_value(p, n->in[0], &st->x_slot);
+    if (r == NNOP_OK)
+        r = param(p, n, 1, &st->gamma_slot, &k->gv, &k->g_dtype, &k->g_per_element);
+    if (r == NNOP_OK && n->op != NNOP_OP_RMS_NORM)
+        r = param(p, n, 2, &st->beta_slot, &k->bv, &k->b_dtype, &k->b_per_element);
+    else
+        st->beta_slot = -1;
+    if (r != NNOP_OK)
+        return r;
+    st->kind = NNOP_STEP_NORM;
+    st->y_slot = n->out;
+    k->dtype = (int)x->dtype;
+    k->xv = nnop__kview_of(x);
+    k->rms = n->op == NNOP_OP_RMS_NORM;
+    k->per_position = n->op == NNOP_OP_RMS_NORM ||
+                      (n->op == NNOP_OP_LAYER_NORM && n->attr.norm.axes == NNOP_NORM_C);
+    k->groups = n->op == NNOP_OP_GROUP_NORM ? n->attr.norm.groups : 1;
+    k->eps = n->attr.norm.eps;
+    return NNOP_OK;
+}
+
+static nnop_status norm_run(nnop_plan *p, nnop__cuda_step *st)
+{
+    void *const *slot = p->cuda->slot;
+    st->norm.x = slot[st->x_slot];
+    st->norm.y = slot[st->y_slot];
+    st->norm.gamma = st->gamma_slot >= 0 ? slot[st->gamma_slot] : NULL;
+    st->norm.beta = st->beta_slot >= 0 ? slot[st->beta_slot] : NULL;
+    return nnop__cuda_check(p->ctx, nnop__k_norm(&st->norm, p->ctx->cuda->stream), "nnop__k_norm",
+                            __FILE__, __LINE__);
+}
+
+static size_t norm_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf, size_t len)
+{
+    const nnop__norm_kparams *k = &st->norm;
+    int n = !k->per_position
+                    ? snprintf(buf, len, "[own kernel: norm over %lld group%s, a block each]",
+                               (long long)k->groups, k->groups == 1 ? "" : "s")
+                    : snprintf(buf, len, "[own kernel: %s over C, %s]",
+                               k->rms ? "RMS norm" : "layer norm",
+                               k->xv.sc == 1 && k->xv.c >= 32 ? "a warp per position"
+                                                              : "a thread per position");
+    (void)p;
+    return n > 0 ? (size_t)n : 0;
+}
+
+const nnop__impl nnop__impl_norm = {"own norm kernel", norm_fits,     norm_build,
+                                    norm_run,          norm_describe, NULL};

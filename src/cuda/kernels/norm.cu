@@ -1,0 +1,219 @@
+// norm.cu: inference normalizations with the statistics of the input itself (layer norm over
+// C or over C, H, W; group norm; RMS norm over C), as the CPU reference computes them: mean,
+// then the biased variance of the deviations (two passes, float accumulation), then
+// (x - mean) * rsqrt(var + eps) * gamma + beta. Per-position boxes over contiguous channels
+// (channels-last) take one warp each; over strided channels (channels-first) one thread each,
+// neighbouring threads on neighbouring pixels. Per-group boxes take one block each.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cuda/kernels/kernels.h"
+
+namespace
+{
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ float ld(const void *p, int dt, int64_t i)
+{
+    if (dt == 0)
+        return static_cast<const float *>(p)[i];
+    if (dt == 1)
+        return __half2float(static_cast<const __half *>(p)[i]);
+    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+}
+
+__device__ __forceinline__ void st(void *p, int dt, int64_t i, float v)
+{
+    if (dt == 0)
+        static_cast<float *>(p)[i] = v;
+    else if (dt == 1)
+        static_cast<__half *>(p)[i] = __float2half_rn(v);
+    else
+        static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
+}
+
+// gamma (or beta) at channel c, row h, column w: 1-D of C or per element (dim 0 = 1).
+__device__ __forceinline__ float param(const void *q, int dt, const nnop__kview &v, int per_el,
+                                       int64_t c, int64_t h, int64_t w, float absent)
+{
+    if (!q)
+        return absent;
+    return ld(q, dt, per_el ? c * v.sc + h * v.sh + w * v.sw : c * v.sn);
+}
+
+__device__ __forceinline__ float affine(const nnop__norm_kparams &p, float v, int64_t c, int64_t h,
+                                        int64_t w)
+{
+    return v * param(p.gamma, p.g_dtype, p.gv, p.g_per_element, c, h, w, 1.f) +
+           param(p.beta, p.b_dtype, p.bv, p.b_per_element, c, h, w, 0.f);
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Sum over the block (every thread gets it); red holds kThreads / 32 floats.
+__device__ float block_sum(float v, float *red)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    __syncthreads(); // red may still be read from the previous call
+    if (lane == 0)
+        red[warp] = v;
+    __syncthreads();
+    v = lane < (int)(blockDim.x >> 5) ? red[lane] : 0.f;
+    return warp_sum(v);
+}
+
+// Per position, channels contiguous (sc == 1): one warp per (n, h, w).
+__global__ void __launch_bounds__(kThreads) norm_rows_warp_kernel(nnop__norm_kparams p)
+{
+    const int64_t positions = p.xv.n * p.xv.h * p.xv.w, C = p.xv.c;
+    const int lane = threadIdx.x & 31;
+    for (int64_t pos = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; pos < positions;
+         pos += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+        const int64_t w = pos % p.xv.w, h = (pos / p.xv.w) % p.xv.h, n = pos / (p.xv.w * p.xv.h);
+        const int64_t base = n * p.xv.sn + h * p.xv.sh + w * p.xv.sw;
+        float mean = 0.f, var = 0.f;
+        if (!p.rms) {
+            float s = 0.f;
+            for (int64_t c = lane; c < C; c += 32)
+                s += ld(p.x, p.dtype, base + c);
+            mean = warp_sum(s) / (float)C;
+        }
+        for (int64_t c = lane; c < C; c += 32) {
+            float d = ld(p.x, p.dtype, base + c) - mean;
+            var += d * d;
+        }
+        const float rstd = rsqrtf(warp_sum(var) / (float)C + p.eps);
+        for (int64_t c = lane; c < C; c += 32)
+            st(p.y, p.dtype, base + c,
+               affine(p, (ld(p.x, p.dtype, base + c) - mean) * rstd, c, h, w));
+    }
+}
+
+// Per position, channels strided: one thread per (n, h, w), w fastest.
+__global__ void __launch_bounds__(kThreads) norm_rows_thread_kernel(nnop__norm_kparams p)
+{
+    const int64_t positions = p.xv.n * p.xv.h * p.xv.w, C = p.xv.c, sc = p.xv.sc;
+    for (int64_t pos = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; pos < positions;
+         pos += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t w = pos % p.xv.w, h = (pos / p.xv.w) % p.xv.h, n = pos / (p.xv.w * p.xv.h);
+        const int64_t base = n * p.xv.sn + h * p.xv.sh + w * p.xv.sw;
+        float mean = 0.f, var = 0.f;
+        if (!p.rms) {
+            float s = 0.f;
+            for (int64_t c = 0; c < C; c++)
+                s += ld(p.x, p.dtype, base + c * sc);
+            mean = s / (float)C;
+        }
+        for (int64_t c = 0; c < C; c++) {
+            float d = ld(p.x, p.dtype, base + c * sc) - mean;
+            var += d * d;
+        }
+        const float rstd = rsqrtf(var / (float)C + p.eps);
+        for (int64_t c = 0; c < C; c++)
+            st(p.y, p.dtype, base + c * sc,
+               affine(p, (ld(p.x, p.dtype, base + c * sc) - mean) * rstd, c, h, w));
+    }
+}
+
+// The box of one group as three (extent, stride) axes, the smallest stride innermost, so that
+// neighbouring threads read neighbouring elements in either layout.
+struct Box {
+    int64_t ext[3];
+    int which[3]; // 0 = c, 1 = h, 2 = w
+};
+
+__device__ __forceinline__ void box_coords(const Box &b, int64_t j, int64_t *chw)
+{
+    const int64_t i0 = j % b.ext[0], rest = j / b.ext[0];
+    const int64_t i1 = rest % b.ext[1], i2 = rest / b.ext[1];
+    chw[b.which[0]] = i0;
+    chw[b.which[1]] = i1;
+    chw[b.which[2]] = i2;
+}
+
+// Per group: one block per (n, g), looping over the group's C/G x H x W elements.
+__global__ void __launch_bounds__(kThreads) norm_groups_kernel(nnop__norm_kparams p, Box b)
+{
+    __shared__ float red[kThreads / 32];
+    const int64_t cg = p.xv.c / p.groups, count = cg * p.xv.h * p.xv.w;
+    for (int64_t box = blockIdx.x; box < p.xv.n * p.groups; box += gridDim.x) {
+        const int64_t n = box / p.groups, c0 = (box % p.groups) * cg;
+        const int64_t base = n * p.xv.sn + c0 * p.xv.sc;
+        float mean = 0.f, var = 0.f;
+        int64_t chw[3];
+        if (!p.rms) {
+            float s = 0.f;
+            for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
+                box_coords(b, j, chw);
+                s += ld(p.x, p.dtype,
+                        base + chw[0] * p.xv.sc + chw[1] * p.xv.sh + chw[2] * p.xv.sw);
+            }
+            mean = block_sum(s, red) / (float)count;
+        }
+        for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
+            box_coords(b, j, chw);
+            float d = ld(p.x, p.dtype,
+                         base + chw[0] * p.xv.sc + chw[1] * p.xv.sh + chw[2] * p.xv.sw) -
+                      mean;
+            var += d * d;
+        }
+        const float rstd = rsqrtf(block_sum(var, red) / (float)count + p.eps);
+        for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
+            box_coords(b, j, chw);
+            const int64_t i = base + chw[0] * p.xv.sc + chw[1] * p.xv.sh + chw[2] * p.xv.sw;
+            st(p.y, p.dtype, i,
+               affine(p, (ld(p.x, p.dtype, i) - mean) * rstd, c0 + chw[0], chw[1], chw[2]));
+        }
+    }
+}
+
+Box box_of(const nnop__norm_kparams &p)
+{
+    Box b;
+    const int64_t ext[3] = {p.xv.c / p.groups, p.xv.h, p.xv.w};
+    const int64_t str[3] = {p.xv.sc, p.xv.sh, p.xv.sw};
+    int64_t key[3];
+    int order[3] = {0, 1, 2};
+    for (int i = 0; i < 3; i++) // by stride; an axis of extent 1 (any stride) outermost
+        key[i] = ext[i] == 1 ? INT64_MAX : str[i];
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (key[order[j]] < key[order[i]]) {
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+    for (int i = 0; i < 3; i++) {
+        b.ext[i] = ext[order[i]];
+        b.which[i] = order[i];
+    }
+    return b;
+}
+
+unsigned grid_for(int64_t items, int64_t per_block)
+{
+    int64_t blocks = (items + per_block - 1) / per_block;
+    return (unsigned)(blocks < 1 ? 1 : (blocks > 132 * 64 ? 132 * 64 : blocks));
+}
+
+} // namespace
+
+extern "C" cudaError_t nnop__k_norm(const nnop__norm_kparams *p, cudaStream_t s)
+{
+    const int64_t positions = p->xv.n * p->xv.h * p->xv.w;
+    if (!p->per_position)
+        norm_groups_kernel<<<grid_for(p->xv.n * p->groups, 1), kThreads, 0, s>>>(*p, box_of(*p));
+    else if (p->xv.sc == 1 && p->xv.c >= 32)
+        norm_rows_warp_kernel<<<grid_for(positions, kThreads / 32), kThreads, 0, s>>>(*p);
+    else
+        norm_rows_thread_kernel<<<grid_for(positions, kThreads), kThreads, 0, s>>>(*p);
+    return cudaGetLastError();
+}
