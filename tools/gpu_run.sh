@@ -150,7 +150,8 @@ if wants tests; then
     echo "== difftest under compute-sanitizer memcheck"
     NNOP_REQUIRE_GPU=1 timeout "${NNOP_MEMCHECK_TIMEOUT:-1200}" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BUILD/tests/difftest/difftest" --seed 1 --count "${NNOP_DIFFTEST_MEMCHECK_COUNT:-500}" \
-        --backend cuda --repro-dir "$OUT/difftest-repro" >"$OUT/difftest_memcheck.log" 2>&1
+        --backend cuda --repro-dir "$OUT/difftest-repro" ${NNOP_DIFFTEST_MEMCHECK_ARGS:-} \
+        >"$OUT/difftest_memcheck.log" 2>&1
     rc=$?
     [ $rc -ne 0 ] && TEST_RC=1
     echo "difftest memcheck: rc $rc | $(grep -E 'ERROR SUMMARY' "$OUT/difftest_memcheck.log" | tail -1)"
