@@ -93,6 +93,13 @@ int dt_check_descs(nnop_context *ctx, const dt_graph *g, char *msg, size_t len);
 int dt_oracle(const dt_graph *g, double **out);
 /* Per output, the size of the terms each value sums (oracle.c); 0 or -1 out of memory. */
 int dt_oracle_terms(const dt_graph *g, double **out);
+/* dt_oracle with every value that rounds (each such node's, before the next reads it; not
+ * copies and selections) moved by a seeded random fraction of up to two units in the last
+ * place of the dtype: how far outputs move when results round the other way (dt_agree's
+ * judge of ill-conditioned graphs). */
+int dt_oracle_perturbed(const dt_graph *g, uint64_t seed, double **out);
+/* Mismatches dt_agree tolerated because the graph is ill-conditioned there (their count). */
+long dt_ill_conditioned_count(void);
 
 /* compare.c: results against a reference; writes why to msg when they differ; 1 = agree */
 int dt_agree(const dt_graph *g, float *const *got, double *const *want, char *msg, size_t len);

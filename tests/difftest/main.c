@@ -340,6 +340,9 @@ static void print_stats(const tester *t, long cases, double seconds)
     printf("\n");
     for (k = 0; k < MAX_REASONS && s->reason[k][0]; k++)
         printf("  refused %6ld x %s\n", s->reason_count[k], s->reason[k]);
+    printf("  comparisons within the graph's conditioning (differences as large as two-ulp "
+           "moves of its intermediates make, tolerated): %ld\n",
+           dt_ill_conditioned_count());
 }
 
 static long total_failed(const stats *s)

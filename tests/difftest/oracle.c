@@ -417,9 +417,49 @@ static int round_to_dtype(nnop_dtype t, double *v, int64_t n)
     return rc;
 }
 
-/* Every node's values, rounded as the library stores them, into val[] (the caller frees
- * them, also on failure); 0, or -1 out of memory. */
-static int evaluate(const dt_graph *g, double **val)
+/* The unit roundoff of a dtype: half its spacing of values at 1. */
+static double unit_roundoff(nnop_dtype t)
+{
+    return t == NNOP_F32 ? 0x1p-24 : t == NNOP_F16 ? 0x1p-11 : 0x1p-8;
+}
+
+/* With seed != 0, every value that rounds moves by a seeded random fraction in [-2u, 2u] of
+ * itself (u: unit roundoff): a result rounded up instead of down, anywhere in the graph. */
+static void perturb(nnop_dtype t, uint64_t *seed, double *v, int64_t n)
+{
+    double u = 2.0 * unit_roundoff(t);
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        *seed ^= *seed << 13, *seed ^= *seed >> 7, *seed ^= *seed << 17;
+        v[i] *= 1.0 + u * (2.0 * (double)(*seed >> 11) / 9007199254740992.0 - 1.0);
+    }
+}
+
+/* Whether node v's result rounds (so that another order or place of rounding moves it): not
+ * for data, copies and selections (clamp, ReLU, max pooling, nearest resize, flatten, concat). */
+static int rounds(const dt_node *v)
+{
+    switch (v->kind) {
+    case DT_INPUT:
+    case DT_CONST:
+    case DT_CLAMP:
+    case DT_FLATTEN:
+    case DT_CONCAT:
+        return 0;
+    case DT_ACT:
+        return v->act != NNOP_ACT_IDENTITY && v->act != NNOP_ACT_RELU && v->act != NNOP_ACT_RELU6;
+    case DT_POOL:
+        return v->pool_kind != NNOP_POOL_MAX;
+    case DT_RESIZE:
+        return v->resize.mode != NNOP_RESIZE_NEAREST;
+    default:
+        return 1;
+    }
+}
+
+/* Every node's values, rounded as the library stores them (and perturbed with seed != 0),
+ * into val[] (the caller frees them, also on failure); 0, or -1 out of memory. */
+static int evaluate_ex(const dt_graph *g, double **val, uint64_t seed)
 {
     int i;
     for (i = 0; i < g->n_nodes; i++) {
@@ -431,8 +471,32 @@ static int evaluate(const dt_graph *g, double **val)
         if (v->kind != DT_INPUT && v->kind != DT_CONST &&
             round_to_dtype(g->dtype, val[i], dt_elems(v)) != 0)
             return -1;
+        if (seed && rounds(v))
+            perturb(g->dtype, &seed, val[i], dt_elems(v));
     }
     return 0;
+}
+
+static int evaluate(const dt_graph *g, double **val)
+{
+    return evaluate_ex(g, val, 0);
+}
+
+int dt_oracle_perturbed(const dt_graph *g, uint64_t seed, double **out)
+{
+    double *val[DT_MAX_NODES] = {0};
+    int i, rc = evaluate_ex(g, val, seed | 1);
+    for (i = 0; i < g->n_out; i++) {
+        int64_t n = dt_elems(&g->node[g->out[i]]);
+        out[i] = rc == 0 ? (double *)malloc((size_t)n * sizeof(double)) : NULL;
+        if (!out[i])
+            rc = -1;
+        else
+            memcpy(out[i], val[g->out[i]], (size_t)n * sizeof(double));
+    }
+    for (i = 0; i < g->n_nodes; i++)
+        free(val[i]);
+    return rc;
 }
 
 int dt_oracle(const dt_graph *g, double **out)

@@ -1,9 +1,13 @@
 // norm.cu: inference normalizations with the statistics of the input itself (layer norm over
 // C or over C, H, W; group norm; RMS norm over C), as the CPU reference computes them: mean,
 // then the biased variance of the deviations (two passes, float accumulation), then
-// (x - mean) * rsqrt(var + eps) * gamma + beta. Per-position boxes over contiguous channels
-// (channels-last) take one warp each; over strided channels (channels-first) one thread each,
-// neighbouring threads on neighbouring pixels. Per-group boxes take one block each.
+// (x - mean) * rsqrt(var + eps) * gamma + beta. The sums run over x - x0, x0 the box's first
+// element (exact where x is within a factor 2 of it): a box of equal values normalizes to
+// exactly beta, and a box of values close together keeps its digits (the differential tester
+// found float cancellation there: 2e-4 off in f32 for three values 0.1 apart near -1.9).
+// Per-position boxes over contiguous channels (channels-last) take one warp each; over strided
+// channels (channels-first) one thread each, neighbouring threads on neighbouring pixels. Per-group
+// boxes take one block each.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -79,21 +83,22 @@ __global__ void __launch_bounds__(kThreads) norm_rows_warp_kernel(nnop__norm_kpa
          pos += ((int64_t)gridDim.x * blockDim.x) >> 5) {
         const int64_t w = pos % p.xv.w, h = (pos / p.xv.w) % p.xv.h, n = pos / (p.xv.w * p.xv.h);
         const int64_t base = n * p.xv.sn + h * p.xv.sh + w * p.xv.sw;
-        float mean = 0.f, var = 0.f;
+        const float x0 = p.rms ? 0.f : ld(p.x, p.dtype, base);
+        float mean = 0.f, var = 0.f; // of x - x0
         if (!p.rms) {
             float s = 0.f;
             for (int64_t c = lane; c < C; c += 32)
-                s += ld(p.x, p.dtype, base + c);
+                s += ld(p.x, p.dtype, base + c) - x0;
             mean = warp_sum(s) / (float)C;
         }
         for (int64_t c = lane; c < C; c += 32) {
-            float d = ld(p.x, p.dtype, base + c) - mean;
+            float d = (ld(p.x, p.dtype, base + c) - x0) - mean;
             var += d * d;
         }
         const float rstd = rsqrtf(warp_sum(var) / (float)C + p.eps);
         for (int64_t c = lane; c < C; c += 32)
             st(p.y, p.dtype, base + c,
-               affine(p, (ld(p.x, p.dtype, base + c) - mean) * rstd, c, h, w));
+               affine(p, ((ld(p.x, p.dtype, base + c) - x0) - mean) * rstd, c, h, w));
     }
 }
 
@@ -105,21 +110,22 @@ __global__ void __launch_bounds__(kThreads) norm_rows_thread_kernel(nnop__norm_k
          pos += (int64_t)gridDim.x * blockDim.x) {
         const int64_t w = pos % p.xv.w, h = (pos / p.xv.w) % p.xv.h, n = pos / (p.xv.w * p.xv.h);
         const int64_t base = n * p.xv.sn + h * p.xv.sh + w * p.xv.sw;
-        float mean = 0.f, var = 0.f;
+        const float x0 = p.rms ? 0.f : ld(p.x, p.dtype, base);
+        float mean = 0.f, var = 0.f; // of x - x0
         if (!p.rms) {
             float s = 0.f;
             for (int64_t c = 0; c < C; c++)
-                s += ld(p.x, p.dtype, base + c * sc);
+                s += ld(p.x, p.dtype, base + c * sc) - x0;
             mean = s / (float)C;
         }
         for (int64_t c = 0; c < C; c++) {
-            float d = ld(p.x, p.dtype, base + c * sc) - mean;
+            float d = (ld(p.x, p.dtype, base + c * sc) - x0) - mean;
             var += d * d;
         }
         const float rstd = rsqrtf(var / (float)C + p.eps);
         for (int64_t c = 0; c < C; c++)
             st(p.y, p.dtype, base + c * sc,
-               affine(p, (ld(p.x, p.dtype, base + c * sc) - mean) * rstd, c, h, w));
+               affine(p, ((ld(p.x, p.dtype, base + c * sc) - x0) - mean) * rstd, c, h, w));
     }
 }
 
@@ -139,6 +145,14 @@ __device__ __forceinline__ void box_coords(const Box &b, int64_t j, int64_t *chw
     chw[b.which[2]] = i2;
 }
 
+// Element j of the box at base, as an offset into x, and its channel (from c0), row, column.
+__device__ __forceinline__ int64_t box_at(const nnop__norm_kparams &p, const Box &b, int64_t base,
+                                          int64_t j, int64_t *chw)
+{
+    box_coords(b, j, chw);
+    return base + chw[0] * p.xv.sc + chw[1] * p.xv.sh + chw[2] * p.xv.sw;
+}
+
 // Per group: one block per (n, g), looping over the group's C/G x H x W elements.
 __global__ void __launch_bounds__(kThreads) norm_groups_kernel(nnop__norm_kparams p, Box b)
 {
@@ -147,30 +161,24 @@ __global__ void __launch_bounds__(kThreads) norm_groups_kernel(nnop__norm_kparam
     for (int64_t box = blockIdx.x; box < p.xv.n * p.groups; box += gridDim.x) {
         const int64_t n = box / p.groups, c0 = (box % p.groups) * cg;
         const int64_t base = n * p.xv.sn + c0 * p.xv.sc;
-        float mean = 0.f, var = 0.f;
+        const float x0 = p.rms ? 0.f : ld(p.x, p.dtype, base);
+        float mean = 0.f, var = 0.f; // of x - x0
         int64_t chw[3];
         if (!p.rms) {
             float s = 0.f;
-            for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
-                box_coords(b, j, chw);
-                s += ld(p.x, p.dtype,
-                        base + chw[0] * p.xv.sc + chw[1] * p.xv.sh + chw[2] * p.xv.sw);
-            }
+            for (int64_t j = threadIdx.x; j < count; j += blockDim.x)
+                s += ld(p.x, p.dtype, box_at(p, b, base, j, chw)) - x0;
             mean = block_sum(s, red) / (float)count;
         }
         for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
-            box_coords(b, j, chw);
-            float d = ld(p.x, p.dtype,
-                         base + chw[0] * p.xv.sc + chw[1] * p.xv.sh + chw[2] * p.xv.sw) -
-                      mean;
+            float d = (ld(p.x, p.dtype, box_at(p, b, base, j, chw)) - x0) - mean;
             var += d * d;
         }
         const float rstd = rsqrtf(block_sum(var, red) / (float)count + p.eps);
         for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
-            box_coords(b, j, chw);
-            const int64_t i = base + chw[0] * p.xv.sc + chw[1] * p.xv.sh + chw[2] * p.xv.sw;
+            const int64_t i = box_at(p, b, base, j, chw);
             st(p.y, p.dtype, i,
-               affine(p, (ld(p.x, p.dtype, i) - mean) * rstd, c0 + chw[0], chw[1], chw[2]));
+               affine(p, ((ld(p.x, p.dtype, i) - x0) - mean) * rstd, c0 + chw[0], chw[1], chw[2]));
         }
     }
 }
