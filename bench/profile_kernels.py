@@ -1,14 +1,18 @@
 """profile_kernels.py: per-kernel GPU time of one ResNet-50 forward (fp16, channels-last),
 nnop beside PyTorch in one process, from CUPTI kernel records through torch.profiler (the GPU
-machine has no nsys). nnop runs from libprof_resnet.so (bench/prof_resnet.c) via ctypes.
+machine has no nsys). nnop runs from libprof_resnet.so (bench/prof_resnet.c) via ctypes; with
+--net, one of the networks of examples/nets from libprof_nets.so (bench/prof_nets.c) beside
+the same network in PyTorch (tools/export_vision_net.py's), both with random weights.
 
-  usage: python3 bench/profile_kernels.py LIBPROF [--batch N ...] [--iters N] [--no-compile]
+  usage: python3 bench/profile_kernels.py LIBPROF [--net NAME] [--batch N ...] [--iters N]
+                                          [--no-compile]
 
 Prints, per side and batch, every kernel's GPU time per forward, launches per forward and
 share, as markdown tables, and a summary line per side."""
 import argparse
 import collections
 import ctypes
+import os
 import sys
 
 import torch
@@ -50,17 +54,30 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--net", default="resnet50")
     a = ap.parse_args()
     lib = ctypes.CDLL(a.lib)
     torch.backends.cudnn.benchmark = True
-    model = torchvision.models.resnet50().half().cuda().eval().to(memory_format=torch.channels_last)
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    if a.net == "resnet50":
+        model, title = torchvision.models.resnet50(), "ResNet-50"
+    else:
+        sys.path.insert(0, os.path.join(root, "tools"))
+        import export_vision_net
+        model, title = export_vision_net.build(a.net), a.net
+        graph = os.path.join(root, "examples", "nets", a.net + ".json").encode()
+    model = model.half().cuda().eval().to(memory_format=torch.channels_last)
     compiled = None if a.no_compile else torch.compile(model)
     for n in a.batch:
-        if lib.prof_init(n, 1, 0) != 0:
+        if a.net == "resnet50":
+            rc = lib.prof_init(n, 1, 0)
+        else:
+            rc = lib.prof_init_net(ctypes.c_char_p(graph), n, 224, 1, 0)
+        if rc != 0:
             sys.exit("prof_init failed")
         lib.prof_run(3)
         nn = kernel_table(lambda: lib.prof_run(a.iters), a.iters)
-        print_table(f"nnop ResNet-50 batch {n} (autotuned)", nn, a.top)
+        print_table(f"nnop {title} batch {n} (autotuned)", nn, a.top)
         x = torch.randn(n, 3, 224, 224, device="cuda", dtype=torch.half) \
             .to(memory_format=torch.channels_last)
         with torch.inference_mode():
@@ -75,7 +92,7 @@ def main():
                     for _ in range(a.iters):
                         m(x)
                     torch.cuda.synchronize()
-                print_table(f"{name} ResNet-50 batch {n}", kernel_table(run, a.iters), a.top)
+                print_table(f"{name} {title} batch {n}", kernel_table(run, a.iters), a.top)
         lib.prof_fini()
 
 

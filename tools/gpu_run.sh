@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|vision|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|vision|vision-profile|newops|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -157,6 +157,38 @@ if wants tests; then
     echo "difftest memcheck: rc $rc | $(grep -E 'ERROR SUMMARY' "$OUT/difftest_memcheck.log" | tail -1)"
     grep -E "^FAIL" "$OUT/difftest_memcheck.log" | head -20
     sed -n '/^difftest: backend/,$p' "$OUT/difftest_memcheck.log"
+fi
+
+if asked newops; then
+    # the GPU tests and the kept reproducers (not the examples), the issue-15 fixed-seed set,
+    # and the cases of NNOP_DIFFTEST_CASES (seeds, with --new-ops) run alone again
+    echo "== GPU tests and reproducers"
+    (cd "$BUILD" && NNOP_REQUIRE_GPU=1 ctest --output-on-failure --timeout 150 \
+        -R '^gpu[.]|^difftest[.]regress' >"$OUT/ctest_newops.log" 2>&1) || TEST_RC=1
+    grep -E "tests passed|tests failed|Failed|\(Failed\)" "$OUT/ctest_newops.log" | tail -15
+    J=${NNOP_DIFFTEST_JOBS:-8}
+    N=${NNOP_DIFFTEST_NEW_COUNT:-2000}
+    echo "== difftest fixed-seed set with the issue-15 ops: seeds 1..$J, $((N / J)) graphs each"
+    difftest_jobs fixed_new "$J" 1 --count $((N / J)) --new-ops || TEST_RC=1
+    for c in ${NNOP_DIFFTEST_CASES:-}; do
+        NNOP_REQUIRE_GPU=1 timeout 60 "$BUILD/tests/difftest/difftest" --backend cuda --new-ops \
+            --case "$c" >"$OUT/difftest_case_$c.log" 2>&1
+        echo "case $c: rc $? | $(grep -cE '^FAIL' "$OUT/difftest_case_$c.log") failures |" \
+            "$(grep -E 'conditioning' "$OUT/difftest_case_$c.log" | grep -oE '[0-9]+$') tolerated as ill-conditioned"
+    done
+fi
+
+if asked vision-profile; then
+    # per-kernel GPU time of one forward of each issue-15 network (batch 32, fp16 NHWC,
+    # 224x224), nnop (autotuned) beside PyTorch eager in one process
+    echo "== vision networks: per-kernel profiles"
+    for net in ${NNOP_VISION_NETS:-mobilenet_v3_large efficientnet_b0 convnext_tiny unet}; do
+        PYTHONUNBUFFERED=1 timeout 120 python3 bench/profile_kernels.py \
+            "$BUILD/bench/libprof_nets.so" --net "$net" --batch ${NNOP_PROFILE_BATCH:-32} \
+            --no-compile --top ${NNOP_PROFILE_TOP:-15} >"$OUT/profile_$net.md" 2>&1 ||
+            tail -5 "$OUT/profile_$net.md"
+        grep -E "^SUMMARY" "$OUT/profile_$net.md"
+    done
 fi
 
 if asked nnop-bench; then
