@@ -356,8 +356,13 @@ NNOP_API nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_
 /** Softmax over dim 1 (classes of N x C, channels of 4-D). */
 NNOP_API nnop_value nnop_softmax(nnop_graph *g, nnop_value x);
 /* The ops from nnop_mul to nnop_conv_transpose, and the activations hard-swish, hard-sigmoid
- * and mish, run on the CPU backend only for now: the CUDA backend's compile refuses a graph
- * with any of them (NNOP_ERR_UNSUPPORTED, naming the node and the op). */
+ * and mish, run on both backends. On the CUDA backend: a multiply by (or subtract of) a
+ * constant 1,C,1,1 after a conv folds into its weights and bias like batch-norm; the other
+ * multiplies, subtracts and divides and the three activations run in nnop's own epilogue
+ * kernel (split off a cuDNN conv, whose fused engines have no such pointwise mode: the plan
+ * says so); the norms, concat (a copy per input), resize and transposed convs (then their
+ * epilogue) on own kernels. Norms accumulate in float, the sums taken relative to each
+ * box's first element (a box of equal values gives exactly beta). */
 /** Elementwise a * b. b has a's shape (and layout), or a is 4-D N,C,H,W and b is N,C,1,1
  * (per-sample, per-channel: squeeze-excitation) or 1,C,1,1 (per-channel: layer scale),
  * broadcast over a. The broadcast operand goes second (swap them: the product commutes). */

@@ -32,7 +32,7 @@ typedef enum nb_op {
     NB_OP_SOFTMAX,
     NB_OP_FLATTEN,
     NB_OP_ELTWISE,
-    NB_OP_DECONV, /* transposed conv (the issue-15 ops run on the CPU backend only for now) */
+    NB_OP_DECONV, /* transposed conv */
     NB_OP_NORM,   /* layer norm over C or C,H,W, group norm, RMS norm */
     NB_OP_RESIZE, /* nearest or bilinear */
     NB_OP_COUNT
