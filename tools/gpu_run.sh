@@ -70,7 +70,7 @@ difftest_jobs() {
     awk '/ cases in /{for (i = 1; i <= NF; i++) if ($i == "cases") n += $(i - 1)}
          /^  (f32|f16|bf16) /{f += $NF}
          END {printf "difftest %s: %d cases, %d failed, in '"$((t1 - t0))"' s (%.1f cases/s)\n",
-              "'"$name"'", n, f, n / '"$((t1 - t0 > 0 ? t1 - t0 : 1))"'}' "$OUT"/difftest_"${name}"_*.log
+              "'"$name"'", n, f, n / '"$((t1 - t0 > 0 ? t1 - t0 : 1))"'}' "$OUT"/difftest_"${name}"_[0-9]*.log
     return $rc
 }
 
