@@ -50,7 +50,7 @@ def main():
     order = read_order()
     files = []
     for d, _, names in os.walk(SRC):
-        files += [os.path.join(d, n) for n in names if n.endswith((".c", ".h", ".cu"))]
+        files += [os.path.join(d, n) for n in names if n.endswith((".c", ".h", ".cu", ".cuh"))]
     problems, edges = [], {}
     for path in sorted(files):
         rel = os.path.relpath(path, SRC)

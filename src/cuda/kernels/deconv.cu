@@ -5,37 +5,16 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/device_util.cuh"
 
 namespace
 {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float load(const float *p, int64_t i)
-{
-    return __ldg(p + i);
-}
-__device__ __forceinline__ float load(const __half *p, int64_t i)
-{
-    return __half2float(p[i]);
-}
-__device__ __forceinline__ float load(const __nv_bfloat16 *p, int64_t i)
-{
-    return __bfloat162float(p[i]);
-}
-__device__ __forceinline__ void store(float *p, int64_t i, float v)
-{
-    p[i] = v;
-}
-__device__ __forceinline__ void store(__half *p, int64_t i, float v)
-{
-    p[i] = __float2half_rn(v);
-}
-__device__ __forceinline__ void store(__nv_bfloat16 *p, int64_t i, float v)
-{
-    p[i] = __float2bfloat16_rn(v);
-}
+using nnop_k::coords;
+using nnop_k::load;
+using nnop_k::store;
 
 // The input index ih of tap r for output row oh, or -1 when the tap falls between inputs.
 __device__ __forceinline__ int64_t source(int64_t oh, int64_t r, int64_t pad, int64_t stride,
@@ -58,16 +37,8 @@ __global__ void __launch_bounds__(kThreads) deconv_kernel(nnop__deconv_kparams p
     const int64_t total = yv.n * yv.c * yv.h * yv.w, cg = xv.c / p.groups, kg = wv.c;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t n, k, oh, ow, j = i;
-        if (c_fastest) {
-            k = j % yv.c, j /= yv.c;
-            ow = j % yv.w, j /= yv.w;
-            oh = j % yv.h, n = j / yv.h;
-        } else {
-            ow = j % yv.w, j /= yv.w;
-            oh = j % yv.h, j /= yv.h;
-            k = j % yv.c, n = j / yv.c;
-        }
+        int64_t n, k, oh, ow;
+        coords<int64_t>(i, yv, c_fastest, &n, &k, &oh, &ow);
         const int64_t c0 = (k / kg) * cg, kk = k % kg;
         float acc = 0.f;
         for (int64_t r = 0; r < wv.h; r++) {

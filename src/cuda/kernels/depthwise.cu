@@ -6,53 +6,16 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/device_util.cuh"
 
 namespace
 {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float load(const float *p, int64_t i)
-{
-    return __ldg(p + i);
-}
-__device__ __forceinline__ float load(const __half *p, int64_t i)
-{
-    return __half2float(p[i]);
-}
-__device__ __forceinline__ float load(const __nv_bfloat16 *p, int64_t i)
-{
-    return __bfloat162float(p[i]);
-}
-__device__ __forceinline__ void store(float *p, int64_t i, float v)
-{
-    p[i] = v;
-}
-__device__ __forceinline__ void store(__half *p, int64_t i, float v)
-{
-    p[i] = __float2half_rn(v);
-}
-__device__ __forceinline__ void store(__nv_bfloat16 *p, int64_t i, float v)
-{
-    p[i] = __float2bfloat16_rn(v);
-}
-
-// The output element of linear index i, in (n, c, h, w), channel fastest or width fastest.
-template <typename I>
-__device__ __forceinline__ void coords(I i, const nnop__kview &y, bool c_fastest, I *n, I *c, I *h,
-                                       I *w)
-{
-    if (c_fastest) {
-        *c = i % (I)y.c, i /= (I)y.c;
-        *w = i % (I)y.w, i /= (I)y.w;
-        *h = i % (I)y.h, *n = i / (I)y.h;
-    } else {
-        *w = i % (I)y.w, i /= (I)y.w;
-        *h = i % (I)y.h, i /= (I)y.h;
-        *c = i % (I)y.c, *n = i / (I)y.c;
-    }
-}
+using nnop_k::coords;
+using nnop_k::load;
+using nnop_k::store;
 
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads) depthwise_kernel(nnop__dw_kparams p, bool c_fastest)

@@ -6,7 +6,7 @@
 
 #include <type_traits>
 
-#include "kernels.h"
+#include "cuda/kernels/device_util.cuh"
 
 namespace
 {
@@ -14,24 +14,8 @@ namespace
 const int kThreads = 256;
 const int64_t kMaxBlocks = 132 * 64;
 
-__device__ __forceinline__ float ld(const void *p, int dt, int64_t i)
-{
-    if (dt == 0)
-        return static_cast<const float *>(p)[i];
-    if (dt == 1)
-        return __half2float(static_cast<const __half *>(p)[i]);
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
-}
-
-__device__ __forceinline__ void st(void *p, int dt, int64_t i, float v)
-{
-    if (dt == 0)
-        static_cast<float *>(p)[i] = v;
-    else if (dt == 1)
-        static_cast<__half *>(p)[i] = __float2half_rn(v);
-    else
-        static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
-}
+using nnop_k::ld;
+using nnop_k::st;
 
 // nnop_act_kind values, as in nnop.h; A fixed at compile time (act_k) or looked up (act).
 template <int A> __device__ __forceinline__ float act_k(const nnop__epi_op &o, float x)

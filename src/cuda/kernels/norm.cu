@@ -11,31 +11,15 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/device_util.cuh"
 
 namespace
 {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float ld(const void *p, int dt, int64_t i)
-{
-    if (dt == 0)
-        return static_cast<const float *>(p)[i];
-    if (dt == 1)
-        return __half2float(static_cast<const __half *>(p)[i]);
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
-}
-
-__device__ __forceinline__ void st(void *p, int dt, int64_t i, float v)
-{
-    if (dt == 0)
-        static_cast<float *>(p)[i] = v;
-    else if (dt == 1)
-        static_cast<__half *>(p)[i] = __float2half_rn(v);
-    else
-        static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
-}
+using nnop_k::ld;
+using nnop_k::st;
 
 // gamma (or beta) at channel c, row h, column w: 1-D of C or per element (dim 0 = 1).
 __device__ __forceinline__ float param(const void *q, int dt, const nnop__kview &v, int per_el,

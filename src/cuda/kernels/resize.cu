@@ -5,46 +5,16 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/device_util.cuh"
 
 namespace
 {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float ld(const void *p, int dt, int64_t i)
-{
-    if (dt == 0)
-        return static_cast<const float *>(p)[i];
-    if (dt == 1)
-        return __half2float(static_cast<const __half *>(p)[i]);
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
-}
-
-__device__ __forceinline__ void st(void *p, int dt, int64_t i, float v)
-{
-    if (dt == 0)
-        static_cast<float *>(p)[i] = v;
-    else if (dt == 1)
-        static_cast<__half *>(p)[i] = __float2half_rn(v);
-    else
-        static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
-}
-
-// (n, c, h, w) of linear index i over view v, channel fastest or width fastest.
-__device__ __forceinline__ void coords(int64_t i, const nnop__kview &v, bool c_fastest, int64_t *n,
-                                       int64_t *c, int64_t *h, int64_t *w)
-{
-    if (c_fastest) {
-        *c = i % v.c, i /= v.c;
-        *w = i % v.w, i /= v.w;
-        *h = i % v.h, *n = i / v.h;
-    } else {
-        *w = i % v.w, i /= v.w;
-        *h = i % v.h, i /= v.h;
-        *c = i % v.c, *n = i / v.c;
-    }
-}
+using nnop_k::coords;
+using nnop_k::ld;
+using nnop_k::st;
 
 __device__ __forceinline__ int64_t at(const nnop__kview &v, int64_t n, int64_t c, int64_t h,
                                       int64_t w)
