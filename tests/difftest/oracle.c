@@ -482,10 +482,11 @@ static int evaluate(const dt_graph *g, double **val)
     return evaluate_ex(g, val, 0);
 }
 
-int dt_oracle_perturbed(const dt_graph *g, uint64_t seed, double **out)
+/* The outputs' values of val[] into out[] (rounded to the dtype with round_out), then val[]
+ * freed; rc: evaluate's answer (nothing is copied unless 0). */
+static int take_outputs(const dt_graph *g, double **val, int rc, int round_out, double **out)
 {
-    double *val[DT_MAX_NODES] = {0};
-    int i, rc = evaluate_ex(g, val, seed | 1);
+    int i;
     for (i = 0; i < g->n_out; i++) {
         int64_t n = dt_elems(&g->node[g->out[i]]);
         out[i] = rc == 0 ? (double *)malloc((size_t)n * sizeof(double)) : NULL;
@@ -493,29 +494,24 @@ int dt_oracle_perturbed(const dt_graph *g, uint64_t seed, double **out)
             rc = -1;
         else
             memcpy(out[i], val[g->out[i]], (size_t)n * sizeof(double));
+        if (rc == 0 && round_out)
+            rc = round_to_dtype(g->dtype, out[i], n);
     }
     for (i = 0; i < g->n_nodes; i++)
         free(val[i]);
     return rc;
 }
 
+int dt_oracle_perturbed(const dt_graph *g, uint64_t seed, double **out)
+{
+    double *val[DT_MAX_NODES] = {0};
+    return take_outputs(g, val, evaluate_ex(g, val, seed | 1), 0, out);
+}
+
 int dt_oracle(const dt_graph *g, double **out)
 {
     double *val[DT_MAX_NODES] = {0};
-    int i, rc = evaluate(g, val);
-    for (i = 0; i < g->n_out; i++) {
-        int64_t n = dt_elems(&g->node[g->out[i]]);
-        out[i] = rc == 0 ? (double *)malloc((size_t)n * sizeof(double)) : NULL;
-        if (!out[i])
-            rc = -1;
-        else
-            memcpy(out[i], val[g->out[i]], (size_t)n * sizeof(double));
-        if (rc == 0)
-            rc = round_to_dtype(g->dtype, out[i], n);
-    }
-    for (i = 0; i < g->n_nodes; i++)
-        free(val[i]);
-    return rc;
+    return take_outputs(g, val, evaluate(g, val), 1, out);
 }
 
 /* The size of the terms each output value sums: for an output of an op that adds products
