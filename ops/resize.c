@@ -64,7 +64,7 @@ static nnop_status resize_infer(const nnop__node *node, const nnop_tensor_desc *
 }
 
 /* PyTorch's compute_scales_value: 1/scale when a scale was given, else in/out; in float. */
-static float coord_scale(const nnop_resize_params *p, int i, int64_t in, int64_t out)
+float nnop__resize_coord_scale(const nnop_resize_params *p, int i, int64_t in, int64_t out)
 {
     if (p->mode == NNOP_RESIZE_BILINEAR && p->align_corners)
         return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
@@ -83,7 +83,7 @@ static int64_t nearest_index(const nnop_resize_params *p, int i, int64_t dst, in
         return dst;
     if (out == 2 * in)
         return dst >> 1;
-    src = (int64_t)floorf((float)dst * coord_scale(p, i, in, out));
+    src = (int64_t)floorf((float)dst * nnop__resize_coord_scale(p, i, in, out));
     return src < in - 1 ? src : in - 1;
 }
 
@@ -96,7 +96,7 @@ typedef struct linear_taps {
 static linear_taps linear_index(const nnop_resize_params *p, int i, int64_t dst, int64_t in,
                                 int64_t out)
 {
-    float s = coord_scale(p, i, in, out), real, lambda;
+    float s = nnop__resize_coord_scale(p, i, in, out), real, lambda;
     linear_taps t;
     if (p->align_corners) {
         real = s * (float)dst;

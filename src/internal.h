@@ -103,6 +103,9 @@ typedef struct nnop__op_def {
 
 /* The op table entry for kind k (NULL for an unknown kind). */
 const nnop__op_def *nnop__op(nnop_op_kind k);
+/* Resize's source-coordinate scale along axis i (0 H, 1 W) from in to out, in float as PyTorch
+ * computes it (ops/resize.c; the CUDA kernel uses the same value). */
+float nnop__resize_coord_scale(const nnop_resize_params *p, int i, int64_t in, int64_t out);
 
 /* ------------------------------------------------------------------ graph */
 typedef enum nnop__value_kind {

@@ -1,6 +1,6 @@
 /* resize.c: the implementation-list entry for nearest and bilinear resize: the own kernel
- * (kernels/resize.cu) with the coordinate scales computed here as the CPU reference computes
- * them (PyTorch's compute_scales_value: 1/scale when a scale was given, else in/out). */
+ * (kernels/resize.cu) with the CPU reference's coordinate scales (nnop__resize_coord_scale:
+ * PyTorch's, 1/scale when a scale was given, else in/out), so both pick the same pixels. */
 #include <stdio.h>
 
 #include "cuda/impl/impl.h"
@@ -12,15 +12,6 @@ static int resize_fits(const nnop_plan *p, const nnop__impl_try *t, const char *
         return 0;
     }
     return 1;
-}
-
-static float coord_scale(const nnop_resize_params *r, int i, int64_t in, int64_t out)
-{
-    if (r->mode == NNOP_RESIZE_BILINEAR && r->align_corners)
-        return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
-    if (r->size[0] == 0 && r->size[1] == 0)
-        return (float)(1.0 / r->scale[i]);
-    return (float)in / (float)out;
 }
 
 static nnop_status resize_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
@@ -37,7 +28,7 @@ static nnop_status resize_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
     k->bilinear = r->mode == NNOP_RESIZE_BILINEAR;
     k->align_corners = r->align_corners != 0;
     for (i = 0; i < 2; i++)
-        k->scale[i] = coord_scale(r, i, i ? k->xv.w : k->xv.h, i ? k->yv.w : k->yv.h);
+        k->scale[i] = nnop__resize_coord_scale(r, i, i ? k->xv.w : k->xv.h, i ? k->yv.w : k->yv.h);
     return nnop__slot_value(p, n->in[0], &st->x_slot);
 }
 

@@ -13,6 +13,7 @@ namespace
 constexpr int kThreads = 256;
 
 using nnop_k::coords;
+using nnop_k::grid_for;
 using nnop_k::load;
 using nnop_k::store;
 
@@ -61,9 +62,7 @@ __global__ void __launch_bounds__(kThreads) deconv_kernel(nnop__deconv_kparams p
 
 template <typename T> void launch(const nnop__deconv_kparams *p, cudaStream_t s)
 {
-    const int64_t total = p->yv.n * p->yv.c * p->yv.h * p->yv.w;
-    int64_t blocks = (total + kThreads - 1) / kThreads;
-    unsigned grid = (unsigned)(blocks < 1 ? 1 : (blocks > 132 * 64 ? 132 * 64 : blocks));
+    const unsigned grid = grid_for(p->yv.n * p->yv.c * p->yv.h * p->yv.w, kThreads);
     deconv_kernel<T><<<grid, kThreads, 0, s>>>(*p, p->yv.sc == 1 && p->yv.c > 1);
 }
 

@@ -14,6 +14,7 @@ namespace
 constexpr int kThreads = 256;
 
 using nnop_k::coords;
+using nnop_k::grid_for;
 using nnop_k::load;
 using nnop_k::store;
 
@@ -58,8 +59,7 @@ template <typename T> void launch(const nnop__dw_kparams *p, cudaStream_t s)
     const bool c_fastest = p->yv.sc == 1 && p->yv.c > 1;
     const bool small = total < INT32_MAX && extent(p->xv) < INT32_MAX &&
                        extent(p->yv) < INT32_MAX && extent(p->wv) < INT32_MAX;
-    int64_t blocks = (total + kThreads - 1) / kThreads;
-    unsigned grid = (unsigned)(blocks < 65535 * 16 ? (blocks > 0 ? blocks : 1) : 65535 * 16);
+    const unsigned grid = grid_for(total, kThreads, 65535 * 16);
     if (small)
         depthwise_kernel<T, int><<<grid, kThreads, 0, s>>>(*p, c_fastest);
     else

@@ -1,6 +1,6 @@
 // device_util.cuh: device helpers nnop's own kernels share (dtype codes as in kernels.h: 0 f32,
 // 1 f16, 2 bf16; float arithmetic inside): loads and stores by dtype code or by element type,
-// and the (n, c, h, w) of a linear index over a view, channel or width fastest.
+// the (n, c, h, w) of a linear index over a view, channel or width fastest, and grid sizes.
 #ifndef NNOP_CUDA_DEVICE_UTIL_CUH
 #define NNOP_CUDA_DEVICE_UTIL_CUH
 
@@ -71,6 +71,14 @@ __device__ __forceinline__ void coords(I i, const nnop__kview &y, bool c_fastest
         *h = i % (I)y.h, i /= (I)y.h;
         *c = i % (I)y.c, *n = i / (I)y.c;
     }
+}
+
+// Blocks for `items` work items of per_block each: at least 1, at most cap (132 SMs x 64; the
+// kernels loop over the rest).
+inline unsigned grid_for(int64_t items, int64_t per_block, int64_t cap = 132 * 64)
+{
+    int64_t blocks = (items + per_block - 1) / per_block;
+    return (unsigned)(blocks < 1 ? 1 : (blocks > cap ? cap : blocks));
 }
 
 } // namespace nnop_k

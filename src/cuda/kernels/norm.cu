@@ -18,6 +18,7 @@ namespace
 
 constexpr int kThreads = 256;
 
+using nnop_k::grid_for;
 using nnop_k::ld;
 using nnop_k::st;
 
@@ -188,12 +189,6 @@ Box box_of(const nnop__norm_kparams &p)
         b.which[i] = order[i];
     }
     return b;
-}
-
-unsigned grid_for(int64_t items, int64_t per_block)
-{
-    int64_t blocks = (items + per_block - 1) / per_block;
-    return (unsigned)(blocks < 1 ? 1 : (blocks > 132 * 64 ? 132 * 64 : blocks));
 }
 
 } // namespace

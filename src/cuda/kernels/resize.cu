@@ -13,6 +13,7 @@ namespace
 constexpr int kThreads = 256;
 
 using nnop_k::coords;
+using nnop_k::grid_for;
 using nnop_k::ld;
 using nnop_k::st;
 
@@ -97,25 +98,20 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-unsigned grid_for(int64_t items)
-{
-    int64_t blocks = (items + kThreads - 1) / kThreads;
-    return (unsigned)(blocks < 1 ? 1 : (blocks > 132 * 64 ? 132 * 64 : blocks));
-}
-
 } // namespace
 
 extern "C" cudaError_t nnop__k_resize(const nnop__resize_kparams *p, cudaStream_t s)
 {
     const nnop__kview &y = p->yv;
-    resize_kernel<<<grid_for(y.n * y.c * y.h * y.w), kThreads, 0, s>>>(*p, y.sc == 1 && y.c > 1);
+    resize_kernel<<<grid_for(y.n * y.c * y.h * y.w, kThreads), kThreads, 0, s>>>(
+            *p, y.sc == 1 && y.c > 1);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t nnop__k_copy(const void *x, void *y, int dtype, const nnop__kview *xv,
                                     const nnop__kview *yv, cudaStream_t s)
 {
-    const unsigned grid = grid_for(xv->n * xv->c * xv->h * xv->w);
+    const unsigned grid = grid_for(xv->n * xv->c * xv->h * xv->w, kThreads);
     const bool c_fastest = yv->sc == 1 && yv->c > 1;
     if (dtype == 0)
         copy_kernel<float><<<grid, kThreads, 0, s>>>(static_cast<const float *>(x),
