@@ -48,6 +48,10 @@ static nnop_status concat_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
         c0 += c->xv[i].c;
         r = nnop__slot_value(p, n->in[i], &c->x_slot[i]);
     }
+    if (r != NNOP_OK) { /* the compile ends: no destroy will see this step */
+        nnop__free(c);
+        st->cat = NULL;
+    }
     return r;
 }
 

@@ -1,7 +1,6 @@
 /* norm.c: the implementation-list entry for the normalizations (layer norm over C or over C,
  * H, W; group norm; RMS norm): the own kernel (kernels/norm.cu). cuDNN's norm-forward
- * operation is not used: its inference layer norm is a runtime-compiled engine on sm_90, and
- * its group and RMS norms have no inference phase there. */
+ * operation (and a pointwise epilogue after it) is not tried yet. */
 #include <stdio.h>
 
 #include "cuda/impl/impl.h"

@@ -1,5 +1,7 @@
-/* kernels.h: nnop's own CUDA kernels for what cuDNN lacks on sm_90 (standalone and split
- * epilogues, pooling incl. bf16, global average pooling, softmax, flatten). C interface. */
+/* kernels.h: nnop's own CUDA kernels for what cuDNN lacks or does slowly on sm_90 (standalone
+ * and split epilogues, pooling incl. bf16, global average pooling, softmax, flatten, the
+ * linear fallback, the stem conv, depthwise and transposed convs, norms, resize, concat
+ * copies). C interface. */
 #ifndef NNOP_CUDA_KERNELS_H
 #define NNOP_CUDA_KERNELS_H
 

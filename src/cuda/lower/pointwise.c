@@ -220,7 +220,9 @@ nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, n
     case NNOP_EPI_SUB:
     case NNOP_EPI_DIV:
         return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
-                          "%s by a tensor (not a constant 1,C,1,1 scale) is not lowered to cuDNN",
+                          "%s by a tensor is not lowered to cuDNN (a constant 1,C,1,1 multiply or "
+                          "subtract folds; fused engines with a second tensor operand are not "
+                          "tried)",
                           o->kind == NNOP_EPI_MUL   ? "multiply"
                           : o->kind == NNOP_EPI_SUB ? "subtract"
                                                     : "divide");
