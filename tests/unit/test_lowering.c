@@ -308,8 +308,7 @@ static void test_lowering_needs_cuda_build(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_lowering_needs_cuda_build)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lowering_needs_cuda_build)};
     return cmocka_run_group_tests_name("lowering", tests, NULL, NULL);
 }
 #endif
