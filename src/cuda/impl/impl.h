@@ -54,8 +54,10 @@ typedef struct nnop__cuda_step {
     int32_t stem_bias_slot;
     /* blaslt.c: a linear partition on cuBLASLt (x_slot, w_slot, y_slot as above) */
     nnop__lt_step *lt;
-    /* depthwise.c: the own depthwise conv (x_slot, w_slot, y_slot as above) */
+    /* depthwise.c: the own depthwise conv (x_slot, w_slot, y_slot as above; the weights
+     * uploaded tap-major) */
     nnop__dw_kparams dw;
+    int dw_tap_major;
     /* norm.c: a normalization (x_slot, y_slot; gamma and beta slots, -1 = absent) */
     nnop__norm_kparams norm;
     int32_t gamma_slot, beta_slot;
@@ -148,5 +150,7 @@ nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count,
                                     nnop__cuda_step *st);
 nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st);
 nnop__kview nnop__kview_of(const nnop_tensor_desc *d);
+/* depthwise.c: depthwise weights w (d: C,1,R,S with its strides) as out[(r S + s) C + c]. */
+void nnop__dw_tap_major(const void *w, const nnop_tensor_desc *d, void *out);
 
 #endif /* NNOP_CUDA_IMPL_H */
