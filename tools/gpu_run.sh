@@ -74,6 +74,14 @@ difftest_jobs() {
     return $rc
 }
 
+# difftest_fixed_new JOBS: the fixed-seed set with the issue-15 ops (NNOP_DIFFTEST_NEW_COUNT
+# graphs, default 2000) in JOBS processes
+difftest_fixed_new() {
+    local n=${NNOP_DIFFTEST_NEW_COUNT:-2000}
+    echo "== difftest fixed-seed set with the issue-15 ops: seeds 1..$1, $((n / $1)) graphs each"
+    difftest_jobs fixed_new "$1" 1 --count $((n / $1)) --new-ops
+}
+
 TEST_RC=0
 if asked doctor; then
     # the doctor on this machine's installation, then on broken ones: a cuDNN path that
@@ -142,9 +150,7 @@ if wants tests; then
     N=${NNOP_DIFFTEST_COUNT:-5000}
     echo "== difftest fixed-seed set: seeds 1..$J, $((N / J)) graphs each, fused and unfused"
     difftest_jobs fixed "$J" 1 --count $((N / J)) || TEST_RC=1
-    N=${NNOP_DIFFTEST_NEW_COUNT:-2000}
-    echo "== difftest fixed-seed set with the issue-15 ops: seeds 1..$J, $((N / J)) graphs each"
-    difftest_jobs fixed_new "$J" 1 --count $((N / J)) --new-ops || TEST_RC=1
+    difftest_fixed_new "$J" || TEST_RC=1
     # the differential tester's fixed-seed GPU set again under
     # memcheck, smaller since memcheck is slow: no invalid access in any kernel it reaches
     echo "== difftest under compute-sanitizer memcheck"
@@ -167,9 +173,7 @@ if asked newops; then
         -R '^gpu[.]|^difftest[.]regress' >"$OUT/ctest_newops.log" 2>&1) || TEST_RC=1
     grep -E "tests passed|tests failed|Failed|\(Failed\)" "$OUT/ctest_newops.log" | tail -15
     J=${NNOP_DIFFTEST_JOBS:-8}
-    N=${NNOP_DIFFTEST_NEW_COUNT:-2000}
-    echo "== difftest fixed-seed set with the issue-15 ops: seeds 1..$J, $((N / J)) graphs each"
-    difftest_jobs fixed_new "$J" 1 --count $((N / J)) --new-ops || TEST_RC=1
+    difftest_fixed_new "$J" || TEST_RC=1
     for c in ${NNOP_DIFFTEST_CASES:-}; do
         NNOP_REQUIRE_GPU=1 timeout 60 "$BUILD/tests/difftest/difftest" --backend cuda --new-ops \
             --case "$c" >"$OUT/difftest_case_$c.log" 2>&1

@@ -8,7 +8,6 @@
 
 struct nnop__concat_step {
     int n_in, dtype;
-    size_t elem;
     int32_t x_slot[NNOP_MAX_CONCAT_INPUTS];
     nnop__kview xv[NNOP_MAX_CONCAT_INPUTS], yv[NNOP_MAX_CONCAT_INPUTS]; /* yv: the slice */
     int64_t y_offset[NNOP_MAX_CONCAT_INPUTS];                           /* in elements */
@@ -39,7 +38,6 @@ static nnop_status concat_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
     st->y_slot = n->out;
     c->n_in = n->n_in;
     c->dtype = (int)y->dtype;
-    c->elem = nnop_dtype_size(y->dtype);
     for (i = 0; i < n->n_in && r == NNOP_OK; i++) {
         c->xv[i] = nnop__kview_of(&p->g->values[n->in[i]].desc);
         c->yv[i] = yv;
@@ -59,12 +57,13 @@ static nnop_status concat_run(nnop_plan *p, nnop__cuda_step *st)
 {
     const nnop__concat_step *c = st->cat;
     char *y = (char *)p->cuda->slot[st->y_slot];
+    size_t elem = nnop_dtype_size((nnop_dtype)c->dtype);
     nnop_status r = NNOP_OK;
     int i;
     for (i = 0; i < c->n_in && r == NNOP_OK; i++)
         r = nnop__cuda_check(p->ctx,
                              nnop__k_copy(p->cuda->slot[c->x_slot[i]],
-                                          y + (size_t)c->y_offset[i] * c->elem, c->dtype, &c->xv[i],
+                                          y + (size_t)c->y_offset[i] * elem, c->dtype, &c->xv[i],
                                           &c->yv[i], p->ctx->cuda->stream),
                              "nnop__k_copy", __FILE__, __LINE__);
     return r;

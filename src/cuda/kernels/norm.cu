@@ -59,6 +59,15 @@ __device__ float block_sum(float v, float *red)
     return warp_sum(v);
 }
 
+// Offset into x of position pos (n, h, w with w fastest) of a per-position box; its h and w.
+__device__ __forceinline__ int64_t position(const nnop__norm_kparams &p, int64_t pos, int64_t *h,
+                                            int64_t *w)
+{
+    const int64_t wi = pos % p.xv.w, hi = (pos / p.xv.w) % p.xv.h, n = pos / (p.xv.w * p.xv.h);
+    *h = hi, *w = wi;
+    return n * p.xv.sn + hi * p.xv.sh + wi * p.xv.sw;
+}
+
 // Per position, channels contiguous (sc == 1): one warp per (n, h, w).
 __global__ void __launch_bounds__(kThreads) norm_rows_warp_kernel(nnop__norm_kparams p)
 {
@@ -66,8 +75,8 @@ __global__ void __launch_bounds__(kThreads) norm_rows_warp_kernel(nnop__norm_kpa
     const int lane = threadIdx.x & 31;
     for (int64_t pos = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; pos < positions;
          pos += ((int64_t)gridDim.x * blockDim.x) >> 5) {
-        const int64_t w = pos % p.xv.w, h = (pos / p.xv.w) % p.xv.h, n = pos / (p.xv.w * p.xv.h);
-        const int64_t base = n * p.xv.sn + h * p.xv.sh + w * p.xv.sw;
+        int64_t h, w;
+        const int64_t base = position(p, pos, &h, &w);
         const float x0 = p.rms ? 0.f : ld(p.x, p.dtype, base);
         float mean = 0.f, var = 0.f; // of x - x0
         if (!p.rms) {
@@ -93,8 +102,8 @@ __global__ void __launch_bounds__(kThreads) norm_rows_thread_kernel(nnop__norm_k
     const int64_t positions = p.xv.n * p.xv.h * p.xv.w, C = p.xv.c, sc = p.xv.sc;
     for (int64_t pos = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; pos < positions;
          pos += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t w = pos % p.xv.w, h = (pos / p.xv.w) % p.xv.h, n = pos / (p.xv.w * p.xv.h);
-        const int64_t base = n * p.xv.sn + h * p.xv.sh + w * p.xv.sw;
+        int64_t h, w;
+        const int64_t base = position(p, pos, &h, &w);
         const float x0 = p.rms ? 0.f : ld(p.x, p.dtype, base);
         float mean = 0.f, var = 0.f; // of x - x0
         if (!p.rms) {
