@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|vision|vision-profile|newops|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|depthwise|vision|vision-profile|newops|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -225,6 +225,20 @@ if asked sweep; then
         tail -5 "$OUT/torch_sweep.err"
     python3 bench/sweep_report.py "$OUT/sweep.json" "$OUT/torch_sweep.json" >"$OUT/sweep.md" 2>&1
     head -40 "$OUT/sweep.md"
+fi
+
+if asked depthwise; then
+    # the depthwise convs of the issue-15 networks with their epilogues, and issue 12's worst
+    # depthwise shapes (bench/problems/depthwise.txt): nnop-bench beside PyTorch eager, each
+    # against its roofline floor; markdown last
+    echo "== depthwise convs"
+    timeout 240 "$BUILD/tools/nnop-bench" --perf --check -f bench/problems/depthwise.txt \
+        --json "$OUT/dw.json" >"$OUT/dw.txt" 2>"$OUT/dw.err" || { TEST_RC=1; tail -5 "$OUT/dw.err"; }
+    grep -cE " (fail|FAIL) " "$OUT/dw.txt" | sed 's/^/depthwise --check failures: /'
+    PYTHONUNBUFFERED=1 timeout 240 python3 bench/torch_problems.py -f bench/problems/depthwise.txt \
+        --calls 20 --reps 3 --json "$OUT/torch_dw.json" 2>"$OUT/torch_dw.err" || tail -5 "$OUT/torch_dw.err"
+    python3 bench/sweep_report.py "$OUT/dw.json" "$OUT/torch_dw.json" >"$OUT/dw.md" 2>&1
+    cat "$OUT/dw.md"
 fi
 
 if asked difftest-random; then

@@ -1,8 +1,10 @@
 /* depthwise.c: the implementation-list entry for depthwise convolutions (groups = C = K): the
- * own kernel (kernels/depthwise.cu) runs the conv, and the rest of the partition (bias,
- * batch-norm, activation, residual add) is split off to the own epilogue kernel. cuDNN's
- * engines on sm_90 took 3-22 ms for these shapes where the data is a few megabytes (issue 12:
- * 1 x 256 x 74 x 74, 3x3, f16 NHWC: 22 ms). Channels-last, constant weights go tap-major. */
+ * own kernel (kernels/depthwise.cu) runs the conv and the per-channel head of its epilogue
+ * (bias, batch-norm, activations, multiplies by a 1,C,1,1 or N,C,1,1 operand) before its one
+ * store; the rest of the partition (a residual add and what follows it) is split off to the
+ * own epilogue kernel. cuDNN's engines on sm_90 took 3-22 ms for these shapes where the data
+ * is a few megabytes (issue 12: 1 x 256 x 74 x 74, 3x3, f16 NHWC: 22 ms). Channels-last,
+ * constant weights go tap-major. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,18 +72,70 @@ static nnop_status weights(nnop_plan *p, const nnop__node *n, nnop__cuda_step *s
     return r;
 }
 
+/* Node e continues the chain from value cur with an op the kernel applies per channel: bias,
+ * batch-norm, an activation, or a multiply/subtract/divide by a broadcast operand (a
+ * residual add, or an operand of the output's shape, is left to the epilogue kernel). */
+static int fusable(const nnop_graph *g, const nnop__node *e, int32_t cur)
+{
+    const nnop_tensor_desc *a = &g->values[cur].desc;
+    if (e->in[0] != cur)
+        return 0;
+    switch (e->op) {
+    case NNOP_OP_BIAS:
+    case NNOP_OP_BATCHNORM:
+    case NNOP_OP_ACT:
+        return 1;
+    case NNOP_OP_MUL:
+    case NNOP_OP_SUB:
+    case NNOP_OP_DIV:
+        return nnop_tensor_elements(&g->values[e->in[1]].desc) != nnop_tensor_elements(a);
+    default:
+        return 0;
+    }
+}
+
+/* The fusable head of the epilogue after the conv: its op count (at most the kernel's). */
+static int32_t fused_count(const nnop_plan *p, const nnop__impl_try *t)
+{
+    int32_t k = 0, cur = p->g->nodes[t->first].out;
+    while (1 + k < t->count && k < NNOP_EPI_MAX_OPS &&
+           fusable(p->g, &p->g->nodes[t->first + 1 + k], cur))
+        cur = p->g->nodes[t->first + 1 + k++].out;
+    return k;
+}
+
+/* The epilogue head [first + 1, first + 1 + k) as the kernel's ops; its output is the step's. */
+static nnop_status fuse_epilogue(nnop_plan *p, const nnop__impl_try *t, int32_t k,
+                                 nnop__cuda_step *st)
+{
+    nnop__chain c;
+    nnop_status r;
+    st->epi.n_ops = 0;
+    if (k == 0)
+        return NNOP_OK;
+    r = nnop__chain_build(p, t->first + 1, k, 0, &c);
+    if (r == NNOP_OK)
+        r = nnop__step_epi_ops(p, &c, st);
+    st->y_slot = c.out_value;
+    nnop__chain_free(&c);
+    return r;
+}
+
 static nnop_status depthwise_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
 {
     const nnop__node *n = &p->g->nodes[t->first];
     const nnop_conv_params *cp = &n->attr.conv;
     const nnop_tensor_desc *x = &p->g->values[n->in[0]].desc;
+    const int32_t k = fused_count(p, t);
     nnop_status r = nnop__slot_value(p, n->in[0], &st->x_slot);
     if (r == NNOP_OK)
         r = weights(p, n, st);
+    st->y_slot = n->out;
+    if (r == NNOP_OK)
+        r = fuse_epilogue(p, t, k, st);
     if (r != NNOP_OK)
         return r;
     st->kind = NNOP_STEP_DEPTHWISE;
-    st->y_slot = n->out;
     st->dtype = (int)x->dtype;
     st->dw.dtype = (int)x->dtype;
     st->dw.xv = nnop__kview_of(x);
@@ -89,10 +143,13 @@ static nnop_status depthwise_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_s
     st->dw.pad_h = (int)cp->pad[0], st->dw.pad_w = (int)cp->pad[1];
     st->dw.stride_h = (int)cp->stride[0], st->dw.stride_w = (int)cp->stride[1];
     st->dw.dil_h = (int)cp->dilation[0], st->dw.dil_w = (int)cp->dilation[1];
-    if (t->count > 1) {
-        t->taken = 1;
-        t->who = "own depthwise kernel took the conv";
-        snprintf(t->why, sizeof t->why, "the epilogue runs on the own epilogue kernel");
+    if (1 + k < t->count) {
+        t->taken = 1 + k;
+        t->who = k ? "own depthwise kernel took the conv and its per-channel epilogue"
+                   : "own depthwise kernel took the conv";
+        snprintf(t->why, sizeof t->why,
+                 "a %s is not per-channel: it runs on the own epilogue kernel",
+                 nnop__op(p->g->nodes[t->first + 1 + k].op)->name);
     }
     return NNOP_OK;
 }
@@ -102,6 +159,9 @@ static nnop_status depthwise_run(nnop_plan *p, nnop__cuda_step *st)
     st->dw.x = p->cuda->slot[st->x_slot];
     st->dw.w = p->cuda->slot[st->w_slot];
     st->dw.y = p->cuda->slot[st->y_slot];
+    nnop__step_fill_ops(p, st);
+    st->dw.n_ops = st->epi.n_ops;
+    memcpy(st->dw.ops, st->epi.ops, (size_t)st->epi.n_ops * sizeof st->epi.ops[0]);
     return nnop__cuda_check(p->ctx, nnop__k_depthwise(&st->dw, p->ctx->cuda->stream),
                             "nnop__k_depthwise", __FILE__, __LINE__);
 }
@@ -109,10 +169,21 @@ static nnop_status depthwise_run(nnop_plan *p, nnop__cuda_step *st)
 static size_t depthwise_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf,
                                  size_t len)
 {
-    int n = snprintf(buf, len, "[own kernel: depthwise conv%s]",
-                     st->dw_tap_major ? ", tap-major weights" : "");
+    static const char *const kinds[] = {"bias",       "scale/shift", "batch-norm", "add",
+                                        "activation", "mul",         "sub",        "div"};
+    size_t used;
+    int n = snprintf(buf, len, "[own kernel: depthwise conv%s",
+                     st->dw_tap_major ? ", tap-major weights" : ""),
+        k;
     (void)p;
-    return n > 0 ? (size_t)n : 0;
+    used = n > 0 ? (size_t)n : 0;
+    for (k = 0; k < st->epi.n_ops; k++) {
+        n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "%s%s",
+                     k ? " + " : ", epilogue fused: ", kinds[st->epi.ops[k].kind]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "]");
+    return used + (n > 0 ? (size_t)n : 0);
 }
 
 const nnop__impl nnop__impl_depthwise = {"own depthwise kernel", depthwise_fits,

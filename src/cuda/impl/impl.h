@@ -55,7 +55,7 @@ typedef struct nnop__cuda_step {
     /* blaslt.c: a linear partition on cuBLASLt (x_slot, w_slot, y_slot as above) */
     nnop__lt_step *lt;
     /* depthwise.c: the own depthwise conv (x_slot, w_slot, y_slot as above; the weights
-     * uploaded tap-major) */
+     * uploaded tap-major; the fused epilogue in epi and op_slots) */
     nnop__dw_kparams dw;
     int dw_tap_major;
     /* norm.c: a normalization (x_slot, y_slot; gamma and beta slots, -1 = absent) */
@@ -144,6 +144,11 @@ size_t nnop__lt_step_describe(const nnop__lt_step *s, char *buf, size_t len);
 nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step *st);
 nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count,
                                       nnop__cuda_step *st);
+/* The chain's ops as st->epi.ops (per-channel constants uploaded as float32 slots, operand
+ * slots in st->op_slots) and st->epi.n_ops; nnop__step_fill_ops binds their pointers before
+ * a launch. */
+nnop_status nnop__step_epi_ops(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st);
+void nnop__step_fill_ops(nnop_plan *p, nnop__cuda_step *st);
 /* A linear partition (with its whole epilogue chain) on the own linear kernel: the fallback
  * when cuDNN offers no acceptable matmul engine (e.g. fp32 without TF32, precompiled only). */
 nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count,

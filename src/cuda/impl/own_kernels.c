@@ -51,15 +51,24 @@ static nnop_status epi_operands(nnop_plan *p, const nnop__chain *c, int k, nnop_
     return r;
 }
 
+nnop_status nnop__step_epi_ops(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st)
+{
+    nnop_status r = NNOP_OK;
+    int k;
+    for (k = 0; k < c->n_ops && r == NNOP_OK; k++)
+        r = epi_operands(p, c, k, st);
+    st->epi.n_ops = c->n_ops;
+    return r;
+}
+
 nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count,
                                       nnop__cuda_step *st)
 {
     nnop__chain c;
     const nnop_tensor_desc *x, *y;
     nnop_status r = nnop__chain_build(p, first, count, 0, &c);
-    int k;
-    for (k = 0; k < c.n_ops && r == NNOP_OK; k++)
-        r = epi_operands(p, &c, k, st);
+    if (r == NNOP_OK)
+        r = nnop__step_epi_ops(p, &c, st);
     if (r == NNOP_OK) {
         x = &p->g->values[c.mid_value].desc;
         y = &p->g->values[c.out_value].desc;
@@ -84,9 +93,8 @@ nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count, 
     nnop__chain c;
     const nnop_tensor_desc *x = &p->g->values[p->g->nodes[first].in[0]].desc;
     nnop_status r = nnop__chain_build(p, first, count, 0, &c);
-    int k;
-    for (k = 0; k < c.n_ops && r == NNOP_OK; k++)
-        r = epi_operands(p, &c, k, st);
+    if (r == NNOP_OK)
+        r = nnop__step_epi_ops(p, &c, st);
     st->kind = NNOP_STEP_LINEAR;
     st->x_slot = c.x_slot;
     st->w_slot = c.w_slot;
@@ -96,7 +104,6 @@ nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count, 
     st->lin.n = x->dims[0];
     st->lin.in = x->dims[1];
     st->lin.out = c.channels;
-    st->epi.n_ops = c.n_ops;
     nnop__chain_free(&c);
     return r;
 }
@@ -137,7 +144,7 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
     return nnop__slot_value(p, n->in[0], &st->x_slot);
 }
 
-static void fill_ops(nnop_plan *p, nnop__cuda_step *st)
+void nnop__step_fill_ops(nnop_plan *p, nnop__cuda_step *st)
 {
     int k, i;
     for (k = 0; k < st->epi.n_ops; k++)
@@ -154,7 +161,7 @@ static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
     case NNOP_STEP_EPILOGUE:
         st->epi.x = x;
         st->epi.y = y;
-        fill_ops(p, st);
+        nnop__step_fill_ops(p, st);
         return nnop__k_epilogue(&st->epi, s);
     case NNOP_STEP_POOL:
         st->pool.x = x;
@@ -164,7 +171,7 @@ static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
         st->pool.yv = st->yv;
         return nnop__k_pool(&st->pool, s);
     case NNOP_STEP_LINEAR:
-        fill_ops(p, st);
+        nnop__step_fill_ops(p, st);
         st->lin.x = x;
         st->lin.w = p->cuda->slot[st->w_slot];
         st->lin.y = y;

@@ -1,23 +1,196 @@
-// depthwise.cu: depthwise convolution (groups = C = K), the shape class where cuDNN's engines
-// on sm_90 took 3-22 ms for what moves a few megabytes (issue 12). One thread per output
-// element, the output's fastest dim as the thread-fastest index (coalesced stores and, for
-// channels-last, coalesced loads across channels), float accumulation, 32-bit index math
-// when the tensors fit.
+// depthwise.cu: depthwise convolution (groups = C = K) with its per-channel epilogue (bias,
+// batch-norm, scale/shift, activation, channel or sample broadcast multiply) applied before
+// the one store: cuDNN's engines on sm_90 took 3-22 ms for what moves a few megabytes
+// (issue 12), and a separate epilogue pass reads and writes the output once more.
+//
+// Channels-last with channel-contiguous (tap-major) weights: each thread computes TW outputs
+// along W for V channels. For the common filter widths (3, 5, 7) at stride 1 or 2 and width
+// dilation 1, it loads an input row's span of (TW - 1) * stride + S vectors once into
+// registers and reuses each for every tap that covers it: 7x7 stride 1 with TW = 8 is 14
+// loads a row for 56 outputs' taps, where one thread per output loaded 7 per output. Other
+// widths and dilations loop over the taps. Any other layout (or weights not channel
+// contiguous) takes the general kernel: one thread per output, the output's fastest dim as
+// the thread-fastest index. Float accumulation; 32-bit index math when the tensors fit.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "cuda/kernels/device_util.cuh"
+#include "cuda/kernels/epilogue.cuh"
 
 namespace
 {
 
 constexpr int kThreads = 256;
 
+using nnop_k::act_vec;
+using nnop_k::binary;
 using nnop_k::coords;
+using nnop_k::epi_op;
+using nnop_k::fromf;
 using nnop_k::grid_for;
+using nnop_k::ld;
+using nnop_k::ldv;
 using nnop_k::load;
 using nnop_k::store;
+using nnop_k::stv;
+using nnop_k::tof;
+using nnop_k::Vec;
 
+// ---------------------------------------------------------------- the fused epilogue
+// The per-channel ops of p.ops on v[t * V + e], channel c0 + e of sample n (the entry fuses
+// no other kind: depthwise.c, fusable).
+template <int V, int TW>
+__device__ __forceinline__ void epilogue(const nnop__dw_kparams &p, float *v, int c0, int n)
+{
+    for (int k = 0; k < p.n_ops; k++) {
+        const nnop__epi_op &o = p.ops[k];
+        float a[V], b[V];
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            a[e] = 1.f, b[e] = 0.f;
+        if (o.kind == NNOP_EPI_ACT) {
+            act_vec<V * TW>(o, v);
+            continue;
+        }
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            const int c = c0 + e;
+            switch (o.kind) {
+            case NNOP_EPI_BIAS:
+                a[e] = 1.f, b[e] = ld(o.p[0], o.dtype, c);
+                break;
+            case NNOP_EPI_SCALE_SHIFT:
+                a[e] = ld(o.p[0], o.dtype, c), b[e] = ld(o.p[1], o.dtype, c);
+                break;
+            case NNOP_EPI_BN: // as the epilogue kernel: gamma / sqrt(var + eps), beta - mean * s
+                a[e] = ld(o.p[0], o.dtype, c) / sqrtf(ld(o.p[3], o.dtype, c) + o.eps);
+                b[e] = ld(o.p[1], o.dtype, c) - ld(o.p[2], o.dtype, c) * a[e];
+                break;
+            default: // MUL, SUB, DIV by a 1,C,1,1 or N,C,1,1 operand
+                a[e] = ld(o.p[0], o.dtype,
+                          (o.bmode == NNOP_BCAST_SAMPLE ? (int64_t)n * o.bsn : 0) + c * o.bsc);
+                break;
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < TW; t++)
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                float &x = v[t * V + e];
+                if (o.kind >= NNOP_EPI_MUL)
+                    x = binary(o.kind, x, a[e]);
+                else if (o.kind == NNOP_EPI_BIAS)
+                    x += b[e];
+                else
+                    x = x * a[e] + b[e]; // the epilogue kernel's order
+            }
+    }
+}
+
+// ---------------------------------------------------------------- channels-last, tiled
+template <typename T, int V> __device__ __forceinline__ void load_f(const T *p, float *f)
+{
+    const Vec<T, V> a = ldv<T, V>(p);
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        f[e] = tof(a.v[e]);
+}
+
+// One input row's contribution to TW outputs at columns ow0 + t (input columns iw0 + t * SW
+// + s): S and SW fixed, the span loaded once; S == 0: any width, stride and dilation.
+template <typename T, int V, int TW, int S, int SW>
+__device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, const T *wr, int iw0,
+                                    float *acc)
+{
+    const int W = (int)p.xv.w, xsw = (int)p.xv.sw, wsw = (int)p.wv.sw;
+    if (S > 0) {
+        constexpr int SPAN = (TW - 1) * SW + (S > 0 ? S : 1);
+        float xs[SPAN][V];
+#pragma unroll
+        for (int j = 0; j < SPAN; j++) {
+            const int iw = iw0 + j;
+            if (iw >= 0 && iw < W) {
+                load_f<T, V>(xr + iw * xsw, xs[j]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    xs[j][e] = 0.f;
+            }
+        }
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            float wf[V];
+            load_f<T, V>(wr + s * wsw, wf);
+#pragma unroll
+            for (int t = 0; t < TW; t++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    acc[t * V + e] += xs[t * SW + s][e] * wf[e];
+        }
+    } else {
+        const int sw = p.stride_w, dw = p.dil_w;
+        for (int s = 0; s < (int)p.wv.w; s++) {
+            float wf[V];
+            load_f<T, V>(wr + s * wsw, wf);
+#pragma unroll
+            for (int t = 0; t < TW; t++) {
+                const int iw = iw0 + t * sw + s * dw;
+                if (iw < 0 || iw >= W)
+                    continue;
+                float xf[V];
+                load_f<T, V>(xr + iw * xsw, xf);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    acc[t * V + e] += xf[e] * wf[e];
+            }
+        }
+    }
+}
+
+// Thread i: channel vector i % (C / V) (consecutive threads on consecutive channels), then
+// the tile of TW output columns, the output row, the sample.
+template <typename T, int V, int TW, int S, int SW>
+__global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kparams p)
+{
+    const T *__restrict__ x = static_cast<const T *>(p.x);
+    const T *__restrict__ w = static_cast<const T *>(p.w);
+    T *__restrict__ y = static_cast<T *>(p.y);
+    const int cv = (int)p.yv.c / V, OW = (int)p.yv.w, OH = (int)p.yv.h;
+    const int tiles = (OW + TW - 1) / TW;
+    const int total = (int)p.yv.n * OH * tiles * cv;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        int q = i / cv;
+        const int c0 = (i - q * cv) * V;
+        const int tile = q % tiles;
+        q /= tiles;
+        const int oh = q % OH, n = q / OH, ow0 = tile * TW;
+        const int iw0 = ow0 * p.stride_w - p.pad_w, ih0 = oh * p.stride_h - p.pad_h;
+        const T *xn = x + n * (int)p.xv.sn + c0;
+        float acc[TW * V];
+#pragma unroll
+        for (int j = 0; j < TW * V; j++)
+            acc[j] = 0.f;
+        for (int r = 0; r < (int)p.wv.h; r++) {
+            const int ih = ih0 + r * p.dil_h;
+            if (ih >= 0 && ih < (int)p.xv.h)
+                row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
+                                     acc);
+        }
+        epilogue<V, TW>(p, acc, c0, n);
+        T *yr = y + n * (int)p.yv.sn + oh * (int)p.yv.sh + c0;
+#pragma unroll
+        for (int t = 0; t < TW; t++) {
+            if (ow0 + t >= OW)
+                break;
+            Vec<T, V> o;
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                o.v[e] = fromf<T>(acc[t * V + e]);
+            stv<T, V>(yr + (ow0 + t) * (int)p.yv.sw, o);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- any layout
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads) depthwise_kernel(nnop__dw_kparams p, bool c_fastest)
 {
@@ -44,26 +217,93 @@ __global__ void __launch_bounds__(kThreads) depthwise_kernel(nnop__dw_kparams p,
                            load(wc, r * (I)p.wv.sh + s * (I)p.wv.sw);
             }
         }
-        store(y, n * (I)p.yv.sn + c * (I)p.yv.sc + oh * (I)p.yv.sh + ow * (I)p.yv.sw, acc);
+        const I yi = n * (I)p.yv.sn + c * (I)p.yv.sc + oh * (I)p.yv.sh + ow * (I)p.yv.sw;
+        for (int k = 0; k < p.n_ops; k++) // the sample of a broadcast operand: yi / yv.sn
+            acc = epi_op(p.ops[k], acc, (int64_t)yi, (int64_t)c);
+        store(y, yi, acc);
     }
 }
 
+// ---------------------------------------------------------------- launch
 int64_t extent(const nnop__kview &v)
 {
     return 1 + (v.n - 1) * v.sn + (v.c - 1) * v.sc + (v.h - 1) * v.sh + (v.w - 1) * v.sw;
+}
+
+bool aligned(const void *p, int64_t bytes)
+{
+    return ((uintptr_t)p % (uintptr_t)bytes) == 0;
+}
+
+// The channels-last kernel takes V channels a thread (4: 16 or 8 bytes; 1 for other counts):
+// channels contiguous in x, y and w, C and every other stride a multiple of V, the pointers aligned
+// to V elements.
+bool vector_fits(const nnop__dw_kparams *p, int V, size_t es)
+{
+    const nnop__kview &x = p->xv, &y = p->yv, &w = p->wv;
+    return x.sc == 1 && y.sc == 1 && w.sn == 1 && y.c % V == 0 && x.sn % V == 0 && x.sh % V == 0 &&
+           x.sw % V == 0 && y.sn % V == 0 && y.sh % V == 0 && y.sw % V == 0 && w.sh % V == 0 &&
+           w.sw % V == 0 && aligned(p->x, V * (int64_t)es) && aligned(p->y, V * (int64_t)es) &&
+           aligned(p->w, V * (int64_t)es);
+}
+
+template <typename T, int V, int TW, int S, int SW>
+void go(const nnop__dw_kparams *p, cudaStream_t s)
+{
+    const int64_t items = p->yv.n * p->yv.h * ((p->yv.w + TW - 1) / TW) * (p->yv.c / V);
+    depthwise_cl_kernel<T, V, TW, S, SW><<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
+}
+
+// The filter width and stride as template arguments where the kernel has them fixed; at
+// stride 2 at most 4 outputs a thread (8 would hold a 19-vector span: spills).
+template <typename T, int V, int TW> void by_filter(const nnop__dw_kparams *p, cudaStream_t s)
+{
+    constexpr int TW2 = TW > 4 ? 4 : TW;
+    const int S = (int)p->wv.w, sw = p->stride_w;
+    const bool fixed = p->dil_w == 1 && (sw == 1 || sw == 2);
+    if (fixed && S == 3)
+        sw == 1 ? go<T, V, TW, 3, 1>(p, s) : go<T, V, TW2, 3, 2>(p, s);
+    else if (fixed && S == 5)
+        sw == 1 ? go<T, V, TW, 5, 1>(p, s) : go<T, V, TW2, 5, 2>(p, s);
+    else if (fixed && S == 7)
+        sw == 1 ? go<T, V, TW, 7, 1>(p, s) : go<T, V, TW2, 7, 2>(p, s);
+    else
+        go<T, V, TW, 0, 1>(p, s);
+}
+
+// TW = 8 outputs a thread where that still fills the GPU (132 SMs x 2 blocks of 256 threads
+// at 128 registers), else 2: small layers (batch 1) need the threads more than the reuse.
+template <typename T, int V> void by_tile(const nnop__dw_kparams *p, cudaStream_t s)
+{
+    const int64_t columns = p->yv.n * p->yv.h * (p->yv.c / V);
+    if (columns * ((p->yv.w + 7) / 8) >= 132 * 2 * kThreads)
+        by_filter<T, V, 8>(p, s);
+    else
+        by_filter<T, V, 2>(p, s);
+}
+
+bool fits_32bit(const nnop__dw_kparams *p)
+{
+    const int64_t total = p->yv.n * p->yv.c * p->yv.h * p->yv.w;
+    return total < INT32_MAX && extent(p->xv) < INT32_MAX && extent(p->yv) < INT32_MAX &&
+           extent(p->wv) < INT32_MAX;
 }
 
 template <typename T> void launch(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t total = p->yv.n * p->yv.c * p->yv.h * p->yv.w;
     const bool c_fastest = p->yv.sc == 1 && p->yv.c > 1;
-    const bool small = total < INT32_MAX && extent(p->xv) < INT32_MAX &&
-                       extent(p->yv) < INT32_MAX && extent(p->wv) < INT32_MAX;
-    const unsigned grid = grid_for(total, kThreads, 65535 * 16);
-    if (small)
-        depthwise_kernel<T, int><<<grid, kThreads, 0, s>>>(*p, c_fastest);
+    const bool small = fits_32bit(p);
+    if (small && vector_fits(p, 4, sizeof(T)))
+        by_tile<T, 4>(p, s);
+    else if (small && vector_fits(p, 1, sizeof(T)))
+        by_tile<T, 1>(p, s);
+    else if (small)
+        depthwise_kernel<T, int>
+                <<<grid_for(total, kThreads, 65535 * 16), kThreads, 0, s>>>(*p, c_fastest);
     else
-        depthwise_kernel<T, int64_t><<<grid, kThreads, 0, s>>>(*p, c_fastest);
+        depthwise_kernel<T, int64_t>
+                <<<grid_for(total, kThreads, 65535 * 16), kThreads, 0, s>>>(*p, c_fastest);
 }
 
 } // namespace

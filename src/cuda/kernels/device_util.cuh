@@ -1,6 +1,7 @@
 // device_util.cuh: device helpers nnop's own kernels share (dtype codes as in kernels.h: 0 f32,
 // 1 f16, 2 bf16; float arithmetic inside): loads and stores by dtype code or by element type,
-// the (n, c, h, w) of a linear index over a view, channel or width fastest, and grid sizes.
+// vectors of V elements loaded or stored as one access, the (n, c, h, w) of a linear index over a
+// view, channel or width fastest, and grid sizes.
 #ifndef NNOP_CUDA_DEVICE_UTIL_CUH
 #define NNOP_CUDA_DEVICE_UTIL_CUH
 
@@ -55,6 +56,46 @@ __device__ __forceinline__ void store(__half *p, int64_t i, float v)
 __device__ __forceinline__ void store(__nv_bfloat16 *p, int64_t i, float v)
 {
     p[i] = __float2bfloat16_rn(v);
+}
+
+// Element conversions to and from float by element type.
+__device__ __forceinline__ float tof(float v)
+{
+    return v;
+}
+__device__ __forceinline__ float tof(__half v)
+{
+    return __half2float(v);
+}
+__device__ __forceinline__ float tof(__nv_bfloat16 v)
+{
+    return __bfloat162float(v);
+}
+template <typename T> __device__ __forceinline__ T fromf(float v);
+template <> __device__ __forceinline__ float fromf<float>(float v)
+{
+    return v;
+}
+template <> __device__ __forceinline__ __half fromf<__half>(float v)
+{
+    return __float2half_rn(v);
+}
+template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float v)
+{
+    return __float2bfloat16_rn(v);
+}
+
+// V elements of T loaded or stored as one access (16 bytes for the vector paths).
+template <typename T, int V> struct alignas(sizeof(T) * V) Vec {
+    T v[V];
+};
+template <typename T, int V> __device__ __forceinline__ Vec<T, V> ldv(const T *p)
+{
+    return *reinterpret_cast<const Vec<T, V> *>(p);
+}
+template <typename T, int V> __device__ __forceinline__ void stv(T *p, const Vec<T, V> &v)
+{
+    *reinterpret_cast<Vec<T, V> *>(p) = v;
 }
 
 // The element of linear index i over view y, in (n, c, h, w), channel fastest or width fastest.

@@ -6,7 +6,7 @@
 
 #include <type_traits>
 
-#include "cuda/kernels/device_util.cuh"
+#include "cuda/kernels/epilogue.cuh"
 
 namespace
 {
@@ -14,108 +14,18 @@ namespace
 const int kThreads = 256;
 const int64_t kMaxBlocks = 132 * 64;
 
+using nnop_k::act;
+using nnop_k::act_vec;
+using nnop_k::bcast_index;
+using nnop_k::binary;
+using nnop_k::epi_op;
+using nnop_k::fromf;
 using nnop_k::ld;
+using nnop_k::ldv;
 using nnop_k::st;
-
-// nnop_act_kind values, as in nnop.h; A fixed at compile time (act_k) or looked up (act).
-template <int A> __device__ __forceinline__ float act_k(const nnop__epi_op &o, float x)
-{
-    switch (A) {
-    case 1: // NaN stays NaN, as in PyTorch (fmaxf would drop it)
-        return x < 0.f ? 0.f : x;
-    case 2:
-        return x < 0.f ? 0.f : (x > 6.f ? 6.f : x);
-    case 3:
-        return x < o.lo ? o.lo : (x > o.hi ? o.hi : x);
-    case 4:
-        return x > 0.f ? x : o.alpha * x;
-    case 5:
-        return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
-    case 6:
-        return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-    case 7:
-        return 1.f / (1.f + expf(-x));
-    case 8:
-        return tanhf(x);
-    case 9:
-        return x / (1.f + expf(-x));
-    case 10:
-        return x > 0.f ? x : o.alpha * expm1f(x);
-    case 11: // hard-swish: x * hard_sigmoid(x); NaN stays NaN (both tests fail)
-        return x * (x <= -3.f ? 0.f : (x >= 3.f ? 1.f : x / 6.f + 0.5f));
-    case 12:
-        return x <= -3.f ? 0.f : (x >= 3.f ? 1.f : x / 6.f + 0.5f);
-    case 13: // mish: x * tanh(softplus(x)), softplus without overflow
-        return x * tanhf(fmaxf(x, 0.f) + log1pf(expf(-fabsf(x))));
-    default:
-        return x;
-    }
-}
-
-#define NNOP_ACT_KINDS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
-
-__device__ float act(const nnop__epi_op &o, float x)
-{
-    switch (o.act) {
-#define NNOP_ACT_ONE(A)                                                                            \
-    case A:                                                                                        \
-        return act_k<A>(o, x);
-        NNOP_ACT_KINDS(NNOP_ACT_ONE)
-#undef NNOP_ACT_ONE
-    default:
-        return x;
-    }
-}
-
-// The activation on V values: one switch, then a loop the compiler unrolls.
-template <int V> __device__ __forceinline__ void act_vec(const nnop__epi_op &o, float *v)
-{
-    switch (o.act) {
-#define NNOP_ACT_VEC(A)                                                                            \
-    case A:                                                                                        \
-        _Pragma("unroll") for (int e = 0; e < V; e++) v[e] = act_k<A>(o, v[e]);                    \
-        break;
-        NNOP_ACT_KINDS(NNOP_ACT_VEC)
-#undef NNOP_ACT_VEC
-    default:
-        break;
-    }
-}
-
-// Element of the MUL/SUB/DIV operand b for element i of channel c (NNOP_BCAST_*).
-__device__ __forceinline__ int64_t bcast_index(const nnop__epi_op &o, int64_t i, int64_t c)
-{
-    if (o.bmode == NNOP_BCAST_NONE)
-        return i;
-    return (o.bmode == NNOP_BCAST_SAMPLE ? (i / o.xsn) * o.bsn : 0) + c * o.bsc;
-}
-
-__device__ __forceinline__ float binary(int kind, float v, float b)
-{
-    return kind == NNOP_EPI_MUL ? v * b : kind == NNOP_EPI_SUB ? v - b : v / b;
-}
-
-__device__ float epi_op(const nnop__epi_op &o, float v, int64_t i, int64_t c)
-{
-    switch (o.kind) {
-    case NNOP_EPI_MUL:
-    case NNOP_EPI_SUB:
-    case NNOP_EPI_DIV:
-        return binary(o.kind, v, ld(o.p[0], o.dtype, bcast_index(o, i, c)));
-    case NNOP_EPI_BIAS:
-        return v + ld(o.p[0], o.dtype, c);
-    case NNOP_EPI_SCALE_SHIFT:
-        return v * ld(o.p[0], o.dtype, c) + ld(o.p[1], o.dtype, c);
-    case NNOP_EPI_BN: {
-        float s = ld(o.p[0], o.dtype, c) / sqrtf(ld(o.p[3], o.dtype, c) + o.eps);
-        return v * s + (ld(o.p[1], o.dtype, c) - ld(o.p[2], o.dtype, c) * s);
-    }
-    case NNOP_EPI_ADD:
-        return v + ld(o.p[0], o.dtype, i);
-    default:
-        return act(o, v);
-    }
-}
+using nnop_k::stv;
+using nnop_k::tof;
+using nnop_k::Vec;
 
 // One warp per output element; lanes stride over the input features.
 __global__ void linear_kernel(nnop__linear_kparams p)
@@ -146,45 +56,6 @@ __global__ void linear_kernel(nnop__linear_kparams p)
 
 // The largest element count the 32-bit kernels take: a grid-stride step past it still fits.
 const int64_t kMax32 = INT32_MAX - (int64_t)kThreads * kMaxBlocks;
-
-__device__ __forceinline__ float tof(float v)
-{
-    return v;
-}
-__device__ __forceinline__ float tof(__half v)
-{
-    return __half2float(v);
-}
-__device__ __forceinline__ float tof(__nv_bfloat16 v)
-{
-    return __bfloat162float(v);
-}
-template <typename T> __device__ __forceinline__ T fromf(float v);
-template <> __device__ __forceinline__ float fromf<float>(float v)
-{
-    return v;
-}
-template <> __device__ __forceinline__ __half fromf<__half>(float v)
-{
-    return __float2half_rn(v);
-}
-template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float v)
-{
-    return __float2bfloat16_rn(v);
-}
-
-// V elements of T loaded or stored as one access (16 bytes for the vector paths).
-template <typename T, int V> struct alignas(sizeof(T) * V) Vec {
-    T v[V];
-};
-template <typename T, int V> __device__ __forceinline__ Vec<T, V> ldv(const T *p)
-{
-    return *reinterpret_cast<const Vec<T, V> *>(p);
-}
-template <typename T, int V> __device__ __forceinline__ void stv(T *p, const Vec<T, V> &v)
-{
-    *reinterpret_cast<Vec<T, V> *>(p) = v;
-}
 
 template <typename T, int V> __device__ __forceinline__ Vec<T, V> splat(float f)
 {

@@ -103,14 +103,19 @@ cudaError_t nnop__k_stem_weights(const void *w, void *wp, int r, int s, int c,
 cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_count);
 cudaError_t nnop__k_stem_conv(const nnop__stem_kparams *p, cudaStream_t s);
 
-/* Depthwise convolution (depthwise.cu): groups = C = K, w [C, 1, R, S]; any strides (the
- * fastest output dim is the thread-fastest index), float accumulation, y of x's dtype. */
+/* Depthwise convolution (depthwise.cu): groups = C = K, w [C, 1, R, S]; any strides, float
+ * accumulation, y of x's dtype; then ops[0..n_ops) on each output before its store, of the
+ * per-channel kinds only: BIAS, SCALE_SHIFT, BN, ACT, and MUL/SUB/DIV with a CHANNEL or
+ * SAMPLE operand (xsn = yv.sn). Channels-last with w's channel stride 1 (tap-major) takes a
+ * tiled kernel, any other layout one thread per output. */
 typedef struct nnop__dw_kparams {
     const void *x, *w;
     void *y;
     int dtype;
     nnop__kview xv, wv, yv;
     int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
+    int n_ops;
+    nnop__epi_op ops[NNOP_EPI_MAX_OPS];
 } nnop__dw_kparams;
 cudaError_t nnop__k_depthwise(const nnop__dw_kparams *p, cudaStream_t s);
 
