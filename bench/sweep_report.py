@@ -40,6 +40,7 @@ def main():
     ap.add_argument("nnop")
     ap.add_argument("torch", nargs="?")
     ap.add_argument("--worst", type=int, default=15)
+    ap.add_argument("--all", action="store_true", help="also a table of every shape")
     a = ap.parse_args()
     doc = load(a.nnop)
     peaks = doc.get("peaks") or {}
@@ -54,6 +55,8 @@ def main():
         if r.get("kind") != "problem" or r.get("cuda_graph"):
             continue
         us = r.get("gpu_us") if r.get("gpu_us") is not None else r.get("host_us")
+        if r.get("status") == "ok" and us is None and r.get("check") is not None:
+            continue  # a --check row (--perf --check writes one beside the timed row)
         if r.get("status") != "ok" or us is None:
             failed.append(r)
             continue
@@ -84,6 +87,13 @@ def main():
         t = f"{r['torch']:.1f}" if r["torch"] else "-"
         print(f"| `{r['desc']}` | {r['class']} | {r['us']:.1f} | {r['floor']:.1f} | "
               f"{r['x_floor']:.1f} | {t} |")
+    if a.all:
+        print("\n## Every shape\n")
+        print("| name | nnop us | floor us | x floor | torch us | nnop/torch |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for r in rows:
+            t = f"{r['torch']:.1f} | {r['x_torch']:.2f}" if r["torch"] else "- | -"
+            print(f"| {r['name']} | {r['us']:.1f} | {r['floor']:.1f} | {r['x_floor']:.1f} | {t} |")
     dw = [r for r in rows if r["class"] == "depthwise" and r["x_torch"] and r["x_torch"] > 1]
     if dw:
         print("\n## Depthwise convs slower than PyTorch\n")

@@ -20,7 +20,7 @@
 
 typedef struct options {
     const char *graph, *weights, *reference;
-    int batch, size, random_weights, top;
+    int batch, size, random_weights, top, no_fuse;
     nnop_dtype dtype;
     nnop_layout layout;
     nnop_backend backend;
@@ -43,7 +43,9 @@ static void usage(FILE *out)
             "  --batch N           batch without a reference (default 2)\n"
             "  --size N            input height and width without a reference (default 64)\n"
             "  --backend B         auto (default), cpu or cuda\n"
-            "  --top K             classes to print per image of a classifier (default 3)\n");
+            "  --top K             classes to print per image of a classifier (default 3)\n"
+            "  --no-fuse           compile every node as its own step (nnop_compile_options'\n"
+            "                      fuse = 0): a fused result's error against the unfused one\n");
 }
 
 static int parse_args(int argc, char **argv, options *o)
@@ -60,6 +62,9 @@ static int parse_args(int argc, char **argv, options *o)
             exit(0);
         } else if (strcmp(a, "--random-weights") == 0) {
             o->random_weights = 1;
+            continue;
+        } else if (strcmp(a, "--no-fuse") == 0) {
+            o->no_fuse = 1;
             continue;
         } else if (!v) {
             ok = 0;
@@ -180,6 +185,7 @@ int main(int argc, char **argv)
     cJSON *j = NULL;
     safetensors_file *wf = NULL, *ref = NULL;
     nnop_context_options copts;
+    nnop_compile_options cco;
     nnop_context *ctx = NULL;
     nnop_graph *g = NULL;
     nnop_plan *plan = NULL;
@@ -270,8 +276,10 @@ int main(int argc, char **argv)
         if (st == NNOP_OK)
             st = nnop_value_desc(g, out, &yd);
     }
+    nnop_compile_options_init(&cco);
+    cco.fuse = !o.no_fuse;
     if (st == NNOP_OK)
-        st = nnop_graph_compile(g, NULL, &plan);
+        st = nnop_graph_compile(g, &cco, &plan);
     if (st != NNOP_OK) {
         fprintf(stderr, "vision_net: building the graph: %s\n", nnop_context_last_error(ctx));
         goto done;

@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|depthwise|vision|vision-profile|newops|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|depthwise|vision-errors|vision|vision-profile|newops|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -237,7 +237,7 @@ if asked depthwise; then
     grep -cE " (fail|FAIL) " "$OUT/dw.txt" | sed 's/^/depthwise --check failures: /'
     PYTHONUNBUFFERED=1 timeout 240 python3 bench/torch_problems.py -f bench/problems/depthwise.txt \
         --calls 20 --reps 3 --json "$OUT/torch_dw.json" 2>"$OUT/torch_dw.err" || tail -5 "$OUT/torch_dw.err"
-    python3 bench/sweep_report.py "$OUT/dw.json" "$OUT/torch_dw.json" >"$OUT/dw.md" 2>&1
+    python3 bench/sweep_report.py --all "$OUT/dw.json" "$OUT/torch_dw.json" >"$OUT/dw.md" 2>&1
     cat "$OUT/dw.md"
 fi
 
@@ -256,6 +256,26 @@ if asked difftest-random; then
     wait $p1 || TEST_RC=1
     wait $p2 || TEST_RC=1
     ls "$OUT/difftest-repro" 2>/dev/null | head -20
+fi
+
+if asked vision-errors; then
+    # each issue-15 network against PyTorch (float64) without stopping at the first miss: the
+    # relative error of the CUDA backend fused and unfused (--no-fuse) and of the CPU backend,
+    # f16 NHWC and f32 NCHW (the bounds are vision_nets_vs_torch.sh's)
+    echo "== vision networks: relative error against PyTorch"
+    vt=$(mktemp -d)
+    for m in ${NNOP_VISION_NETS:-mobilenet_v3_large efficientnet_b0 convnext_tiny unet}; do
+        python3 tools/export_vision_net.py "$m" --graph "$vt/$m.json" --weights "$vt/$m.safetensors" \
+            --reference "$vt/$m.ref.safetensors" --batch 2 --size 64 >/dev/null 2>&1 || echo "$m: export failed"
+        for run in "cuda f16 nhwc" "cuda f16 nhwc --no-fuse" "cpu f16 nhwc" "cuda f32 nchw" "cuda f32 nhwc"; do
+            set -- $run
+            e=$("$BUILD/examples/vision_net" --backend "$1" --dtype "$2" --layout "$3" ${4:-} \
+                --graph "$vt/$m.json" --weights "$vt/$m.safetensors" --reference "$vt/$m.ref.safetensors" 2>&1 |
+                grep -oE "relative error [0-9.e+-]+; same top-1 on [0-9]+ of [0-9]+")
+            echo "$m $run: $e"
+        done
+    done
+    rm -rf "$vt"
 fi
 
 if asked vision; then
