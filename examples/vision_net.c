@@ -36,7 +36,9 @@ static void usage(FILE *out)
             "  --weights FILE      its weights (safetensors, torchvision's names)\n"
             "  --random-weights    seeded random weights instead (no file needed)\n"
             "  --reference FILE    take the input from FILE's \"input\" tensor and compare the\n"
-            "                      output with its \"output\" tensor (PyTorch's)\n"
+            "                      output with its \"output\" tensor (PyTorch's float64); with\n"
+            "                      --dtype f16 its \"output_f16\" where it has one (float64 from\n"
+            "                      the f16-rounded weights and input)\n"
             "  --max-rel-err E     with --reference: exit 1 when max|y - ref| / max|ref| > E\n"
             "  --dtype f32|f16     tensor type of the graph (default f32)\n"
             "  --layout nchw|nhwc  layout of the input and every 4-D tensor (default nchw)\n"
@@ -332,11 +334,15 @@ int main(int argc, char **argv)
             break;
         }
     if (ref && rc == 0) {
-        const safetensors_tensor *to = safetensors_find(ref, "output");
+        /* f16: PyTorch's float64 output from the same f16-rounded weights and input, where
+         * the file has it, so the error is nnop's arithmetic, not the rounding of the weights */
+        const char *name = o.dtype == NNOP_F16 && safetensors_find(ref, "output_f16") ? "output_f16"
+                                                                                      : "output";
+        const safetensors_tensor *to = safetensors_find(ref, name);
         yref = (float *)malloc(ycount * sizeof(float));
+        printf("reference: %s\n", name);
         if (!to || !yref ||
-            safetensors_read_f32(ref, "output", yd.ndim, yd.dims, yref, err, sizeof err) !=
-                    NNOP_OK) {
+            safetensors_read_f32(ref, name, yd.ndim, yd.dims, yref, err, sizeof err) != NNOP_OK) {
             fprintf(stderr, "vision_net: %s: %s\n", o.reference,
                     !to    ? "no \"output\" tensor"
                     : yref ? err

@@ -21,6 +21,7 @@ the shape the graph reads. The reference output is PyTorch's, in float64 on the 
 same fp32 weights.
 """
 import argparse
+import copy
 import json
 import operator
 import sys
@@ -319,10 +320,15 @@ def main():
         print(f"{args.weights}: {sum(t.numel() for t in ex.tensors.values()) / 1e6:.2f} M "
               f"parameters")
     if args.reference:
+        # output: float64 from the float32 weights and input; output_f16: float64 from the
+        # weights, buffers and input rounded to float16 (what an f16 graph holds), so an f16
+        # result's error against it is arithmetic alone, not the rounding of the weights
         with torch.no_grad():
+            y16 = copy.deepcopy(model).half().double()(x.half().double())
             y = model.double()(x.double())
-        write_safetensors(args.reference, [("input", x), ("output", y)],
-                          {"model": args.model, "output": "PyTorch float64 on the CPU"})
+        write_safetensors(args.reference, [("input", x), ("output", y), ("output_f16", y16)],
+                          {"model": args.model, "output": "PyTorch float64 on the CPU",
+                           "output_f16": "the same from f16-rounded weights and input"})
         print(f"{args.reference}: input {list(x.shape)}, output {list(y.shape)}")
 
 

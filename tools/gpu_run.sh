@@ -271,7 +271,7 @@ if asked vision-errors; then
             set -- $run
             e=$("$BUILD/examples/vision_net" --backend "$1" --dtype "$2" --layout "$3" ${4:-} \
                 --graph "$vt/$m.json" --weights "$vt/$m.safetensors" --reference "$vt/$m.ref.safetensors" 2>&1 |
-                grep -oE "relative error [0-9.e+-]+; same top-1 on [0-9]+ of [0-9]+")
+                grep -oE "reference: [a-z0-9_]+|relative error [0-9.e+-]+|same top-1 on [0-9]+ of [0-9]+" | tr '\n' ' ')
             echo "$m $run: $e"
         done
     done

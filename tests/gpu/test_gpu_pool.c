@@ -100,6 +100,12 @@ static const pool_case cases[] = {
     {"gap_f32_nhwc_c12_9x11", K_GAP, F32, NHWC, 2, 12, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_f16_nhwc_c5_9x11", K_GAP, F16, NHWC, 2, 5, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_f16_nhwc_c24_1x1", K_GAP, F16, NHWC, 2, 24, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    /* channels-last, few samples of many positions: H*W summed in chunks by more blocks,
+     * the chunks added by a second kernel (even and uneven chunks, vector and scalar paths) */
+    {"gap_f16_nhwc_c32_112x112_chunked", K_GAP, F16, NHWC, 2, 32, 112, 112, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_bf16_nhwc_c96_56x57_chunked", K_GAP, BF16, NHWC, 3, 96, 56, 57, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f32_nhwc_c36_33x35_uneven_chunks", K_GAP, F32, NHWC, 1, 36, 33, 35, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"gap_f16_nhwc_c5_64x64_scalar_chunked", K_GAP, F16, NHWC, 2, 5, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_f16_nchw_7x7", K_GAP, F16, NCHW, 2, 40, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_bf16_nchw_8x8", K_GAP, BF16, NCHW, 2, 40, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_f32_nchw_56x56", K_GAP, F32, NCHW, 2, 20, 56, 56, 0, 0, 0, 0, 0, 0, 0, 0, 4},

@@ -44,6 +44,7 @@ typedef struct nnop__cuda_step {
     nnop__kview xv, yv;
     int dtype;
     int folded;
+    int32_t scratch_slot; /* global average pooling: its chunk sums (-1: none) */
     /* stem.c: before the cuDNN step, zero-pad the input's channels into a plan buffer */
     int padded;
     int32_t pad_src, pad_dst;

@@ -139,8 +139,14 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
     st->yv = nnop__kview_of(&p->g->values[n->out].desc);
     st->dtype = (int)x->dtype;
     st->y_slot = n->out;
+    st->scratch_slot = -1;
     if (st->kind == NNOP_STEP_POOL)
         pool_params(n, st);
+    if (st->kind == NNOP_STEP_GAP && nnop__gap_scratch_bytes(&st->xv) > 0) {
+        nnop_status r = nnop__slot_alloc(p, nnop__gap_scratch_bytes(&st->xv), &st->scratch_slot);
+        if (r != NNOP_OK)
+            return r;
+    }
     return nnop__slot_value(p, n->in[0], &st->x_slot);
 }
 
@@ -178,7 +184,9 @@ static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)
         st->lin.epi = st->epi;
         return nnop__k_linear(&st->lin, s);
     case NNOP_STEP_GAP:
-        return nnop__k_gap(x, y, st->dtype, &st->xv, &st->yv, s);
+        return nnop__k_gap(x, y, st->dtype, &st->xv, &st->yv,
+                           st->scratch_slot >= 0 ? (float *)p->cuda->slot[st->scratch_slot] : NULL,
+                           s);
     case NNOP_STEP_SOFTMAX:
         return nnop__k_softmax(x, y, st->dtype, &st->xv, s);
     default:

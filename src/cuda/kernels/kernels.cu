@@ -16,7 +16,6 @@ const int64_t kMaxBlocks = 132 * 64;
 
 using nnop_k::act;
 using nnop_k::act_vec;
-using nnop_k::bcast_index;
 using nnop_k::binary;
 using nnop_k::epi_op;
 using nnop_k::fromf;
@@ -459,22 +458,27 @@ __global__ void pool_strided_kernel(nnop__pool_kparams p)
     }
 }
 
-// Global average pooling, channels last: block (blockIdx.x, n) owns blockDim.x vectors of
-// channels; threadIdx.y splits H*W; partial sums meet in shared memory.
+// Global average pooling, channels last: block (blockIdx.x, n, blockIdx.z) owns blockDim.x
+// vectors of channels and chunk z of H*W (positions [z * chunk, (z + 1) * chunk)); threadIdx.y
+// splits the chunk; partial sums meet in shared memory. One chunk (gridDim.z = 1): the mean
+// goes to y. Several (a few samples of many positions: one block a sample left most SMs
+// idle): each block's float sum goes to part[(n * gridDim.z + z) * c + channel] and
+// gap_finish_kernel adds them in chunk order (deterministic).
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
-        gap_nhwc_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int hw, int c,
-                        float inv)
+        gap_nhwc_kernel(const T *__restrict__ x, T *__restrict__ y, float *__restrict__ sums,
+                        int n_, int hw, int c, int chunk, float inv)
 {
     extern __shared__ float part[]; // [blockDim.y][blockDim.x][V]
     const int cv = c / V;
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    const int p0 = blockIdx.z * chunk, p1 = p0 + chunk < hw ? p0 + chunk : hw;
     for (int n = blockIdx.y; n < n_; n += gridDim.y) {
         SumAcc<T, V> acc;
         acc.init();
         if (j < cv) {
             const T *xb = x + (size_t)n * hw * c + j * V;
-            for (int p = threadIdx.y; p < hw; p += blockDim.y)
+            for (int p = p0 + threadIdx.y; p < p1; p += blockDim.y)
                 acc.add(ldv<T, V>(xb + p * c));
         }
         float *mine = part + (threadIdx.y * blockDim.x + threadIdx.x) * V;
@@ -489,9 +493,31 @@ __global__ void __launch_bounds__(kThreads)
                 for (int e = 0; e < V; e++)
                     acc.a[e] += o[e];
             }
-            stv<T, V>(y + (size_t)n * c + j * V, acc.get(inv));
+            if (gridDim.z == 1) {
+                stv<T, V>(y + (size_t)n * c + j * V, acc.get(inv));
+            } else {
+                float *o = sums + ((size_t)n * gridDim.z + blockIdx.z) * c + j * V;
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    o[e] = acc.a[e];
+            }
         }
         __syncthreads();
+    }
+}
+
+// y[n, c] = inv * the sum over chunks of sums[n, chunk, c]
+template <typename T>
+__global__ void gap_finish_kernel(const float *__restrict__ sums, T *__restrict__ y, int n_, int c,
+                                  int chunks, float inv)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_ * c; i += gridDim.x * blockDim.x) {
+        const int n = i / c, ch = i - n * c;
+        const float *q = sums + (size_t)n * chunks * c + ch;
+        float a = 0.f;
+        for (int z = 0; z < chunks; z++)
+            a += q[(size_t)z * c];
+        y[i] = fromf<T>(a * inv);
     }
 }
 
@@ -527,6 +553,7 @@ __global__ void __launch_bounds__(kThreads)
 // memory, then each of R threads sums one row there (an odd or any H*W: no bank conflicts
 // for odd, a few for even).
 const int kGapSmallHW = 64;
+const int kGapMaxChunks = 32;    // channels-last: H*W chunks a sample at most
 const int kGapSmallElems = 8192; // 32 KiB of float staging a block
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
@@ -851,9 +878,17 @@ __global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params
                 if (o.bmode == NNOP_BCAST_NONE) {
                     ld_any<V>(o.p[0], o.dtype, e0, z);
                 } else {
+                    // the sample of element e0 + e: one 32-bit division a vector, then steps
+                    // (not a 64-bit division an element)
+                    const int xsn = (int)o.xsn, q0 = e0 / xsn;
+                    int r = e0 - q0 * xsn, q = q0;
 #pragma unroll
-                    for (int e = 0; e < V; e++)
-                        z[e] = ld(o.p[0], o.dtype, bcast_index(o, e0 + e, ch[e]));
+                    for (int e = 0; e < V; e++) {
+                        const int64_t nb = o.bmode == NNOP_BCAST_SAMPLE ? q * o.bsn : 0;
+                        z[e] = ld(o.p[0], o.dtype, nb + ch[e] * o.bsc);
+                        for (++r; r >= xsn; r -= xsn)
+                            q++;
+                    }
                 }
 #pragma unroll
                 for (int e = 0; e < V; e++)
@@ -1020,8 +1055,18 @@ int layout_of(const nnop__kview &x, const nnop__kview &y)
     return nchw ? 1 : -1;
 }
 
+// Chunks of H*W for a channels-last global average pool of n samples x cblocks blocks: enough
+// blocks for 4 a SM (132 SMs), each thread still summing at least 4 positions, at most 32.
+int gap_chunks(int64_t n, int64_t cblocks, int64_t hw, int64_t ty)
+{
+    int64_t want = (4 * 132 + n * cblocks - 1) / (n * cblocks), most = hw / (4 * ty);
+    if (want > most)
+        want = most;
+    return (int)(want < 1 ? 1 : (want > kGapMaxChunks ? kGapMaxChunks : want));
+}
+
 template <typename T>
-void gap_typed(const void *x, void *y, const nnop__kview &xv, int nhwc, cudaStream_t s)
+void gap_typed(const void *x, void *y, float *sums, const nnop__kview &xv, int nhwc, cudaStream_t s)
 {
     const int V = 16 / (int)sizeof(T);
     int n = (int)xv.n, c = (int)xv.c, hw = (int)(xv.h * xv.w);
@@ -1032,12 +1077,17 @@ void gap_typed(const void *x, void *y, const nnop__kview &xv, int nhwc, cudaStre
         bool vec = c % V == 0 && aligned(x, 16) && aligned(y, 16);
         int v = vec ? V : 1, cv = c / v;
         int tx = cv < 32 ? cv : 32, ty = kThreads / tx;
-        dim3 block(tx, ty), grid((cv + tx - 1) / tx, n < 65535 ? n : 65535);
+        int chunks = sums ? gap_chunks(n, (cv + tx - 1) / tx, hw, ty) : 1;
+        int chunk = (hw + chunks - 1) / chunks;
+        dim3 block(tx, ty), grid((cv + tx - 1) / tx, n < 65535 ? n : 65535, chunks);
         size_t smem = (size_t)tx * ty * v * sizeof(float);
         if (vec)
-            gap_nhwc_kernel<T, V><<<grid, block, smem, s>>>(xt, yt, n, hw, c, inv);
+            gap_nhwc_kernel<T, V><<<grid, block, smem, s>>>(xt, yt, sums, n, hw, c, chunk, inv);
         else
-            gap_nhwc_kernel<T, 1><<<grid, block, smem, s>>>(xt, yt, n, hw, c, inv);
+            gap_nhwc_kernel<T, 1><<<grid, block, smem, s>>>(xt, yt, sums, n, hw, c, chunk, inv);
+        if (chunks > 1)
+            gap_finish_kernel<T>
+                    <<<blocks_for((int64_t)n * c), kThreads, 0, s>>>(sums, yt, n, c, chunks, inv);
     } else if (hw <= kGapSmallHW) {
         int64_t per = kGapSmallElems / hw < kThreads ? kGapSmallElems / hw : kThreads;
         int64_t groups = ((int64_t)n * c + per - 1) / per;
@@ -1173,8 +1223,15 @@ extern "C" cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s)
     return cudaGetLastError();
 }
 
+extern "C" size_t nnop__gap_scratch_bytes(const nnop__kview *xv)
+{
+    return packed_nhwc(*xv) && xv->c > 1 && xv->n * xv->c < INT32_MAX
+                   ? (size_t)(xv->n * xv->c * kGapMaxChunks) * sizeof(float)
+                   : 0;
+}
+
 extern "C" cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv,
-                                   const nnop__kview *yv, cudaStream_t s)
+                                   const nnop__kview *yv, float *sums, cudaStream_t s)
 {
     /* y is [n, c] packed in either layout: y[n * C + c] */
     bool ypacked = (yv->n == 1 || yv->sn == xv->c) && (xv->c == 1 || yv->sc == 1);
@@ -1183,11 +1240,11 @@ extern "C" cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop
     if (!ypacked || !(nhwc || nchw) || elems(*xv) > kMax32)
         gap_strided_kernel<<<blocks_for(xv->n * xv->c), kThreads, 0, s>>>(x, y, dtype, *xv, *yv);
     else if (dtype == 0)
-        gap_typed<float>(x, y, *xv, nhwc, s);
+        gap_typed<float>(x, y, sums, *xv, nhwc, s);
     else if (dtype == 1)
-        gap_typed<__half>(x, y, *xv, nhwc, s);
+        gap_typed<__half>(x, y, sums, *xv, nhwc, s);
     else
-        gap_typed<__nv_bfloat16>(x, y, *xv, nhwc, s);
+        gap_typed<__nv_bfloat16>(x, y, sums, *xv, nhwc, s);
     return cudaGetLastError();
 }
 
