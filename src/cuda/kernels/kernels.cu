@@ -1057,8 +1057,20 @@ int layout_of(const nnop__kview &x, const nnop__kview &y)
 
 // Chunks of H*W for a channels-last global average pool of n samples x cblocks blocks: enough
 // blocks for 4 a SM (132 SMs), each thread still summing at least 4 positions, at most 32.
-int gap_chunks(int64_t n, int64_t cblocks, int64_t hw, int64_t ty)
+// The block shape of gap_nhwc_kernel for c channels, v a thread: tx threads across channel
+// vectors, ty across positions.
+void gap_nhwc_block(int64_t c, int v, int *tx, int *ty)
 {
+    const int64_t cv = c / v;
+    *tx = cv < 32 ? (int)cv : 32;
+    *ty = kThreads / *tx;
+}
+
+int gap_chunks(int64_t n, int64_t c, int64_t hw, int v)
+{
+    int tx, ty;
+    gap_nhwc_block(c, v, &tx, &ty);
+    const int64_t cblocks = (c / v + tx - 1) / tx;
     int64_t want = (4 * 132 + n * cblocks - 1) / (n * cblocks), most = hw / (4 * ty);
     if (want > most)
         want = most;
@@ -1075,9 +1087,9 @@ void gap_typed(const void *x, void *y, float *sums, const nnop__kview &xv, int n
     T *yt = static_cast<T *>(y);
     if (nhwc) {
         bool vec = c % V == 0 && aligned(x, 16) && aligned(y, 16);
-        int v = vec ? V : 1, cv = c / v;
-        int tx = cv < 32 ? cv : 32, ty = kThreads / tx;
-        int chunks = sums ? gap_chunks(n, (cv + tx - 1) / tx, hw, ty) : 1;
+        int v = vec ? V : 1, cv = c / v, tx, ty;
+        gap_nhwc_block(c, v, &tx, &ty);
+        int chunks = sums ? gap_chunks(n, c, hw, v) : 1;
         int chunk = (hw + chunks - 1) / chunks;
         dim3 block(tx, ty), grid((cv + tx - 1) / tx, n < 65535 ? n : 65535, chunks);
         size_t smem = (size_t)tx * ty * v * sizeof(float);
@@ -1223,11 +1235,18 @@ extern "C" cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s)
     return cudaGetLastError();
 }
 
-extern "C" size_t nnop__gap_scratch_bytes(const nnop__kview *xv)
+extern "C" size_t nnop__gap_scratch_bytes(const nnop__kview *xv, int dtype)
 {
-    return packed_nhwc(*xv) && xv->c > 1 && xv->n * xv->c < INT32_MAX
-                   ? (size_t)(xv->n * xv->c * kGapMaxChunks) * sizeof(float)
-                   : 0;
+    const int V = 16 / (int)dtype_size(dtype);
+    const int64_t n = xv->n, c = xv->c, hw = xv->h * xv->w;
+    int chunks;
+    if (!packed_nhwc(*xv) || c < 2 || elems(*xv) > kMax32)
+        return 0;
+    /* the launch takes V channels a thread when the pointers allow, else 1: room for either */
+    chunks = gap_chunks(n, c, hw, 1);
+    if (c % V == 0 && gap_chunks(n, c, hw, V) > chunks)
+        chunks = gap_chunks(n, c, hw, V);
+    return chunks > 1 ? (size_t)(n * c * chunks) * sizeof(float) : 0;
 }
 
 extern "C" cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv,

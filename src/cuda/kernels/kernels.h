@@ -181,10 +181,10 @@ cudaError_t nnop__k_spin(int64_t ns, cudaStream_t s);
 cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_t s);
 cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s);
 /* y[n, c] (strides of yv) = mean over H, W of x. sums: float scratch of
- * nnop__gap_scratch_bytes(xv) bytes (NULL when that is 0, or to run in one pass): a
+ * nnop__gap_scratch_bytes(xv, dtype) bytes (NULL when that is 0, or to run in one pass): a
  * channels-last x of few samples and many positions is then summed in chunks of H*W by more
  * blocks, the chunks added in a second kernel, in a fixed order. */
-size_t nnop__gap_scratch_bytes(const nnop__kview *xv);
+size_t nnop__gap_scratch_bytes(const nnop__kview *xv, int dtype);
 cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv,
                         const nnop__kview *yv, float *sums, cudaStream_t s);
 /* softmax over C at every (n, h, w); x and y share the view */
