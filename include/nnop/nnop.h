@@ -327,7 +327,11 @@ NNOP_API nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_te
 /** 2-D convolution (cross-correlation, as PyTorch's conv2d); x is 4-D N,C,H,W, w is
  * K,C/groups,R,S packed in x's layout (NNOP_ERR_SHAPE otherwise, on both backends). Output
  * H = floor((H + 2 pad[0] - dilation[0] (R - 1) - 1) / stride[0]) + 1, W likewise with [1];
- * kernels larger than the input are fine while the padded input covers them. */
+ * kernels larger than the input are fine while the padded input covers them. On the CUDA
+ * backend depthwise convs (groups = C = K) run on nnop's own kernel, which applies the bias,
+ * batch-norm, activations and the mul/sub/div by N,C,1,1 or 1,C,1,1 operands that follow
+ * before its one store (nnop_plan_describe: "epilogue fused: ..."); a residual add after them
+ * runs as a second step. */
 NNOP_API nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_params *p);
 /** x + b with b 1-D of x's channel count (dim 1), broadcast over the other dims. */
 NNOP_API nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b);
