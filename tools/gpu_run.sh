@@ -7,8 +7,18 @@
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
-# asked NAME: whether NAME is among the comma-separated modes; wants NAME: that, or all
-asked() { case ",$WHAT," in *",$1,"*) return 0 ;; esac; return 1; }
+# asked NAME: whether NAME is among the comma-separated modes; wants NAME: that, or all.
+# NNOP_DEADLINE=S: no stage starts once S seconds have passed (the device's limit is 600 s a
+# command, and a stage cut short there leaves nothing after it; say which were skipped).
+START=$(date +%s)
+asked() {
+    if [ -n "${NNOP_DEADLINE:-}" ] && [ $(($(date +%s) - START)) -ge "$NNOP_DEADLINE" ]; then
+        case ",$WHAT," in *",$1,"*) echo "== $1: skipped, past NNOP_DEADLINE" ;; esac
+        return 1
+    fi
+    case ",$WHAT," in *",$1,"*) return 0 ;; esac
+    return 1
+}
 wants() { asked "$1" || asked all; }
 # the device tool returns at most 8 files from $OUT: logs go to one folder, tarred at the end
 RESULTS=${OUT:-/tmp/nnop-out}
@@ -22,6 +32,9 @@ finish() {
     cp "$OUT/gpu_run.log" "$RESULTS/" 2>/dev/null
 }
 trap finish EXIT
+# the logs so far, after every stage: bash runs the TERM trap only once its foreground child
+# ends, so a run stopped at the device's limit inside a long child returned no files at all
+checkpoint() { finish; }
 trap 'echo "== stopped by a signal"; exit 143' TERM INT
 
 echo "== machine"
@@ -47,6 +60,7 @@ if ! cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1; then
     cmake --build "$BUILD" -j16 --target test_gpu_conv test_gpu_network test_gpu_pool >>"$OUT/build.log" 2>&1 || exit 1
     cmake --build "$BUILD" -j16 --target bench_conv bench_kernels >>"$OUT/build.log" 2>&1 || true
 fi
+checkpoint
 grep -E "warning" "$OUT/build.log" | head -10
 
 # difftest_jobs NAME JOBS FIRST_SEED ARGS...: the differential tester on the GPU in JOBS
@@ -121,6 +135,7 @@ if asked doctor; then
         done
     fi
 fi
+checkpoint
 
 if asked bench-check; then
     # nnop-bench --check on the GPU: 200 random conv chains, the every-op file, the networks
@@ -136,6 +151,7 @@ if asked bench-check; then
         tail -5 "$OUT/bench_check_$(basename "$f" .txt).err"
     done
 fi
+checkpoint
 
 if wants tests; then
     echo "== tests"
@@ -164,6 +180,7 @@ if wants tests; then
     grep -E "^FAIL" "$OUT/difftest_memcheck.log" | head -20
     sed -n '/^difftest: backend/,$p' "$OUT/difftest_memcheck.log"
 fi
+checkpoint
 
 if asked newops; then
     # the GPU tests and the kept reproducers (not the examples), the issue-15 fixed-seed set,
@@ -181,6 +198,7 @@ if asked newops; then
             "$(grep -E 'conditioning' "$OUT/difftest_case_$c.log" | grep -oE '[0-9]+$') tolerated as ill-conditioned"
     done
 fi
+checkpoint
 
 if asked vision-profile; then
     # per-kernel GPU time of one forward of each issue-15 network (batch 32, fp16 NHWC,
@@ -194,6 +212,7 @@ if asked vision-profile; then
         grep -E "^SUMMARY" "$OUT/profile_$net.md"
     done
 fi
+checkpoint
 
 if asked nnop-bench; then
     # nnop-bench on the GPU: the ResNet-50 conv layers beside their PyTorch peer (same
@@ -211,6 +230,7 @@ if asked nnop-bench; then
     timeout 60 "$NB" --perf --check -f bench/problems/resnet50_conv.txt >"$OUT/nb_resnet50_conv.txt" 2>&1
     cat "$OUT/nb_resnet50_conv.txt" "$OUT/nb_engines.txt" | head -60
 fi
+checkpoint
 
 if asked sweep; then
     # issue 12's conv sweep: the conv shapes of 17 torchvision networks (tools/export_conv_shapes.py)
@@ -226,6 +246,7 @@ if asked sweep; then
     python3 bench/sweep_report.py "$OUT/sweep.json" "$OUT/torch_sweep.json" >"$OUT/sweep.md" 2>&1
     head -40 "$OUT/sweep.md"
 fi
+checkpoint
 
 if asked depthwise; then
     # the depthwise convs of the issue-15 networks with their epilogues, and issue 12's worst
@@ -240,6 +261,7 @@ if asked depthwise; then
     python3 bench/sweep_report.py --all "$OUT/dw.json" "$OUT/torch_dw.json" >"$OUT/dw.md" 2>&1
     cat "$OUT/dw.md"
 fi
+checkpoint
 
 if asked difftest-random; then
     # a time-boxed random run (fresh seed, printed) of the differential tester on the GPU
@@ -257,6 +279,7 @@ if asked difftest-random; then
     wait $p2 || TEST_RC=1
     ls "$OUT/difftest-repro" 2>/dev/null | head -20
 fi
+checkpoint
 
 if asked vision-errors; then
     # each issue-15 network against PyTorch (float64) without stopping at the first miss: the
@@ -277,6 +300,7 @@ if asked vision-errors; then
     done
     rm -rf "$vt"
 fi
+checkpoint
 
 if asked vision; then
     # issue 15's networks, fp16 NHWC at 224x224, batch 1 and 32: nnop (autotuned, with and
@@ -288,13 +312,16 @@ if asked vision; then
             timeout 240 "$BUILD/tools/nnop-bench" --perf --net "$net" --batch "$b" --dt f16 \
                 --layout nhwc --autotune --cuda-graph both --json "$OUT/nb_${net}_b$b.json" \
                 >"$OUT/nb_${net}_b$b.txt" 2>"$OUT/nb_${net}_b$b.err" || tail -5 "$OUT/nb_${net}_b$b.err"
+            grep -E "^$net" "$OUT/nb_${net}_b$b.txt" | awk -v b="$b" '{print "NNOP_NET", $1, "batch", b, "gpu_us", $6, ($NF == "graph" ? "(CUDA graph)" : "")}'
         done
+        checkpoint
         PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch_resnet.py --model "$net" 1 32 \
             >"$OUT/torch_$net.txt" 2>&1 || tail -5 "$OUT/torch_$net.txt"
         grep -E "^TORCH_" "$OUT/torch_$net.txt"
     done
     python3 bench/nets_report.py "$OUT" | tee "$OUT/nets.md"
 fi
+checkpoint
 
 if wants bench; then
     echo "== bench"
@@ -328,6 +355,7 @@ if wants bench; then
         python3 bench/merge_table.py "$OUT/bench_nnop_autotune.txt" "$OUT/bench_torch.txt" | tee "$OUT/bench_table_autotune.md"
     fi
 fi
+checkpoint
 if wants kernels; then
     # the own memory-bound kernels (pooling, global average pooling, softmax, flatten,
     # epilogue) on large tensors against a device-to-device copy of the same bytes, each
@@ -341,11 +369,13 @@ if wants kernels; then
         TEST_RC=1
     fi
 fi
+checkpoint
 if wants examples; then
     echo "== examples on the GPU (MNIST f32/f16, ResNet-50 vs PyTorch)"
     bash examples/check_examples.sh "$BUILD" >"$OUT/examples.log" 2>&1 || { TEST_RC=1; echo "examples FAILED"; }
     grep -E "^==|accuracy|agree|backend|rel|img/s|PASS|FAIL" "$OUT/examples.log" | head -40
 fi
+checkpoint
 
 if wants coldstart; then
     # compile-to-first-result of ResNet-50 (batch 32): a cold process (no cache file), then a
@@ -389,6 +419,7 @@ if wants coldstart; then
     "$BUILD/bench/bench_coldstart" --cache /tmp/nnop-cache-aot.bin --policy prefer >>"$OUT/coldstart.txt" 2>&1
     cat "$OUT/coldstart.txt"
 fi
+checkpoint
 
 if asked sanitize; then
     # compute-sanitizer over the own kernels and the threaded plan paths: the stem kernel's
@@ -406,6 +437,7 @@ if asked sanitize; then
     san memcheck test_gpu_linear
     san memcheck test_gpu_network
 fi
+checkpoint
 
 if asked resnet; then
     # ResNet-50 fp16 NHWC side by side in one run: nnop (autotuned, with and without CUDA
@@ -426,6 +458,7 @@ if asked resnet; then
         tail -20 "$OUT/profile_kernels.md"
     cat "$OUT/profile_kernels.md"
 fi
+checkpoint
 
 if asked profile; then
     # where a cold and a warm (serial) compile of ResNet-50 spend their time: a wall-clock
@@ -442,6 +475,7 @@ if asked profile; then
         tail -2 "$OUT/prof_$run.txt"
     done
 fi
+checkpoint
 
 if [ "${NNOP_BENCH_19:-0}" = 1 ] || asked bench19; then
     # the same benchmark built against PyTorch's cuDNN 9.19, for a same-version comparison
@@ -461,6 +495,7 @@ if [ "${NNOP_BENCH_19:-0}" = 1 ] || asked bench19; then
         fi
     fi
 fi
+checkpoint
 echo "== summary"
 for f in "$OUT/bench_table_autotune.md" "$OUT/coldstart.txt" "$OUT/bench_kernels.md"; do
     [ -f "$f" ] && cat "$f"
