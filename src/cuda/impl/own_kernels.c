@@ -142,9 +142,9 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
     st->scratch_slot = -1;
     if (st->kind == NNOP_STEP_POOL)
         pool_params(n, st);
-    if (st->kind == NNOP_STEP_GAP && nnop__gap_scratch_bytes(&st->xv, st->dtype) > 0) {
-        nnop_status r =
-                nnop__slot_alloc(p, nnop__gap_scratch_bytes(&st->xv, st->dtype), &st->scratch_slot);
+    if (st->kind == NNOP_STEP_GAP) {
+        size_t bytes = nnop__gap_scratch_bytes(&st->xv, st->dtype);
+        nnop_status r = bytes ? nnop__slot_alloc(p, bytes, &st->scratch_slot) : NNOP_OK;
         if (r != NNOP_OK)
             return r;
     }

@@ -22,6 +22,7 @@ namespace
 constexpr int kThreads = 256;
 
 using nnop_k::act_vec;
+using nnop_k::aligned;
 using nnop_k::binary;
 using nnop_k::coords;
 using nnop_k::epi_op;
@@ -56,7 +57,7 @@ __device__ __forceinline__ void epilogue(const nnop__dw_kparams &p, float *v, in
             const int c = c0 + e;
             switch (o.kind) {
             case NNOP_EPI_BIAS:
-                a[e] = 1.f, b[e] = ld(o.p[0], o.dtype, c);
+                b[e] = ld(o.p[0], o.dtype, c);
                 break;
             case NNOP_EPI_SCALE_SHIFT:
                 a[e] = ld(o.p[0], o.dtype, c), b[e] = ld(o.p[1], o.dtype, c);
@@ -230,11 +231,6 @@ int64_t extent(const nnop__kview &v)
     return 1 + (v.n - 1) * v.sn + (v.c - 1) * v.sc + (v.h - 1) * v.sh + (v.w - 1) * v.sw;
 }
 
-bool aligned(const void *p, int64_t bytes)
-{
-    return ((uintptr_t)p % (uintptr_t)bytes) == 0;
-}
-
 // The channels-last kernel takes V channels a thread (4: 16 or 8 bytes; 1 for other counts):
 // channels contiguous in x, y and w, C and every other stride a multiple of V, the pointers aligned
 // to V elements.
@@ -243,8 +239,7 @@ bool vector_fits(const nnop__dw_kparams *p, int V, size_t es)
     const nnop__kview &x = p->xv, &y = p->yv, &w = p->wv;
     return x.sc == 1 && y.sc == 1 && w.sn == 1 && y.c % V == 0 && x.sn % V == 0 && x.sh % V == 0 &&
            x.sw % V == 0 && y.sn % V == 0 && y.sh % V == 0 && y.sw % V == 0 && w.sh % V == 0 &&
-           w.sw % V == 0 && aligned(p->x, V * (int64_t)es) && aligned(p->y, V * (int64_t)es) &&
-           aligned(p->w, V * (int64_t)es);
+           w.sw % V == 0 && aligned(p->x, V * es) && aligned(p->y, V * es) && aligned(p->w, V * es);
 }
 
 template <typename T, int V, int TW, int S, int SW>

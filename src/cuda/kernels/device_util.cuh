@@ -114,6 +114,12 @@ __device__ __forceinline__ void coords(I i, const nnop__kview &y, bool c_fastest
     }
 }
 
+// Whether p is aligned to a bytes (a launcher's test for a vector path).
+inline bool aligned(const void *p, size_t a)
+{
+    return ((uintptr_t)p % a) == 0;
+}
+
 // Blocks for `items` work items of per_block each: at least 1, at most cap (132 SMs x 64; the
 // kernels loop over the rest).
 inline unsigned grid_for(int64_t items, int64_t per_block, int64_t cap = 132 * 64)

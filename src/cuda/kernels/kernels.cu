@@ -16,6 +16,7 @@ const int64_t kMaxBlocks = 132 * 64;
 
 using nnop_k::act;
 using nnop_k::act_vec;
+using nnop_k::aligned;
 using nnop_k::binary;
 using nnop_k::epi_op;
 using nnop_k::fromf;
@@ -993,11 +994,6 @@ bool packed_nchw(const nnop__kview &v)
 {
     return (v.w == 1 || v.sw == 1) && (v.h == 1 || v.sh == v.w) &&
            (v.c == 1 || v.sc == v.h * v.w) && (v.n == 1 || v.sn == v.c * v.h * v.w);
-}
-
-bool aligned(const void *p, size_t a)
-{
-    return ((uintptr_t)p % a) == 0;
 }
 
 template <typename T, int V, bool MAX>
