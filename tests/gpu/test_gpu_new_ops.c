@@ -5,33 +5,40 @@
  * over C, H, W (per-element gamma), group and instance norm, RMS norm, channel concat of three
  * inputs (and of 2-D ones), nearest and bilinear resize by scale and by size (align_corners
  * both ways, down and up), transposed convs (stride = kernel, padded with output padding,
- * grouped, dilated) with a bias+ReLU epilogue. Inputs are seeded random, outputs poisoned. */
+ * grouped, dilated) with a bias+ReLU epilogue, on cuDNN's data-gradient convolution and (output
+ * padding not below the stride) on the own kernel. "wide" cases have channel counts and
+ * positions that take the 16-byte paths (epilogue channel modes, concat rows, channels-last
+ * resize). Inputs are seeded random, outputs poisoned. */
 #include "gpu_harness.h"
 
 enum {
-    K_MUL_SAMPLE,   /* x * s, s N,C,1,1 (squeeze-excitation) */
-    K_MUL_CHANNEL,  /* x * s, s 1,C,1,1 at run time */
-    K_SUB_SAME,     /* x - y, same shape */
-    K_DIV_SAMPLE,   /* x / sigmoid(s), s N,C,1,1 */
-    K_CONV_SE,      /* conv -> bias -> mul by N,C,1,1 (split off cuDNN) */
-    K_LAYER_SCALE,  /* conv -> bias -> mul by a constant 1,C,1,1 -> add x (folded) */
-    K_CONV_HSWISH,  /* conv -> bias -> hard-swish (split off cuDNN) */
-    K_HSIGMOID,     /* hard-sigmoid, standalone */
-    K_MISH,         /* mish, standalone */
-    K_LN_C,         /* layer norm over C, gamma and beta */
-    K_LN_CHW,       /* layer norm over C, H, W, gamma 1,C,H,W, beta 1-D */
-    K_GN,           /* group norm, 4 groups, affine */
-    K_IN,           /* instance norm (groups = C), no affine */
-    K_RMS,          /* RMS norm over C, gamma */
-    K_CONCAT,       /* three 4-D inputs of 3, 8 and 5 channels */
-    K_CONCAT_2D,    /* two N x C inputs */
-    K_NEAREST_2X,   /* nearest, scale 2 */
-    K_NEAREST_SIZE, /* nearest, 7x5 -> 10x13 by size */
-    K_BILINEAR,     /* bilinear, scale 2 */
-    K_BILINEAR_AC,  /* bilinear, align_corners, by size, down in H and up in W */
-    K_DECONV_S2,    /* 2x2 stride 2 (U-Net's up-convolution) + bias + relu */
-    K_DECONV_PAD,   /* 3x3 stride 2 pad 1 output_pad 1 */
-    K_DECONV_GROUP, /* 3x3 stride 1 pad 1, 2 groups, dilation 2 */
+    K_MUL_SAMPLE,    /* x * s, s N,C,1,1 (squeeze-excitation) */
+    K_MUL_CHANNEL,   /* x * s, s 1,C,1,1 at run time */
+    K_SUB_SAME,      /* x - y, same shape */
+    K_DIV_SAMPLE,    /* x / sigmoid(s), s N,C,1,1 */
+    K_CONV_SE,       /* conv -> bias -> mul by N,C,1,1 (split off cuDNN) */
+    K_LAYER_SCALE,   /* conv -> bias -> mul by a constant 1,C,1,1 -> add x (folded) */
+    K_CONV_HSWISH,   /* conv -> bias -> hard-swish (split off cuDNN) */
+    K_HSIGMOID,      /* hard-sigmoid, standalone */
+    K_MISH,          /* mish, standalone */
+    K_LN_C,          /* layer norm over C, gamma and beta */
+    K_LN_CHW,        /* layer norm over C, H, W, gamma 1,C,H,W, beta 1-D */
+    K_GN,            /* group norm, 4 groups, affine */
+    K_IN,            /* instance norm (groups = C), no affine */
+    K_RMS,           /* RMS norm over C, gamma */
+    K_CONCAT,        /* three 4-D inputs of 3, 8 and 5 channels */
+    K_CONCAT_2D,     /* two N x C inputs */
+    K_NEAREST_2X,    /* nearest, scale 2 */
+    K_NEAREST_SIZE,  /* nearest, 7x5 -> 10x13 by size */
+    K_BILINEAR,      /* bilinear, scale 2 */
+    K_BILINEAR_AC,   /* bilinear, align_corners, by size, down in H and up in W */
+    K_DECONV_S2,     /* 2x2 stride 2 (U-Net's up-convolution) + bias + relu */
+    K_DECONV_PAD,    /* 3x3 stride 2 pad 1 output_pad 1 */
+    K_DECONV_GROUP,  /* 3x3 stride 1 pad 1, 2 groups, dilation 2 */
+    K_DECONV_OWN,    /* 3x3 stride 1 dilation 2 output_pad 1: no forward conv's gradient */
+    K_MUL_WIDE,      /* x * s, x 2x16x4x6, s N,C,1,1 */
+    K_CONCAT_WIDE,   /* inputs of 8 and 16 channels */
+    K_BILINEAR_WIDE, /* bilinear, scale 2, 16 channels */
     K_KINDS
 };
 
@@ -80,32 +87,41 @@ static const new_case cases[] = {
         ROWS("deconv_s2", K_DECONV_S2),
         ROWS("deconv_pad", K_DECONV_PAD),
         ROWS("deconv_group", K_DECONV_GROUP),
+        ROWS("deconv_own", K_DECONV_OWN),
+        ROWS("mul_wide", K_MUL_WIDE),
+        ROWS("concat_wide", K_CONCAT_WIDE),
+        ROWS("bilinear_wide", K_BILINEAR_WIDE),
 };
 
 /* What nnop_plan_describe must say for each kind. */
-static const char *const expect[K_KINDS] = {[K_MUL_SAMPLE] = "own kernel: epilogue",
-                                            [K_MUL_CHANNEL] = "own kernel: epilogue",
-                                            [K_SUB_SAME] = "own kernel: epilogue",
-                                            [K_DIV_SAMPLE] = "own kernel: epilogue",
-                                            [K_CONV_SE] = "is not lowered to cuDNN",
-                                            [K_LAYER_SCALE] = "bn/bias folded",
-                                            [K_CONV_HSWISH] = "hard-swish has no cuDNN",
-                                            [K_HSIGMOID] = "own kernel: epilogue",
-                                            [K_MISH] = "own kernel: epilogue",
-                                            [K_LN_C] = "layer norm over C",
-                                            [K_LN_CHW] = "norm over 1 group",
-                                            [K_GN] = "norm over 4 groups",
-                                            [K_IN] = "norm over 12 groups",
-                                            [K_RMS] = "RMS norm over C",
-                                            [K_CONCAT] = "concat, a copy per input (3)",
-                                            [K_CONCAT_2D] = "concat",
-                                            [K_NEAREST_2X] = "resize, nearest",
-                                            [K_NEAREST_SIZE] = "resize, nearest",
-                                            [K_BILINEAR] = "resize, bilinear",
-                                            [K_BILINEAR_AC] = "corners aligned",
-                                            [K_DECONV_S2] = "own kernel: transposed conv",
-                                            [K_DECONV_PAD] = "transposed conv",
-                                            [K_DECONV_GROUP] = "transposed conv"};
+static const char *const expect[K_KINDS] = {
+        [K_MUL_SAMPLE] = "own kernel: epilogue",
+        [K_MUL_CHANNEL] = "own kernel: epilogue",
+        [K_SUB_SAME] = "own kernel: epilogue",
+        [K_DIV_SAMPLE] = "own kernel: epilogue",
+        [K_CONV_SE] = "is not lowered to cuDNN",
+        [K_LAYER_SCALE] = "bn/bias folded",
+        [K_CONV_HSWISH] = "hard-swish has no cuDNN",
+        [K_HSIGMOID] = "own kernel: epilogue",
+        [K_MISH] = "own kernel: epilogue",
+        [K_LN_C] = "layer norm over C",
+        [K_LN_CHW] = "norm over 1 group",
+        [K_GN] = "norm over 4 groups",
+        [K_IN] = "norm over 12 groups",
+        [K_RMS] = "RMS norm over C",
+        [K_CONCAT] = "concat, a copy per input (3)",
+        [K_CONCAT_2D] = "concat",
+        [K_NEAREST_2X] = "resize, nearest",
+        [K_NEAREST_SIZE] = "resize, nearest",
+        [K_BILINEAR] = "resize, bilinear",
+        [K_BILINEAR_AC] = "corners aligned",
+        [K_DECONV_S2] = "cudnn data gradient (transposed conv), eng",
+        [K_DECONV_PAD] = "cudnn data gradient (transposed conv), eng",
+        [K_DECONV_GROUP] = "transposed conv",
+        [K_DECONV_OWN] = "own kernel: transposed conv",
+        [K_MUL_WIDE] = "own kernel: epilogue",
+        [K_CONCAT_WIDE] = "concat, a copy per input (2)",
+        [K_BILINEAR_WIDE] = "resize, bilinear"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
                         int64_t h, int64_t w)
@@ -142,6 +158,8 @@ static nnop_value binary(nnop_graph *g, const new_case *nc)
     switch (nc->kind) {
     case K_MUL_SAMPLE:
         return nnop_mul(g, x, input(g, "s", nc, 2, 12, 1, 1));
+    case K_MUL_WIDE:
+        return nnop_mul(g, input(g, "xw", nc, 2, 16, 4, 6), input(g, "s", nc, 2, 16, 1, 1));
     case K_MUL_CHANNEL:
         return nnop_mul(g, x, input(g, "s", nc, 1, 12, 1, 1));
     case K_SUB_SAME:
@@ -181,6 +199,11 @@ static nnop_value concat(nnop_graph *g, const new_case *nc)
         xs[1] = nnop_input(g, "b", &b);
         return nnop_concat(g, xs, 2);
     }
+    if (nc->kind == K_CONCAT_WIDE) {
+        xs[0] = nnop_act(g, input(g, "a", nc, 2, 8, 3, 5), NNOP_ACT_RELU, 0);
+        xs[1] = input(g, "b", nc, 2, 16, 3, 5);
+        return nnop_concat(g, xs, 2);
+    }
     xs[0] = input(g, "a", nc, 2, 3, 5, 6);
     xs[1] = nnop_act(g, input(g, "b", nc, 2, 8, 5, 6), NNOP_ACT_RELU, 0); /* a computed input */
     xs[2] = input(g, "c", nc, 2, 5, 5, 6);
@@ -200,7 +223,7 @@ static nnop_value resize(nnop_graph *g, const new_case *nc)
     } else {
         p.scale[0] = p.scale[1] = 2.0;
     }
-    return nnop_resize(g, input(g, "x", nc, 2, 5, 7, 5), &p);
+    return nnop_resize(g, input(g, "x", nc, 2, nc->kind == K_BILINEAR_WIDE ? 16 : 5, 7, 5), &p);
 }
 
 static nnop_value deconv(nnop_graph *g, const new_case *nc)
@@ -208,12 +231,13 @@ static nnop_value deconv(nnop_graph *g, const new_case *nc)
     nnop_conv_transpose_params p;
     nnop_value x = input(g, "x", nc, 2, 8, 5, 6), y;
     int64_t k = 6, r = nc->kind == K_DECONV_S2 ? 2 : 3, groups = nc->kind == K_DECONV_GROUP ? 2 : 1;
+    int s1 = nc->kind == K_DECONV_GROUP || nc->kind == K_DECONV_OWN; /* stride 1, dilation 2 */
     memset(&p, 0, sizeof p);
     p.groups = groups;
-    p.stride[0] = p.stride[1] = nc->kind == K_DECONV_GROUP ? 1 : 2;
-    p.dilation[0] = p.dilation[1] = nc->kind == K_DECONV_GROUP ? 2 : 1;
+    p.stride[0] = p.stride[1] = s1 ? 1 : 2;
+    p.dilation[0] = p.dilation[1] = s1 ? 2 : 1;
     p.pad[0] = p.pad[1] = nc->kind == K_DECONV_S2 ? 0 : 1;
-    p.output_pad[0] = nc->kind == K_DECONV_PAD;
+    p.output_pad[0] = nc->kind == K_DECONV_PAD || nc->kind == K_DECONV_OWN;
     p.output_pad[1] = 0;
     y = nnop_conv_transpose(g, x, const4(g, "w", nc, 8, k / groups, r, r, 31, -0.3f, 0.3f), &p);
     if (nc->kind == K_DECONV_S2)
@@ -229,6 +253,7 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_MUL_CHANNEL:
     case K_SUB_SAME:
     case K_DIV_SAMPLE:
+    case K_MUL_WIDE:
         return binary(g, nc);
     case K_CONV_SE:
         y = conv_bias(g, nc, input(g, "x", nc, 2, 6, 7, 5), 16);
@@ -253,11 +278,13 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
         return norm(g, nc);
     case K_CONCAT:
     case K_CONCAT_2D:
+    case K_CONCAT_WIDE:
         return concat(g, nc);
     case K_NEAREST_2X:
     case K_NEAREST_SIZE:
     case K_BILINEAR:
     case K_BILINEAR_AC:
+    case K_BILINEAR_WIDE:
         return resize(g, nc);
     default:
         return deconv(g, nc);
@@ -275,8 +302,9 @@ static void run_case(void **state)
     const new_case *nc = (const new_case *)*state;
     h_run r;
     int conv = nc->kind == K_CONV_SE || nc->kind == K_LAYER_SCALE || nc->kind == K_CONV_HSWISH;
+    int deconv = nc->kind >= K_DECONV_S2 && nc->kind <= K_DECONV_OWN;
     NNOP_TEST_REQUIRE_GPU();
-    h_run_init(&r, nc->dt, conv ? 54.0 : nc->kind >= K_DECONV_S2 ? 36.0 : 1.0); /* reductions */
+    h_run_init(&r, nc->dt, conv ? 54.0 : deconv ? 36.0 : 1.0); /* reductions */
     h_check_case(&r, nc->name, build_case, nc, expect[nc->kind]);
 }
 

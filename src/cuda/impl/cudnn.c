@@ -1,7 +1,8 @@
 /* cudnn.c: partitions on cuDNN: the whole chain as one operation graph with the engine the
  * engine stage picks (a C=3 first layer tried zero-padded to C=4 first, stem.c), or, after
  * cuDNN refused the whole chain, its longest prefix cuDNN takes, the rest split off to run
- * as an own epilogue kernel (the reason kept for nnop_plan_describe). Linear layers never
+ * as an own epilogue kernel (the reason kept for nnop_plan_describe); a transposed conv as
+ * cuDNN's data-gradient convolution, its epilogue split off the same way. Linear layers never
  * come here: they run on cuBLASLt or the own linear kernel (issue 10). Execute binds the
  * slots into a variant pack: up to NNOP_VPACK_CACHE prebuilt per step, keyed by pointers. */
 #include <stdio.h>
@@ -106,7 +107,7 @@ static int cudnn_fits(const nnop_plan *p, const nnop__impl_try *t, const char **
         return 0;
     }
     if (n->op != NNOP_OP_CONV) {
-        *why_not = "transposed convolutions run on the own kernel";
+        *why_not = "a transposed convolution is cuDNN's data gradient, alone";
         return 0;
     }
     return 1;
@@ -142,6 +143,55 @@ static nnop_status prefix_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
     return NNOP_OK;
 }
 
+/* A transposed conv whose output padding keeps it the data gradient of a forward conv (that
+ * conv's output size, from the transposed conv's output, is then its input's). */
+static int dgrad_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    const nnop_conv_transpose_params *cp = &n->attr.deconv;
+    if (n->op != NNOP_OP_CONV_TRANSPOSE) {
+        *why_not = "not a transposed convolution";
+        return 0;
+    }
+    if (cp->output_pad[0] >= cp->stride[0] || cp->output_pad[1] >= cp->stride[1]) {
+        *why_not = "output padding not below the stride: no forward conv has this data gradient";
+        return 0;
+    }
+    return 1;
+}
+
+static nnop_status dgrad_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *step)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    nnop__dnn_step *dnn = (nnop__dnn_step *)nnop__calloc(1, sizeof *dnn);
+    int32_t x_slot = -1, w_slot = -1;
+    nnop_status st;
+    if (!dnn)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    st = nnop__slot_value(p, n->in[0], &x_slot);
+    if (st == NNOP_OK)
+        st = nnop__slot_value(p, n->in[1], &w_slot);
+    if (st == NNOP_OK)
+        st = nnop__lower_deconv(p, t->first, x_slot, w_slot, dnn);
+    if (st == NNOP_OK)
+        st = nnop__engine_select(p, dnn, t->why, sizeof t->why);
+    else
+        nnop__copy_text(t->why, sizeof t->why, nnop__error_body(p->ctx));
+    if (st != NNOP_OK) {
+        nnop__dnn_step_destroy(dnn);
+        return st;
+    }
+    step->kind = NNOP_STEP_DNN;
+    step->dnn = dnn;
+    step->y_slot = n->out;
+    if (t->count > 1) {
+        t->taken = 1;
+        t->who = "cuDNN's data-gradient convolution took the transposed conv";
+        snprintf(t->why, sizeof t->why, "the epilogue runs on the own epilogue kernel");
+    }
+    return NNOP_OK;
+}
+
 static nnop_status cudnn_run(nnop_plan *p, nnop__cuda_step *s)
 {
     nnop_status st = NNOP_OK;
@@ -152,7 +202,8 @@ static nnop_status cudnn_run(nnop_plan *p, nnop__cuda_step *s)
 
 static size_t cudnn_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "[cudnn eng%lld %s, workspace %lld B%s%s%s%s]",
+    int n = snprintf(buf, len, "[cudnn %seng%lld %s, workspace %lld B%s%s%s%s]",
+                     s->impl == &nnop__impl_cudnn_dgrad ? "data gradient (transposed conv), " : "",
                      (long long)s->dnn->engine, s->dnn->rtc ? "runtime-compiled" : "precompiled",
                      (long long)s->dnn->workspace, tuned(s->dnn),
                      s->dnn->rtc_unsafe ? ", runtime-compiled engines excluded for this shape" : "",
@@ -179,3 +230,5 @@ const nnop__impl nnop__impl_cudnn_graph = {"cudnn graph", cudnn_fits,     graph_
                                            cudnn_run,     cudnn_describe, cudnn_destroy};
 const nnop__impl nnop__impl_cudnn_prefix = {"cudnn prefix", cudnn_fits,     prefix_build,
                                             cudnn_run,      cudnn_describe, cudnn_destroy};
+const nnop__impl nnop__impl_cudnn_dgrad = {
+        "cudnn data gradient", dgrad_fits, dgrad_build, cudnn_run, cudnn_describe, cudnn_destroy};

@@ -1,7 +1,7 @@
-/* deconv.c: the implementation-list entry for transposed convolutions: the own gather kernel
- * (kernels/deconv.cu) runs the convolution, and the rest of the partition (bias, batch-norm,
- * activation) is split off to the own epilogue kernel. cuDNN's data-gradient convolution is
- * not used yet. */
+/* deconv.c: the implementation-list entry for the transposed convolutions cuDNN's
+ * data-gradient convolution (cudnn.c) did not take: the own gather kernel (kernels/deconv.cu)
+ * runs the convolution, and the rest of the partition (bias, batch-norm, activation) is split
+ * off to the own epilogue kernel. */
 #include <stdio.h>
 
 #include "cuda/impl/impl.h"

@@ -108,6 +108,7 @@ extern const nnop__impl nnop__impl_own_linear;   /* own_kernels.c */
 extern const nnop__impl nnop__impl_depthwise;    /* depthwise.c */
 extern const nnop__impl nnop__impl_cudnn_graph;  /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_prefix; /* cudnn.c */
+extern const nnop__impl nnop__impl_cudnn_dgrad;  /* cudnn.c */
 extern const nnop__impl nnop__impl_deconv;       /* deconv.c */
 extern const nnop__impl nnop__impl_own_epilogue; /* own_kernels.c */
 extern const nnop__impl nnop__impl_norm;         /* norm.c */

@@ -9,7 +9,8 @@ const nnop__impl *const nnop__impls[] = {
         &nnop__impl_blaslt,       /* linear [+ bias] [+ ReLU/GELU] on cuBLASLt, longest prefix */
         &nnop__impl_own_linear,   /* linear layers cuBLASLt refused */
         &nnop__impl_depthwise,    /* depthwise convs (cuDNN took milliseconds on sm_90) */
-        &nnop__impl_deconv,       /* transposed convs on the own gather kernel */
+        &nnop__impl_cudnn_dgrad,  /* transposed convs as cuDNN's data-gradient conv */
+        &nnop__impl_deconv,       /* transposed convs cuDNN refused: the own gather kernel */
         &nnop__impl_cudnn_graph,  /* the whole chain as one cuDNN graph */
         &nnop__impl_cudnn_prefix, /* the longest prefix cuDNN takes; the rest split off */
         &nnop__impl_own_epilogue, /* pointwise partitions, split-off epilogues included */

@@ -800,9 +800,22 @@ template <int V> __device__ __forceinline__ void ld_any(const void *p, int dt, i
     }
 }
 
+// The channels of a vector's V elements. CM 0: any (V stepped channels, ch[]); 1: V
+// consecutive channels from c0 (channels contiguous, C a multiple of V); 2: all c0 (the channel
+// stride a multiple of V). The last two hold no array, which keeps the kernel's registers
+// down (more loads in flight).
+template <int V, int CM> struct Chans {
+    int c0;
+    int ch[CM == 0 ? V : 1];
+    __device__ __forceinline__ int operator[](int e) const
+    {
+        return CM == 1 ? c0 + e : CM == 2 ? c0 : ch[e];
+    }
+};
+
 // V per-channel operands at channels ch[] (one dtype switch for all of them).
-template <int V>
-__device__ __forceinline__ void ld_chan(const void *p, int dt, const int *ch, float *o)
+template <int V, typename CH>
+__device__ __forceinline__ void ld_chan(const void *p, int dt, const CH &ch, float *o)
 {
     if (dt == 0) {
 #pragma unroll
@@ -820,8 +833,9 @@ __device__ __forceinline__ void ld_chan(const void *p, int dt, const int *ch, fl
 }
 
 // The pointwise chain, V elements per thread (V = 16 bytes of x, or 1), 32-bit indices; the
-// channel of each element follows from (i / cstride) % C, stepped without divisions.
-template <typename TX, typename TY, int V>
+// channel of each element follows from (i / cstride) % C, stepped without divisions (CM 0), or
+// is known for the whole vector (CM 1, 2: see Chans; broadcast operands then index one sample).
+template <typename TX, typename TY, int V, int CM>
 __global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params p)
 {
     const int nv = (int)(p.count / V), cstride = (int)p.cstride, C = (int)p.C;
@@ -829,15 +843,19 @@ __global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params
     TY *y = static_cast<TY *>(p.y);
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nv; i += gridDim.x * blockDim.x) {
         int e0 = i * V;
-        int q = e0 / cstride, rem = e0 - q * cstride, c0 = q % C;
-        int ch[V];
+        int q = e0 / cstride, rem = e0 - q * cstride;
+        Chans<V, CM> ch;
+        ch.c0 = q % C;
+        if (CM == 0) {
+            int c = ch.c0;
 #pragma unroll
-        for (int e = 0; e < V; e++) {
-            ch[e] = c0;
-            if (++rem == cstride) {
-                rem = 0;
-                if (++c0 == C)
-                    c0 = 0;
+            for (int e = 0; e < V; e++) {
+                ch.ch[e] = c;
+                if (++rem == cstride) {
+                    rem = 0;
+                    if (++c == C)
+                        c = 0;
+                }
             }
         }
         float v[V];
@@ -878,6 +896,13 @@ __global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params
             case NNOP_EPI_DIV:
                 if (o.bmode == NNOP_BCAST_NONE) {
                     ld_any<V>(o.p[0], o.dtype, e0, z);
+                } else if (CM != 0) {
+                    // the sample stride is a multiple of V: one sample for the whole vector
+                    const int64_t nb =
+                            o.bmode == NNOP_BCAST_SAMPLE ? (int64_t)(e0 / (int)o.xsn) * o.bsn : 0;
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        z[e] = ld(o.p[0], o.dtype, nb + ch[e] * o.bsc);
                 } else {
                     // the sample of element e0 + e: one 32-bit division a vector, then steps
                     // (not a 64-bit division an element)
@@ -1133,7 +1158,18 @@ template <typename TX, typename TY> void epilogue_typed(const nnop__epi_params *
 {
     const int V = 16 / (int)sizeof(TX);
     int64_t nv = p->count / V;
-    epilogue_vec_kernel<TX, TY, V><<<blocks_for(nv), kThreads, 0, s>>>(*p);
+    bool one_sample = true; /* every broadcast operand's sample constant over a vector */
+    for (int k = 0; k < p->n_ops; k++)
+        if (p->ops[k].kind >= NNOP_EPI_MUL && p->ops[k].bmode != NNOP_BCAST_NONE)
+            one_sample = one_sample && p->ops[k].xsn % V == 0;
+    if (!one_sample)
+        epilogue_vec_kernel<TX, TY, V, 0><<<blocks_for(nv), kThreads, 0, s>>>(*p);
+    else if (p->cstride == 1 && p->C % V == 0)
+        epilogue_vec_kernel<TX, TY, V, 1><<<blocks_for(nv), kThreads, 0, s>>>(*p);
+    else if (p->cstride % V == 0)
+        epilogue_vec_kernel<TX, TY, V, 2><<<blocks_for(nv), kThreads, 0, s>>>(*p);
+    else
+        epilogue_vec_kernel<TX, TY, V, 0><<<blocks_for(nv), kThreads, 0, s>>>(*p);
     if (nv * V < p->count)
         epilogue_kernel<<<1, kThreads, 0, s>>>(*p, nv * V);
 }

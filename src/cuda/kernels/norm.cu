@@ -5,9 +5,11 @@
 // element (exact where x is within a factor 2 of it): a box of equal values normalizes to
 // exactly beta, and a box of values close together keeps its digits (the differential tester
 // found float cancellation there: 2e-4 off in f32 for three values 0.1 apart near -1.9).
-// Per-position boxes over contiguous channels (channels-last) take one warp each; over strided
-// channels (channels-first) one thread each, neighbouring threads on neighbouring pixels. Per-group
-// boxes take one block each.
+// Per-position boxes over contiguous channels (channels-last) take one warp each, or, packed
+// with C a multiple of 16 bytes' worth, G lanes each (G a power of two, up to 4 vectors of 16
+// bytes a lane held in registers: one read of x, 32/G positions a warp); over strided channels
+// (channels-first) one thread each, neighbouring threads on neighbouring pixels. Per-group boxes
+// take one block each.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -18,9 +20,15 @@ namespace
 
 constexpr int kThreads = 256;
 
+using nnop_k::aligned;
+using nnop_k::fromf;
 using nnop_k::grid_for;
 using nnop_k::ld;
+using nnop_k::ldv;
 using nnop_k::st;
+using nnop_k::stv;
+using nnop_k::tof;
+using nnop_k::Vec;
 
 // gamma (or beta) at channel c, row h, column w: 1-D of C or per element (dim 0 = 1).
 __device__ __forceinline__ float param(const void *q, int dt, const nnop__kview &v, int per_el,
@@ -94,6 +102,142 @@ __global__ void __launch_bounds__(kThreads) norm_rows_warp_kernel(nnop__norm_kpa
             st(p.y, p.dtype, base + c,
                affine(p, ((ld(p.x, p.dtype, base + c) - x0) - mean) * rstd, c, h, w));
     }
+}
+
+// Sum over the G lanes of an aligned group of the warp (every lane of the warp takes part).
+template <int G> __device__ __forceinline__ float group_sum(float v)
+{
+#pragma unroll
+    for (int o = G / 2; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// V per-channel parameters from channel c0 at stride sn (absent: all a), one dtype switch.
+template <int V>
+__device__ __forceinline__ void chan_params(const void *q, int dt, int64_t sn, int c0, float a,
+                                            float *out)
+{
+    if (!q) {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            out[e] = a;
+    } else if (dt == 0) {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            out[e] = static_cast<const float *>(q)[(c0 + e) * sn];
+    } else if (dt == 1) {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            out[e] = __half2float(static_cast<const __half *>(q)[(c0 + e) * sn]);
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            out[e] = __bfloat162float(static_cast<const __nv_bfloat16 *>(q)[(c0 + e) * sn]);
+    }
+}
+
+// Per position of packed channels-last x (and y), C = nv vectors of V: G lanes a position, lane
+// l of the group holding vectors l, l + G, ... (at most R); 1-D gamma and beta (or none).
+// (kThreads, 4): 64 registers; left free, ptxas took 255 and spilled.
+template <typename T, int V, int G, int R>
+__global__ void __launch_bounds__(kThreads, 4) norm_rows_vec_kernel(nnop__norm_kparams p, int nv)
+{
+    const int64_t positions = p.xv.n * p.xv.h * p.xv.w, C = p.xv.c;
+    const int sub = threadIdx.x % G;
+    const T *__restrict__ x = static_cast<const T *>(p.x);
+    T *__restrict__ y = static_cast<T *>(p.y);
+    const int64_t per_step = ((int64_t)gridDim.x * blockDim.x) / G;
+    // the loop bound is tested on the warp's first position, so whole warps iterate together
+    for (int64_t first = (blockIdx.x * (int64_t)blockDim.x + (threadIdx.x & ~31)) / G;
+         first < positions; first += per_step) {
+        const int64_t pos = first + (threadIdx.x & 31) / G;
+        const bool live = pos < positions;
+        const T *xr = x + pos * C;
+        float v[R][V];
+        const float x0 = live && !p.rms ? tof(xr[0]) : 0.f;
+        float s = 0.f;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int j = sub + r * G;
+            if (live && j < nv) {
+                const Vec<T, V> a = ldv<T, V>(xr + j * V);
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    v[r][e] = tof(a.v[e]) - x0;
+                    s += v[r][e];
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    v[r][e] = 0.f;
+            }
+        }
+        const float mean = p.rms ? 0.f : group_sum<G>(s) / (float)C;
+        float q = 0.f;
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            if (sub + r * G < nv)
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const float d = v[r][e] - mean;
+                    q += d * d;
+                }
+        const float rstd = rsqrtf(group_sum<G>(q) / (float)C + p.eps);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int j = sub + r * G;
+            if (!live || j >= nv)
+                continue;
+            float g[V], b[V];
+            chan_params<V>(p.gamma, p.g_dtype, p.gv.sn, j * V, 1.f, g);
+            chan_params<V>(p.beta, p.b_dtype, p.bv.sn, j * V, 0.f, b);
+            Vec<T, V> o;
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                o.v[e] = fromf<T>((v[r][e] - mean) * rstd * g[e] + b[e]);
+            stv<T, V>(y + pos * C + j * V, o);
+        }
+    }
+}
+
+// The vector path for T, if the shape and pointers allow it: the smallest group holding
+// C in at most 4 vectors a lane.
+template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream_t s)
+{
+    constexpr int V = 16 / sizeof(T), R = 4;
+    const nnop__kview &v = p->xv;
+    const int64_t positions = v.n * v.h * v.w;
+    if (v.sc != 1 || v.sw != v.c || v.sh != v.w * v.c || v.sn != v.h * v.sh || v.c % V != 0 ||
+        v.c > 32 * R * V || p->g_per_element || p->b_per_element || !aligned(p->x, 16) ||
+        !aligned(p->y, 16))
+        return false;
+    const int nv = (int)(v.c / V);
+    int G = 1;
+    while (G * R < nv)
+        G *= 2;
+    const unsigned grid = grid_for(positions * G, kThreads);
+    switch (G) {
+    case 1:
+        norm_rows_vec_kernel<T, V, 1, R><<<grid, kThreads, 0, s>>>(*p, nv);
+        break;
+    case 2:
+        norm_rows_vec_kernel<T, V, 2, R><<<grid, kThreads, 0, s>>>(*p, nv);
+        break;
+    case 4:
+        norm_rows_vec_kernel<T, V, 4, R><<<grid, kThreads, 0, s>>>(*p, nv);
+        break;
+    case 8:
+        norm_rows_vec_kernel<T, V, 8, R><<<grid, kThreads, 0, s>>>(*p, nv);
+        break;
+    case 16:
+        norm_rows_vec_kernel<T, V, 16, R><<<grid, kThreads, 0, s>>>(*p, nv);
+        break;
+    default:
+        norm_rows_vec_kernel<T, V, 32, R><<<grid, kThreads, 0, s>>>(*p, nv);
+        break;
+    }
+    return true;
 }
 
 // Per position, channels strided: one thread per (n, h, w), w fastest.
@@ -205,6 +349,10 @@ Box box_of(const nnop__norm_kparams &p)
 extern "C" cudaError_t nnop__k_norm(const nnop__norm_kparams *p, cudaStream_t s)
 {
     const int64_t positions = p->xv.n * p->xv.h * p->xv.w;
+    if (p->per_position && (p->dtype == 0   ? norm_rows_vec<float>(p, s)
+                            : p->dtype == 1 ? norm_rows_vec<__half>(p, s)
+                                            : norm_rows_vec<__nv_bfloat16>(p, s)))
+        return cudaGetLastError();
     if (!p->per_position)
         norm_groups_kernel<<<grid_for(p->xv.n * p->groups, 1), kThreads, 0, s>>>(*p, box_of(*p));
     else if (p->xv.sc == 1 && p->xv.c >= 32)

@@ -1,7 +1,11 @@
-/* conv.c: the producers: 2-D convolution forward and the linear layer as a matmul. */
+/* conv.c: the producers: 2-D convolution forward, the transposed convolution as cuDNN's
+ * data-gradient convolution, and the linear layer as a matmul. */
 #include "cuda/lower/lower.h"
 
-static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_conv_params *cp,
+/* pad, stride and dilation as the convolution descriptor takes them (a transposed conv's are
+ * those of the forward conv it is the data gradient of). */
+static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const int64_t *cpad,
+                             const int64_t *cstride, const int64_t *cdil,
                              cudnnBackendDescriptor_t *out)
 {
     int64_t sd = 2, pad[2], stride[2], dil[2];
@@ -18,9 +22,9 @@ static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const nnop_co
     nnop_status st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, out);
     int i;
     for (i = 0; i < 2; i++) {
-        pad[i] = cp->pad[i];
-        stride[i] = cp->stride[i];
-        dil[i] = cp->dilation[i];
+        pad[i] = cpad[i];
+        stride[i] = cstride[i];
+        dil[i] = cdil[i];
     }
     nnop__fp_add_str(&s->fpb, "conv");
     nnop__fp_add_bytes(&s->fpb, pad, sizeof pad);
@@ -61,11 +65,53 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
     if (st == NNOP_OK)
         st = nnop__lower_tensor(ctx, s, wd->ndim, wd->dims, wd->strides, wd->dtype, c->w_slot, &w);
     if (st == NNOP_OK)
-        st = conv_desc(ctx, s, &n->attr.conv, &cd);
+        st = conv_desc(ctx, s, n->attr.conv.pad, n->attr.conv.stride, n->attr.conv.dilation, &cd);
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &op);
     if (st == NNOP_OK)
         st = nnop__dnn_set_all(ctx, op, attrs, NNOP_COUNT(attrs), "convolution forward operation");
+    return st == NNOP_OK ? add_op(ctx, s, op) : st;
+}
+
+/* y = conv_transpose(x, w) is the data gradient dx of the forward conv with the same pad,
+ * stride and dilation: dy is x, dx is y, and the weights [C_in, C_out/groups, R, S] are that
+ * conv's [K, C/groups, R, S] as they are (cuDNN takes the groups from the channel counts). */
+nnop_status nnop__lower_deconv(nnop_plan *p, int32_t node, int32_t x_slot, int32_t w_slot,
+                               nnop__dnn_step *s)
+{
+    nnop_context *ctx = p->ctx;
+    const nnop__node *n = &p->g->nodes[node];
+    const nnop_conv_transpose_params *cp = &n->attr.deconv;
+    const nnop_tensor_desc *xd = &p->g->values[n->in[0]].desc;
+    const nnop_tensor_desc *wd = &p->g->values[n->in[1]].desc;
+    const nnop_tensor_desc *yd = &p->g->values[n->out].desc;
+    cudnnBackendDescriptor_t dy = NULL, w = NULL, dx = NULL, cd = NULL, op = NULL;
+    float alpha = 1.0f, beta = 0.0f;
+    const nnop__attr attrs[] = {
+            NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, &dx),
+            NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, &w),
+            NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, &dy),
+            NNOP_ATTR_DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, &cd),
+            NNOP_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha),
+            NNOP_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta)};
+    nnop_status st;
+    nnop__fp_init(&s->fpb);
+    nnop__fp_add_str(&s->fpb, "nnop-dnn/dgrad/v1");
+    s->is_conv = 1;
+    s->fp32 = yd->dtype == NNOP_F32;
+    st = nnop__lower_tensor(ctx, s, yd->ndim, yd->dims, yd->strides, yd->dtype, n->out, &dx);
+    if (st == NNOP_OK)
+        st = nnop__lower_tensor(ctx, s, xd->ndim, xd->dims, xd->strides, xd->dtype, x_slot, &dy);
+    if (st == NNOP_OK)
+        st = nnop__lower_tensor(ctx, s, wd->ndim, wd->dims, wd->strides, wd->dtype, w_slot, &w);
+    if (st == NNOP_OK)
+        st = conv_desc(ctx, s, cp->pad, cp->stride, cp->dilation, &cd);
+    if (st == NNOP_OK)
+        st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                              &op);
+    if (st == NNOP_OK)
+        st = nnop__dnn_set_all(ctx, op, attrs, NNOP_COUNT(attrs),
+                               "convolution backward data operation");
     return st == NNOP_OK ? add_op(ctx, s, op) : st;
 }
 

@@ -131,6 +131,10 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
                              cudnnBackendDescriptor_t y);
 nnop_status nnop__lower_matmul(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
                                cudnnBackendDescriptor_t y);
+/* Transposed conv node as a one-operation step (its own fingerprint): cuDNN's data-gradient
+ * convolution from x_slot and w_slot into the node's output value. */
+nnop_status nnop__lower_deconv(nnop_plan *p, int32_t node, int32_t x_slot, int32_t w_slot,
+                               nnop__dnn_step *s);
 /* Epilogue op k of the chain from tensor in to tensor out (pointwise.c). view dims and
  * strides describe the producer output (4-D conv or 3-D matmul). */
 nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, nnop__dnn_step *s,
