@@ -264,6 +264,8 @@ nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *c
 void nnop__cuda_plan_destroy(nnop_plan *p);
 /* Append the description of partition i (engine, workspace, ...) to buf; returns chars needed. */
 size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len);
+/* nnop_plan_engines on a CUDA plan. */
+nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count);
 
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out);
 void nnop__cuda_free(nnop_context *ctx, void *p);

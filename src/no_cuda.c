@@ -70,6 +70,15 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
     return 0;
 }
 
+nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count)
+{
+    (void)p;
+    (void)out;
+    (void)cap;
+    *count = 0;
+    return NNOP_OK;
+}
+
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
 {
     (void)bytes;

@@ -204,6 +204,22 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
     return t.used;
 }
 
+nnop_status nnop_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count)
+{
+    if (count)
+        *count = 0;
+    if (!p || !count)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (cap < 0 || (cap > 0 && !out))
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_plan_engines: cap is %d with out %s (cap must be >= 0, and out "
+                          "set when cap > 0)",
+                          cap, out ? "set" : "NULL");
+    if (!p->cuda)
+        return NNOP_OK; /* the CPU backend has no engines */
+    return nnop__cuda_plan_engines(p, out, cap, count);
+}
+
 nnop_status nnop_graph_warmup(nnop_graph *g, const nnop_compile_options *opts)
 {
     nnop_plan *p = NULL;

@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|doctor|bench-check|nnop-bench|sweep|depthwise|vision-errors|vision|vision-profile|newops|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|difftest-bg|difftest-collect|engines|doctor|bench-check|nnop-bench|sweep|depthwise|vision-errors|vision|vision-profile|newops|all]
 #   (default all; several may be given, comma-separated: tests,profile)
 set -u
 WHAT=${1:-all}
@@ -46,6 +46,11 @@ echo "== deps"
 mkdir -p /tmp/deps && for f in .deps/*.deb; do dpkg -x "$f" /tmp/deps; done
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
+# NNOP_SKIP_BUILD=1: use the build already in $BUILD (a later call on the same warm machine,
+# with NNOP_BUILD_DIR inside the repo: the device keeps ignored build folders between calls)
+if [ "${NNOP_SKIP_BUILD:-0}" = 1 ] && [ -x "$BUILD/tests/difftest/difftest" ]; then
+    echo "== build: the one in $BUILD, kept from the last call"
+else
 echo "== configure and build"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCUDNN_ROOT=/usr \
     -Dcmocka_DIR=/tmp/deps/usr/lib/x86_64-linux-gnu/cmake/cmocka \
@@ -62,6 +67,7 @@ if ! cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1; then
 fi
 checkpoint
 grep -E "warning" "$OUT/build.log" | head -10
+fi
 
 # difftest_jobs NAME JOBS FIRST_SEED ARGS...: the differential tester on the GPU in JOBS
 # processes at once (runtime compilation of cuDNN engines is CPU-bound), seeds FIRST_SEED.. ;
@@ -197,6 +203,23 @@ if asked newops; then
         echo "case $c: rc $? | $(grep -cE '^FAIL' "$OUT/difftest_case_$c.log") failures |" \
             "$(grep -E 'conditioning' "$OUT/difftest_case_$c.log" | grep -oE '[0-9]+$') tolerated as ill-conditioned"
     done
+fi
+checkpoint
+
+if asked engines; then
+    # nnop_plan_engines: the GPU test, and nnop-bench --engines on a fused conv chain per
+    # dtype (every engine cuDNN offers, built and timed, and which policy takes it)
+    echo "== engines"
+    (cd "$BUILD" && NNOP_REQUIRE_GPU=1 ctest --output-on-failure --timeout 300 \
+        -R '^gpu[.]engines$|^unit[.]plan_engines$' >"$OUT/ctest_engines.log" 2>&1) || TEST_RC=1
+    grep -E "tests passed|tests failed|Failed|\(Failed\)|Test time" "$OUT/ctest_engines.log" | tail -8
+    timeout 240 "$BUILD/tools/nnop-bench" --engines \
+        "conv n32c64h56w56k64r3 p1 dt=f16 layout=nhwc post=bias,relu name=l1_3x3_64" \
+        "conv n8c256h14w14k256r3 p1 dt=bf16 layout=nchw post=bias,add,relu name=bf16_nchw_add" \
+        "conv n4c96h28w28k96r7 p3 g96 dt=f32 layout=nhwc name=dw7_f32" \
+        --json "$OUT/nb_engines.json" >"$OUT/nb_engines.txt" 2>"$OUT/nb_engines.err" ||
+        { echo "nnop-bench --engines: rc $?"; tail -5 "$OUT/nb_engines.err"; }
+    grep -E "^== every|^  +[0-9]" "$OUT/nb_engines.txt" | head -80
 fi
 checkpoint
 
@@ -493,6 +516,65 @@ if [ "${NNOP_BENCH_19:-0}" = 1 ] || asked bench19; then
         else
             grep -E "error" "$OUT/build19.log" | head
         fi
+    fi
+fi
+if asked difftest-bg; then
+    # issue 10's random run for longer than one device call allows (600 s a command): the
+    # processes start here, detached, and the next call on the same warm machine collects them
+    # (difftest-collect). Their logs go to the build folder, which that call still has.
+    BG="$BUILD/difftest-bg"
+    rm -rf "$BG" && mkdir -p "$BG"
+    J=$((${NNOP_DIFFTEST_JOBS:-8} / 2))
+    S=${NNOP_DIFFTEST_SECONDS:-600}
+    seed=$(date +%s)
+    echo "== difftest random, detached: 2 x $J processes x $S s, seeds from $seed and $((seed + 1000))"
+    for ((j = 0; j < J; j++)); do
+        for set in random random_new; do
+            extra=
+            sd=$((seed + j))
+            [ $set = random_new ] && extra=--new-ops && sd=$((seed + 1000 + j))
+            NNOP_REQUIRE_GPU=1 setsid nohup timeout $((S + 300)) "$BUILD/tests/difftest/difftest" \
+                --backend cuda --seed $sd --repro-dir "$BG/repro" --time-limit "$S" $extra \
+                >"$BG/difftest_${set}_$j.log" 2>&1 </dev/null &
+        done
+    done
+    date +%s >"$BG/started"
+    # a heartbeat: the next call sees from it whether detached work outlived this call
+    setsid nohup bash -c 'while sleep 5; do date +%s >>"$0/heartbeat"; done' "$BG" \
+        </dev/null >/dev/null 2>&1 &
+    sleep 2
+    echo "started $(ls "$BG"/difftest_*.log | wc -l) processes at $(cat "$BG/started")"
+fi
+
+if asked difftest-collect; then
+    # wait for difftest-bg's processes (at most NNOP_COLLECT_WAIT s), then their summaries
+    BG="$BUILD/difftest-bg"
+    echo "== difftest random, detached: collect"
+    if [ ! -f "$BG/started" ]; then
+        echo "no detached run in $BG"
+        TEST_RC=1
+    else
+        hb=$(tail -1 "$BG/heartbeat" 2>/dev/null || echo 0)
+        echo "started $(cat "$BG/started"), now $(date +%s), last heartbeat $hb"
+        end=$(($(date +%s) + ${NNOP_COLLECT_WAIT:-560}))
+        while pgrep -f "difftest/difftest --backend cuda" >/dev/null && [ "$(date +%s)" -lt "$end" ]; do
+            sleep 5
+        done
+        pgrep -f "difftest/difftest --backend cuda" >/dev/null && echo "still running: not all collected"
+        echo "ended $(date +%s); $(($(date +%s) - $(cat "$BG/started"))) s after the start"
+        cp "$BG"/difftest_*.log "$OUT/" 2>/dev/null
+        cp -r "$BG/repro" "$OUT/difftest-repro" 2>/dev/null
+        for f in "$BG"/difftest_*.log; do
+            echo "-- $(basename "$f")"
+            grep -E "^FAIL|^difftest: signal" "$f" | head -10
+            sed -n '/^difftest: backend/,/^  bf16 NHWC/p' "$f"
+        done
+        awk '/ cases in /{for (i = 1; i <= NF; i++) { if ($i == "cases") n += $(i - 1); if ($i == "in" && $(i + 1) + 0 > s) s = $(i + 1) + 0 }; p++}
+             /^  (f32|f16|bf16) /{f += $NF}
+             END {printf "difftest detached random: %d processes finished, %d cases, %d failed, longest %s s\n", p, n, f, s}' \
+            "$BG"/difftest_*.log
+        grep -qE "^FAIL|^difftest: signal" "$BG"/difftest_*.log && TEST_RC=1
+        pkill -f 'while sleep 5; do date' 2>/dev/null
     fi
 fi
 checkpoint

@@ -308,3 +308,20 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
     const nnop__cuda_step *s = &p->cuda->steps[i];
     return s->impl ? s->impl->describe(p, s, buf, len) : 0;
 }
+
+/* The survey of every cuDNN step with an execution plan of its own (engine/survey.c). */
+nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count)
+{
+    nnop_status st = NNOP_OK;
+    int32_t i;
+    *count = 0;
+    for (i = 0; i < p->n_parts && st == NNOP_OK; i++) {
+        nnop__dnn_step *d = p->cuda->steps[i].dnn;
+        int n = 0, room = cap > *count ? cap - *count : 0;
+        if (p->cuda->steps[i].kind != NNOP_STEP_DNN || !d || d->plan_shared)
+            continue;
+        st = nnop__engine_survey(p, i, d, room ? out + *count : NULL, room, &n);
+        *count += n;
+    }
+    return st;
+}

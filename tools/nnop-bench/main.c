@@ -28,7 +28,11 @@ static void usage(FILE *f)
           "                     nnop_linear matmul)\n"
           "  --engines          compile under each nnop_engine_policy (prefer-precompiled,\n"
           "                     precompiled-only, fastest + autotune) and print what each picks\n"
-          "                     (nnop_plan_describe), with compile and run time\n"
+          "                     (nnop_plan_describe), with compile and run time; then every\n"
+          "                     engine cuDNN's heuristics offer for each cuDNN partition\n"
+          "                     (nnop_plan_engines): precompiled or runtime compiled, build time,\n"
+          "                     GPU time, workspace, notes, and which policy takes it (rows of\n"
+          "                     kind \"engine\" in --json/--csv). Builds every engine: slow\n"
           "\n"
           "Problems (a descriptor is one argument, or several up to the next op name):\n"
           "  conv    nNcChHwWkKrRsS [pP|pPHxPW] [stS|stSHxSW] [dlD|dlDHxDW] [gG]\n"
@@ -792,21 +796,24 @@ int main(int argc, char **argv)
                 if (nb_time(&b, &o.m, &r->gpu_us, &r->host_us, err, sizeof err) != 0)
                     snprintf(r->note, sizeof r->note, "%s", err);
                 derive(r, &rep);
-                nb_unbind(&b);
                 if (!o.quiet) {
                     printf("== %s | policy %s%s | compile %.1f ms | %s %.2f us\n%s\n", it->text,
                            names[k], k == 2 ? " + autotune" : "", r->compile_ms,
                            r->gpu_us > 0 ? "gpu" : "host", r->gpu_us > 0 ? r->gpu_us : r->host_us,
                            r->plan ? r->plan : "");
                 }
+                /* the engines once, on the first policy's plan: the survey says what each
+                 * policy would take */
+                if (k == 0 && nb_engines_survey(&rep, r, b.plan, o.quiet, err, sizeof err) != 0) {
+                    fprintf(stderr, "nnop-bench: %s\n", err);
+                    worst = worst > 2 ? worst : 3;
+                }
+                nb_unbind(&b);
             }
         }
         if (!np)
             nb_instance_free(&inst);
     }
-    if (o.engines && !o.quiet)
-        printf("(every cuDNN engine of a problem, with build time, run time and workspace each,\n"
-               " needs nnop's internals: the public API gives the chosen plan per policy)\n");
     if (!o.quiet && !(o.json && strcmp(o.json, "-") == 0) && !(o.csv && strcmp(o.csv, "-") == 0))
         nb_write_table(&rep, stdout);
     if (o.json) {

@@ -1,7 +1,8 @@
-/* engine.c: engine selection for one cuDNN operation graph: heuristics A, B, FALLBACK;
- * filters by policy (runtime-compiled, deterministic, TF32, workspace limit, never engine 0
- * for a fused conv graph: cudnn-backend-notes 7.2); first plan that finalizes, or the
- * fastest of the top candidates timed with CUDA events when autotuning. */
+/* engine.c: engine selection for one cuDNN operation graph: the heuristics' candidates
+ * (candidates.c) filtered by policy (runtime-compiled, deterministic, TF32, workspace limit,
+ * never engine 0 for a fused conv graph: cudnn-backend-notes 7.2); first plan that
+ * finalizes, or the fastest of the top candidates timed on the GPU (timing.c) when
+ * autotuning; identical steps of a plan share one execution plan. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,220 +10,37 @@
 #include "cuda/engine/engine.h"
 #include "platform/platform.h"
 
-#define MAX_CANDS       96
-#define MAX_NOTES       32
-#define AUTOTUNE_TOP_K  6
-#define AUTOTUNE_WARMUP 3
-#define AUTOTUNE_RUNS   20
-/* The GPU is held this long before the timed runs, so that all of them are queued and the
- * events time the GPU, not the ~8 us host cost of each cudnnBackendExecute. */
-#define AUTOTUNE_SPIN_NS 1000000
-
-typedef struct cand {
-    cudnnBackendDescriptor_t cfg;
-    int64_t engine;
-    int rtc, nondet, tf32;
-} cand;
-
 typedef struct search {
-    cand c[MAX_CANDS];
-    int n;
-    int per_mode[3];
+    nnop__cands cands;
     int skipped_eng0, skipped_policy, skipped_shape, failed;
     char last_fail[384];
 } search;
 
-static nnop_status read_notes(nnop_context *ctx, cudnnBackendDescriptor_t cfg, cand *c)
-{
-    cudnnBackendDescriptor_t e = NULL;
-    cudnnBackendBehaviorNote_t bn[MAX_NOTES];
-    cudnnBackendNumericalNote_t nn[MAX_NOTES];
-    int64_t n = 0, i;
-    nnop_status st =
-            NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &e));
-    if (st == NNOP_OK)
-        st = NNOP_DNN(ctx, cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
-                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e));
-    if (st == NNOP_OK)
-        st = NNOP_DNN(ctx, cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
-                                                    CUDNN_TYPE_INT64, 1, &n, &c->engine));
-    if (st == NNOP_OK)
-        st = NNOP_DNN(ctx, cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
-                                                    CUDNN_TYPE_BEHAVIOR_NOTE, MAX_NOTES, &n, bn));
-    for (i = 0; st == NNOP_OK && i < n; i++)
-        c->rtc |= bn[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
-    if (st == NNOP_OK)
-        st = NNOP_DNN(ctx, cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
-                                                    CUDNN_TYPE_NUMERICAL_NOTE, MAX_NOTES, &n, nn));
-    for (i = 0; st == NNOP_OK && i < n; i++) {
-        c->nondet |= nn[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC;
-        c->tf32 |= nn[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
-                   nn[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
-    }
-    if (e)
-        (void)cudnnBackendDestroyDescriptor(e);
-    return st;
-}
-
-static int known(const search *s, int64_t engine)
-{
-    int i;
-    for (i = 0; i < s->n; i++)
-        if (s->c[i].engine == engine)
-            return 1;
-    return 0;
-}
-
-/* Keep the configs of result list cfgs[0..got) not seen before. */
-static void take_results(nnop_context *ctx, search *s, cudnnBackendDescriptor_t *cfgs, int64_t got,
-                         int mode_index)
-{
-    int64_t i;
-    for (i = 0; i < got; i++) {
-        cand c;
-        memset(&c, 0, sizeof c);
-        c.cfg = cfgs[i];
-        if (s->n < MAX_CANDS && read_notes(ctx, cfgs[i], &c) == NNOP_OK && !known(s, c.engine)) {
-            s->c[s->n++] = c;
-            s->per_mode[mode_index]++;
-        } else {
-            (void)cudnnBackendDestroyDescriptor(cfgs[i]);
-        }
-    }
-}
-
-static nnop_status heuristics(nnop_context *ctx, nnop__dnn_step *st, cudnnBackendHeurMode_t mode,
-                              int mode_index, search *s)
-{
-    cudnnBackendDescriptor_t h = NULL, cfgs[MAX_CANDS];
-    int64_t count = 0, got = 0, i;
-    const nnop__attr attrs[] = {
-            NNOP_ATTR_DESC(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, &st->graph),
-            NNOP_ATTR(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode)};
-    nnop_status r =
-            NNOP_DNN(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &h));
-    if (r == NNOP_OK)
-        r = nnop__dnn_set_all(ctx, h, attrs, NNOP_COUNT(attrs), "engine heuristics");
-    if (r == NNOP_OK)
-        r = NNOP_DNN(ctx, cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, NULL));
-    if (count > MAX_CANDS)
-        count = MAX_CANDS;
-    for (i = 0; r == NNOP_OK && i < count; i++)
-        r = NNOP_DNN(ctx,
-                     cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
-    count = i;
-    if (r == NNOP_OK && count > 0)
-        r = NNOP_DNN(ctx,
-                     cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs));
-    if (r != NNOP_OK)
-        got = 0;
-    take_results(ctx, s, cfgs, got, mode_index);
-    for (i = got; i < count; i++)
-        (void)cudnnBackendDestroyDescriptor(cfgs[i]);
-    if (h)
-        (void)cudnnBackendDestroyDescriptor(h);
-    return r;
-}
-
 /* 0: usable in this pass; 1: skipped for now (runtime-compiled, first pass); 2: never. */
-static int filter(const nnop_context *ctx, const nnop__dnn_step *st, const cand *c, int pass,
-                  search *s)
+static int filter(const nnop_context *ctx, const nnop__dnn_step *st, const nnop__cand *c,
+                  int pass, search *s)
 {
     const nnop_context_options *o = &ctx->opts;
-    if (c->engine == 0 && st->is_conv && st->n_ops > 1) {
+    switch (nnop__cand_refused(ctx, st, c)) {
+    case NNOP_CAND_ENGINE0:
         s->skipped_eng0 += pass == 0;
         return 2;
-    }
-    if (c->rtc && st->rtc_unsafe) {
+    case NNOP_CAND_SHAPE:
         s->skipped_shape += pass == 0;
         return 2;
+    case NNOP_CAND_OPTIONS:
+        s->skipped_policy += pass == 0;
+        return 2;
+    case NNOP_CAND_OK:
+        break;
     }
-    if ((o->deterministic && c->nondet) || (st->fp32 && !o->allow_tf32 && c->tf32) ||
-        (c->rtc && o->policy == NNOP_POLICY_PRECOMPILED_ONLY)) {
+    if (c->rtc && o->policy == NNOP_POLICY_PRECOMPILED_ONLY) {
         s->skipped_policy += pass == 0;
         return 2;
     }
     if (c->rtc && pass == 0 && o->policy == NNOP_POLICY_PREFER_PRECOMPILED)
         return 1;
     return 0;
-}
-
-/* ------------------------------------------------------------------ autotuning */
-/* One scratch block for every real tensor of s (contents irrelevant to timing) and the
- * workspace after them. */
-static nnop_status scratch(nnop_context *ctx, const nnop__dnn_step *s, int64_t ws, void **mem,
-                           void **ptrs, void **wsp)
-{
-    size_t off = 0, total = (size_t)ws + 256;
-    int i;
-    nnop_status st;
-    for (i = 0; i < s->n_io; i++)
-        total += ((size_t)s->bytes[i] + 255) / 256 * 256;
-    st = NNOP_CU(ctx, cudaMalloc(mem, total));
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaMemsetAsync(*mem, 0, total, ctx->cuda->stream));
-    for (i = 0; st == NNOP_OK && i < s->n_io; i++) {
-        ptrs[i] = (char *)*mem + off;
-        off += ((size_t)s->bytes[i] + 255) / 256 * 256;
-    }
-    *wsp = ws ? (char *)*mem + off : NULL;
-    return st;
-}
-
-/* GPU time of AUTOTUNE_RUNS executes queued behind a spin kernel, per execute. */
-static nnop_status timed_runs(nnop_context *ctx, cudnnBackendDescriptor_t plan,
-                              cudnnBackendDescriptor_t vp, cudaEvent_t e0, cudaEvent_t e1,
-                              float *us)
-{
-    cudaStream_t strm = ctx->cuda->stream;
-    float ms = 0.0f;
-    int i;
-    nnop_status st = NNOP_OK;
-    for (i = 0; i < AUTOTUNE_WARMUP && st == NNOP_OK; i++)
-        st = NNOP_DNN(ctx, cudnnBackendExecute(ctx->cuda->handle, plan, vp));
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, nnop__k_spin(AUTOTUNE_SPIN_NS, strm));
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaEventRecord(e0, strm));
-    for (i = 0; i < AUTOTUNE_RUNS && st == NNOP_OK; i++)
-        st = NNOP_DNN(ctx, cudnnBackendExecute(ctx->cuda->handle, plan, vp));
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaEventRecord(e1, strm));
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaEventSynchronize(e1));
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaEventElapsedTime(&ms, e0, e1));
-    *us = ms * 1000.0f / AUTOTUNE_RUNS;
-    return st;
-}
-
-/* Mean GPU time of one execute of plan on scratch buffers. */
-static nnop_status time_plan(nnop_context *ctx, const nnop__dnn_step *s,
-                             cudnnBackendDescriptor_t plan, int64_t ws, float *us)
-{
-    void *mem = NULL, *wsp = NULL, *ptrs[NNOP_STEP_MAX_IO];
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    cudnnBackendDescriptor_t vp = NULL;
-    nnop_status st = scratch(ctx, s, ws, &mem, ptrs, &wsp);
-    if (st == NNOP_OK)
-        st = nnop__dnn_make_vpack(ctx, s, ptrs, wsp, &vp);
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaEventCreate(&e0));
-    if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaEventCreate(&e1));
-    if (st == NNOP_OK)
-        st = timed_runs(ctx, plan, vp, e0, e1, us);
-    if (vp)
-        (void)cudnnBackendDestroyDescriptor(vp);
-    if (e0)
-        (void)cudaEventDestroy(e0);
-    if (e1)
-        (void)cudaEventDestroy(e1);
-    (void)cudaStreamSynchronize(ctx->cuda->stream);
-    (void)cudaFree(mem);
-    return st;
 }
 
 /* ------------------------------------------------------------------ selection */
@@ -234,10 +52,10 @@ static void keep(nnop__dnn_step *st, search *s, int i, cudnnBackendDescriptor_t 
     if (st->cfg)
         (void)cudnnBackendDestroyDescriptor(st->cfg);
     st->plan = plan;
-    st->cfg = s->c[i].cfg;
-    s->c[i].cfg = NULL;
-    st->engine = s->c[i].engine;
-    st->rtc = s->c[i].rtc;
+    st->cfg = s->cands.c[i].cfg;
+    s->cands.c[i].cfg = NULL;
+    st->engine = s->cands.c[i].engine;
+    st->rtc = s->cands.c[i].rtc;
     st->workspace = ws;
     st->time_us = us;
 }
@@ -247,30 +65,38 @@ static int autotuning(const nnop_context *ctx)
     return ctx->opts.autotune || ctx->opts.policy == NNOP_POLICY_FASTEST;
 }
 
-/* Try the candidates of one pass; returns how many plans were kept/timed. */
+/* The candidates the first pass leaves for the second (filter's 1). */
+static int deferred(const nnop_context *ctx, const nnop__cand *c)
+{
+    return c->rtc && ctx->opts.policy == NNOP_POLICY_PREFER_PRECOMPILED;
+}
+
+/* Try the candidates of one pass; returns how many plans were kept/timed. The second pass
+ * takes only what the first deferred: one built before is not built and timed twice. */
 static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int built)
 {
     nnop_context *ctx = p->ctx;
-    int i, limit = autotuning(ctx) ? AUTOTUNE_TOP_K : 1;
-    for (i = 0; i < s->n && built < limit; i++) {
+    int i, limit = autotuning(ctx) ? NNOP_AUTOTUNE_TOP_K : 1;
+    for (i = 0; i < s->cands.n && built < limit; i++) {
+        nnop__cand *c = &s->cands.c[i];
         cudnnBackendDescriptor_t plan = NULL;
         int64_t ws = 0;
         float us = 0.0f;
-        if (!s->c[i].cfg || filter(ctx, st, &s->c[i], pass, s) != 0)
+        if (!c->cfg || filter(ctx, st, c, pass, s) != 0 || (pass == 1 && !deferred(ctx, c)))
             continue;
-        if (nnop__dnn_build_plan(ctx, s->c[i].cfg, &plan, &ws) != NNOP_OK ||
+        if (nnop__dnn_build_plan(ctx, c->cfg, &plan, &ws) != NNOP_OK ||
             (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
-            (limit > 1 && time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
+            (limit > 1 && nnop__dnn_time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
             int n = snprintf(s->last_fail, sizeof s->last_fail,
-                             "eng%lld: ", (long long)s->c[i].engine);
+                             "eng%lld: ", (long long)c->engine);
             nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n,
                             plan ? "over the workspace limit or failed to run"
                                  : nnop__error_body(ctx));
             if (plan)
                 (void)cudnnBackendDestroyDescriptor(plan);
             s->failed++;
-            (void)cudnnBackendDestroyDescriptor(s->c[i].cfg);
-            s->c[i].cfg = NULL;
+            (void)cudnnBackendDestroyDescriptor(c->cfg);
+            c->cfg = NULL;
             continue;
         }
         if (!st->plan || us < st->time_us)
@@ -290,27 +116,22 @@ static int cache_usable(const nnop_context *ctx)
 /* Heuristics, then the passes; times go to the plan cache's counters. */
 static void search_engines(nnop_plan *p, nnop__dnn_step *st, search *s)
 {
-    static const cudnnBackendHeurMode_t modes[3] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B,
-                                                    CUDNN_HEUR_MODE_FALLBACK};
     nnop_context *ctx = p->ctx;
     uint64_t t0 = nnop__monotonic_ns();
-    int i, built;
-    for (i = 0; i < 3; i++)
-        (void)heuristics(ctx, st, modes[i], i, s); /* a mode may refuse a graph: not fatal */
+    int built;
+    nnop__cands_collect(ctx, st, &s->cands);
     if (ctx->plan_cache)
         nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_HEURISTICS, nnop__monotonic_ns() - t0);
     t0 = nnop__monotonic_ns();
     built = try_pass(p, st, s, 0, 0);
-    if (!built || (autotuning(ctx) && built < AUTOTUNE_TOP_K))
+    if (!built || (autotuning(ctx) && built < NNOP_AUTOTUNE_TOP_K))
         built = try_pass(p, st, s, 1, built);
     st->tuned = autotuning(ctx) && built > 1;
     if (ctx->plan_cache)
         nnop__cache_add_time(ctx->plan_cache,
                              autotuning(ctx) ? NNOP_CACHE_T_AUTOTUNE : NNOP_CACHE_T_FINALIZE,
                              nnop__monotonic_ns() - t0);
-    for (i = 0; i < s->n; i++)
-        if (s->c[i].cfg)
-            (void)cudnnBackendDestroyDescriptor(s->c[i].cfg);
+    nnop__cands_free(&s->cands);
 }
 
 /* An earlier step of this plan with the same fingerprint (same lowered graph, uids
@@ -394,7 +215,7 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
              "no engine: heuristics A/B/FALLBACK offered %d/%d/%d engines, %d refused by policy, "
              "%d engine-0 fallbacks refused for a fused graph, %d runtime-compiled refused for "
              "this shape class, %d failed%s%s",
-             s->per_mode[0], s->per_mode[1], s->per_mode[2], s->skipped_policy, s->skipped_eng0,
+             s->cands.per_mode[0], s->cands.per_mode[1], s->cands.per_mode[2], s->skipped_policy, s->skipped_eng0,
              s->skipped_shape, s->failed, s->failed ? "; last: " : "", s->last_fail);
     if (cache_usable(ctx) && s->failed == 0) /* refused outright, not a failure to build or run */
         nnop__dnn_no_engine_to_cache(ctx, fp);

@@ -1,10 +1,12 @@
 /* engine.h: the CUDA backend's engine stage: an execution plan for a lowered cuDNN step.
  * Bottom to top (each file calls only those before it): plans.c (an execution plan from an
- * engine config or a JSON, variant packs, warm-up runs), prefetch.c (the cache file's plans
- * rebuilt in the background from context creation), cache_use.c (the plan cache seen from a
- * step: fingerprint, lookup, record, the deferred-deserialization queue), engine.c
- * (heuristics, policy filters, autotuning, identical steps sharing a plan), deserialize.c
- * (the queued plans deserialized on threads). */
+ * engine config or a JSON, variant packs, warm-up runs), timing.c (a plan's GPU time on
+ * scratch memory), prefetch.c (the cache file's plans rebuilt in the background from context
+ * creation), cache_use.c (the plan cache seen from a step: fingerprint, lookup, record, the
+ * deferred-deserialization queue), candidates.c (the heuristics' engine configs and the
+ * rules no policy passes), engine.c (policy filters, autotuning, identical steps sharing a
+ * plan), survey.c (every candidate built and timed, and which each policy would take),
+ * deserialize.c (the queued plans deserialized on threads). */
 #ifndef NNOP_CUDA_ENGINE_H
 #define NNOP_CUDA_ENGINE_H
 
@@ -39,6 +41,11 @@ void nnop__scratch_release(nnop__scratch *s);
  * load_threads, 4 by default), or 0: each plan deserialized in place (load_threads 1, cuDNN
  * older than 9.8, no usable plan cache). */
 int nnop__deser_threads(const nnop_context *ctx);
+
+/* ------------------------------------------------------------------ timing.c */
+/* Mean GPU time in *us of one execute of plan (workspace ws) on scratch buffers. */
+nnop_status nnop__dnn_time_plan(nnop_context *ctx, const nnop__dnn_step *s,
+                                cudnnBackendDescriptor_t plan, int64_t ws, float *us);
 
 /* ------------------------------------------------------------------ prefetch.c */
 /* Start rebuilding the cache file's newest plans on load_threads threads (end of context
@@ -83,6 +90,35 @@ nnop_status nnop__deser_defer(nnop_plan *p, nnop__dnn_step *s, nnop__cache_entry
 /* Free the queue (plans not handed to steps included). */
 void nnop__deser_free(struct nnop__cuda_plan *cp);
 
+/* ------------------------------------------------------------------ candidates.c */
+#define NNOP_MAX_CANDS      96
+#define NNOP_AUTOTUNE_TOP_K 6 /* candidates an autotuning selection times */
+typedef struct nnop__cand {
+    cudnnBackendDescriptor_t cfg; /* owned until taken (NULL then) */
+    int64_t engine;               /* cuDNN's global engine index */
+    int rtc, nondet, tf32;        /* runtime-compiled; nondeterministic; tensor-core numerics */
+    int mode;                     /* the first heuristic that offered it: 0 A, 1 B, 2 FALLBACK */
+} nnop__cand;
+typedef struct nnop__cands {
+    nnop__cand c[NNOP_MAX_CANDS];
+    int n;
+    int per_mode[3];
+} nnop__cands;
+/* Add the engine configs heuristics A, B and FALLBACK offer for s's operation graph (built
+ * before), each engine once, in that order (a mode may refuse a graph: not an error). */
+void nnop__cands_collect(nnop_context *ctx, nnop__dnn_step *s, nnop__cands *out);
+/* Destroy the configs not taken. */
+void nnop__cands_free(nnop__cands *c);
+/* Why no policy takes candidate c for s under the context's options, or NNOP_CAND_OK. */
+typedef enum nnop__cand_rule {
+    NNOP_CAND_OK = 0,
+    NNOP_CAND_ENGINE0, /* engine 0 for a fused conv graph (cudnn-backend-notes 7.2) */
+    NNOP_CAND_SHAPE,   /* runtime-compiled, for an rtc_unsafe step (issue 10) */
+    NNOP_CAND_OPTIONS  /* nondeterministic when deterministic; TF32 for fp32 without allow_tf32 */
+} nnop__cand_rule;
+nnop__cand_rule nnop__cand_refused(const nnop_context *ctx, const nnop__dnn_step *s,
+                                   const nnop__cand *c);
+
 /* ------------------------------------------------------------------ engine.c */
 /* Pick and build the execution plan of s by the context's policy; on failure the returned
  * status is NNOP_ERR_UNSUPPORTED (or the library error) and why says what was tried. */
@@ -90,6 +126,13 @@ nnop_status nnop__engine_select(nnop_plan *p, nnop__dnn_step *s, char *why, size
 /* Step d (NULL: none), if it shared an identical step's plan before that plan existed
  * (deferred deserialization), takes it now. */
 void nnop__engine_reshare(nnop_plan *p, nnop__dnn_step *d);
+
+/* ------------------------------------------------------------------ survey.c */
+/* nnop_plan_engines for step s (partition part): every candidate built, run and timed on
+ * scratch memory, rows into out[0..cap) (the rest counted, not written); *n is the number
+ * of rows. A failure of one engine is its row's status, not the call's. */
+nnop_status nnop__engine_survey(nnop_plan *p, int32_t part, nnop__dnn_step *s,
+                                nnop_engine_info *out, int cap, int *n);
 
 /* ------------------------------------------------------------------ deserialize.c */
 /* Deserialize the queued plans on threads, then let identical steps share them (reshare:
