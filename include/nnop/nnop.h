@@ -453,21 +453,21 @@ NNOP_API void nnop_plan_destroy(nnop_plan *p);
 
 /** One cuDNN engine offered for one partition of a compiled plan (nnop_plan_engines). */
 typedef struct nnop_engine_info {
-    int partition;         /* the partition's index, as nnop_plan_describe numbers them    */
-    int rank;              /* the engine's place in the order the selection tries them    */
-    long long engine;      /* cuDNN's global engine index (nnop_plan_describe's "eng")     */
-    int heuristic;         /* the first heuristic that offered it: 0 A, 1 B, 2 FALLBACK    */
-    int runtime_compiled;  /* compiled at run time (CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) */
-    int nondeterministic;  /* cuDNN's numerical notes                                      */
-    int tensor_core;       /* tensor-core or down-converting numerics (TF32 for fp32)      */
-    nnop_status status;    /* NNOP_OK: built and ran; else why not is in note              */
-    double build_ms;       /* finalizing its execution plan, runtime compilation included  */
-    double gpu_us;         /* mean GPU time of one execute (0 when it did not run)         */
-    size_t workspace;      /* bytes                                                        */
-    unsigned policies;     /* bit k (1u << k): nnop_engine_policy k would take it, with the
-                            * context's other options (FASTEST always autotunes), judged by
-                            * this survey's times; bit 3 (NNOP_ENGINE_CHOSEN): the plan's own */
-    char note[120];        /* what no policy may take, or why it failed; "" when none       */
+    int partition;        /* the partition's index, as nnop_plan_describe numbers them    */
+    int rank;             /* the engine's place in the order the selection tries them    */
+    long long engine;     /* cuDNN's global engine index (nnop_plan_describe's "eng")     */
+    int heuristic;        /* the first heuristic that offered it: 0 A, 1 B, 2 FALLBACK    */
+    int runtime_compiled; /* compiled at run time (CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) */
+    int nondeterministic; /* cuDNN's numerical notes                                      */
+    int tensor_core;      /* tensor-core or down-converting numerics (TF32 for fp32)      */
+    nnop_status status;   /* NNOP_OK: built and ran; else why not is in note              */
+    double build_ms;      /* finalizing its execution plan, runtime compilation included  */
+    double gpu_us;        /* mean GPU time of one execute (0 when it did not run)         */
+    size_t workspace;     /* bytes                                                        */
+    unsigned policies;    /* bit k (1u << k): nnop_engine_policy k would take it, with the
+                           * context's other options (FASTEST always autotunes), judged by
+                           * this survey's times; bit 3 (NNOP_ENGINE_CHOSEN): the plan's own */
+    char note[120];       /* what no policy may take, or why it failed; "" when none       */
 } nnop_engine_info;
 #define NNOP_ENGINE_CHOSEN (1u << 3)
 
@@ -475,10 +475,12 @@ typedef struct nnop_engine_info {
  * runs on cuDNN, each one built (runtime compilation included: this can take seconds an
  * engine), run and timed on scratch memory, with which policy would take it. Partitions that
  * share an identical earlier one's execution plan, and partitions on own kernels or cuBLASLt,
- * have no rows; neither has a plan of the CPU backend (*count 0). Writes at most cap rows
- * into out (out may be NULL when cap is 0) and sets *count to the number there are, like
- * snprintf. For tools (nnop-bench --engines), never for the execute path: it synchronizes
- * the context's stream and allocates device memory. */
+ * have no rows; neither has a plan of the CPU backend (*count 0). Engines that no policy may
+ * take for the shape (engine 0 of a fused conv; runtime-compiled engines in the shape class
+ * where they wrote out of bounds) are listed with the rule in note, never built or run.
+ * Writes at most cap rows into out (out may be NULL when cap is 0) and sets *count to the
+ * number there are, like snprintf. For tools (nnop-bench --engines), never for the execute
+ * path: it synchronizes the context's stream and allocates device memory. */
 NNOP_API nnop_status nnop_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count);
 
 #ifdef __cplusplus

@@ -183,8 +183,8 @@ void nb_write_csv(const nb_report *rep, FILE *f);
 /* nb_engines.c: every cuDNN engine of plan (nnop_plan_engines) as rows of kind "engine"
  * (the other fields from base), and a table of them on stdout unless quiet; -1 and err on a
  * failure. */
-int nb_engines_survey(nb_report *rep, const nb_result *base, nnop_plan *plan, int quiet,
-                      char *err, size_t errlen);
+int nb_engines_survey(nb_report *rep, const nb_result *base, nnop_plan *plan, int quiet, char *err,
+                      size_t errlen);
 /* JSON string escaping into f (with the quotes). */
 void nb_json_string(FILE *f, const char *s);
 

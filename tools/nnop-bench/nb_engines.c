@@ -40,7 +40,10 @@ static void add_row(nb_report *rep, const nb_result *base, const nnop_engine_inf
              e->status == NNOP_OK ? "ok" : nnop_status_string(e->status));
     snprintf(r->note, sizeof r->note,
              "partition %d, rank %d, heuristic %s, %s%s%s, workspace %zu B, taken by: %s%s%s",
-             e->partition, e->rank, e->heuristic == 0 ? "A" : e->heuristic == 1 ? "B" : "FALLBACK",
+             e->partition, e->rank,
+             e->heuristic == 0   ? "A"
+             : e->heuristic == 1 ? "B"
+                                 : "FALLBACK",
              e->runtime_compiled ? "runtime-compiled" : "precompiled",
              e->nondeterministic ? ", nondeterministic" : "",
              e->tensor_core ? ", tensor-core numerics" : "", e->workspace, pol,
@@ -61,10 +64,11 @@ static void print_rows(const nnop_engine_info *e, int n, FILE *f)
             snprintf(us, sizeof us, "-");
         fprintf(f, "  %4d %4d %6lld %-5s %-4s %10.1f %10s %12zu  %s%s%s%s%s\n", e[i].partition,
                 e[i].rank, e[i].engine,
-                e[i].heuristic == 0 ? "A" : e[i].heuristic == 1 ? "B" : "FB",
+                e[i].heuristic == 0   ? "A"
+                : e[i].heuristic == 1 ? "B"
+                                      : "FB",
                 e[i].runtime_compiled ? "rtc" : "pre", e[i].build_ms, us, e[i].workspace, pol,
-                e[i].note[0] ? " | " : "", e[i].note,
-                e[i].status == NNOP_OK ? "" : " | ",
+                e[i].note[0] ? " | " : "", e[i].note, e[i].status == NNOP_OK ? "" : " | ",
                 e[i].status == NNOP_OK ? "" : nnop_status_string(e[i].status));
     }
 }

@@ -17,8 +17,8 @@ typedef struct search {
 } search;
 
 /* 0: usable in this pass; 1: skipped for now (runtime-compiled, first pass); 2: never. */
-static int filter(const nnop_context *ctx, const nnop__dnn_step *st, const nnop__cand *c,
-                  int pass, search *s)
+static int filter(const nnop_context *ctx, const nnop__dnn_step *st, const nnop__cand *c, int pass,
+                  search *s)
 {
     const nnop_context_options *o = &ctx->opts;
     switch (nnop__cand_refused(ctx, st, c)) {
@@ -87,8 +87,7 @@ static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int b
         if (nnop__dnn_build_plan(ctx, c->cfg, &plan, &ws) != NNOP_OK ||
             (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
             (limit > 1 && nnop__dnn_time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
-            int n = snprintf(s->last_fail, sizeof s->last_fail,
-                             "eng%lld: ", (long long)c->engine);
+            int n = snprintf(s->last_fail, sizeof s->last_fail, "eng%lld: ", (long long)c->engine);
             nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n,
                             plan ? "over the workspace limit or failed to run"
                                  : nnop__error_body(ctx));
@@ -215,8 +214,9 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
              "no engine: heuristics A/B/FALLBACK offered %d/%d/%d engines, %d refused by policy, "
              "%d engine-0 fallbacks refused for a fused graph, %d runtime-compiled refused for "
              "this shape class, %d failed%s%s",
-             s->cands.per_mode[0], s->cands.per_mode[1], s->cands.per_mode[2], s->skipped_policy, s->skipped_eng0,
-             s->skipped_shape, s->failed, s->failed ? "; last: " : "", s->last_fail);
+             s->cands.per_mode[0], s->cands.per_mode[1], s->cands.per_mode[2], s->skipped_policy,
+             s->skipped_eng0, s->skipped_shape, s->failed, s->failed ? "; last: " : "",
+             s->last_fail);
     if (cache_usable(ctx) && s->failed == 0) /* refused outright, not a failure to build or run */
         nnop__dnn_no_engine_to_cache(ctx, fp);
     nnop__free(s);

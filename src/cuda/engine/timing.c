@@ -57,7 +57,7 @@ static nnop_status timed_runs(nnop_context *ctx, cudnnBackendDescriptor_t plan,
 }
 
 nnop_status nnop__dnn_time_plan(nnop_context *ctx, const nnop__dnn_step *s,
-                             cudnnBackendDescriptor_t plan, int64_t ws, float *us)
+                                cudnnBackendDescriptor_t plan, int64_t ws, float *us)
 {
     void *mem = NULL, *wsp = NULL, *ptrs[NNOP_STEP_MAX_IO];
     cudaEvent_t e0 = NULL, e1 = NULL;
