@@ -364,9 +364,10 @@ NNOP_API nnop_value nnop_softmax(nnop_graph *g, nnop_value x);
  * constant 1,C,1,1 after a conv folds into its weights and bias like batch-norm; the other
  * multiplies, subtracts and divides and the three activations run in nnop's own epilogue
  * kernel (split off a cuDNN conv, whose fused engines have no such pointwise mode: the plan
- * says so); the norms, concat (a copy per input), resize and transposed convs (then their
- * epilogue) on own kernels. Norms accumulate in float, the sums taken relative to each
- * box's first element (a box of equal values gives exactly beta). */
+ * says so); the norms, concat (a copy per input) and resize on own kernels; a transposed conv
+ * as cuDNN's data-gradient convolution when its output padding is below the stride, else on
+ * an own kernel (its epilogue split off either way). Norms accumulate in float, the sums taken
+ * relative to each box's first element (a box of equal values gives exactly beta). */
 /** Elementwise a * b. b has a's shape (and layout), or a is 4-D N,C,H,W and b is N,C,1,1
  * (per-sample, per-channel: squeeze-excitation) or 1,C,1,1 (per-channel: layer scale),
  * broadcast over a. The broadcast operand goes second (swap them: the product commutes). */
