@@ -539,15 +539,21 @@ if asked difftest-bg; then
         done
     done
     date +%s >"$BG/started"
+    echo "$S" >"$BG/seconds"
     # a heartbeat: the next call sees from it whether detached work outlived this call
     setsid nohup bash -c 'while sleep 5; do date +%s >>"$0/heartbeat"; done' "$BG" \
         </dev/null >/dev/null 2>&1 &
-    sleep 2
+    # this call holds on NNOP_BG_HOLD s (90), so that the next one's wait (580 s at most)
+    # reaches the processes' end: 600 s + a minute after their start
+    sleep "${NNOP_BG_HOLD:-90}"
     echo "started $(ls "$BG"/difftest_*.log | wc -l) processes at $(cat "$BG/started")"
 fi
 
 if asked difftest-collect; then
-    # wait for difftest-bg's processes (at most NNOP_COLLECT_WAIT s), then their summaries
+    # wait for difftest-bg's processes (until their time limit and a minute for the last
+    # case, at most NNOP_COLLECT_WAIT s: 580 by default), then their summaries. The first
+    # use waited a fixed 560 s, 574 s after the start of 600-s processes: none had finished,
+    # so start them at least 60 s before the end of the call before (after its other stages)
     BG="$BUILD/difftest-bg"
     echo "== difftest random, detached: collect"
     if [ ! -f "$BG/started" ]; then
@@ -556,7 +562,9 @@ if asked difftest-collect; then
     else
         hb=$(tail -1 "$BG/heartbeat" 2>/dev/null || echo 0)
         echo "started $(cat "$BG/started"), now $(date +%s), last heartbeat $hb"
-        end=$(($(date +%s) + ${NNOP_COLLECT_WAIT:-560}))
+        end=$(($(cat "$BG/started") + $(cat "$BG/seconds" 2>/dev/null || echo 600) + 60))
+        cap=$(($(date +%s) + ${NNOP_COLLECT_WAIT:-580}))
+        [ "$end" -gt "$cap" ] && end=$cap
         while pgrep -f "difftest/difftest --backend cuda" >/dev/null && [ "$(date +%s)" -lt "$end" ]; do
             sleep 5
         done
