@@ -7,7 +7,9 @@ usage: plot_bench.py RESULT.json [MORE.json ...] [-o DIR] [--metric gpu_us|host_
 One chart per metric: a bar per problem or network (matched by name across files), a group
 per file (another nnop run, another machine, or a PyTorch result converted to the same JSON
 shape), and, for the first file, the roofline fraction (time the measured peaks allow over the
-time taken) as a second chart. matplotlib is needed: pip install matplotlib.
+time taken) as a second chart; with --engines rows (kind "engine"), nnop_bench_engines.png: each
+engine's GPU time per problem, the ones a policy takes marked. matplotlib is needed: pip install
+matplotlib.
 """
 import argparse
 import json
@@ -22,6 +24,35 @@ def load(path):
         sys.exit(f"{path}: not an nnop-bench result (no \"tool\": \"nnop-bench\")")
     rows = [r for r in doc.get("results", []) if r.get("kind") in ("problem", "net", "devices")]
     return doc, rows
+
+
+def plot_engines(plt, path, out):
+    """nnop_bench_engines.png from the "engine" rows of one result, or None when it has none."""
+    with open(path) as f:
+        eng = [r for r in json.load(f).get("results", []) if r.get("kind") == "engine"]
+    eng = [r for r in eng if r.get("gpu_us")]
+    if not eng:
+        return None
+    def label(r):
+        t = r["desc"].split()
+        keep = t[:2] + [w for w in t if w.startswith(("dt=", "layout="))]
+        return f"{' '.join(keep)}  {r['name']}{' (rtc)' if 'runtime-compiled' in r.get('note', '') else ''}"
+    names = [label(r) for r in eng]
+    taken = [r.get("policy", "-") not in ("", "-") for r in eng]
+    fig, ax = plt.subplots(figsize=(12, 0.3 * len(eng) + 1.5))
+    ax.barh(range(len(eng)), [r["gpu_us"] for r in eng],
+            color=["tab:green" if t else "tab:gray" for t in taken])
+    ax.set_yticks(range(len(eng)))
+    ax.set_yticklabels(names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("GPU time per call (us, log); green: taken by a policy")
+    ax.set_title("every cuDNN engine offered (nnop-bench --engines)", fontsize=9)
+    fig.tight_layout()
+    p = os.path.join(out, "nnop_bench_engines.png")
+    fig.savefig(p, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return p
 
 
 def key(r):
@@ -43,6 +74,8 @@ def main():
     except ImportError:
         sys.exit("plot_bench.py needs matplotlib: pip install matplotlib (or apt install python3-matplotlib)")
 
+    os.makedirs(a.out, exist_ok=True)
+    engines = [plot_engines(plt, p, a.out) for p in a.results[:1]]
     docs = [load(p) for p in a.results]
     labels = a.labels.split(",") if a.labels else [
         f"{os.path.basename(p)} ({d.get('device', '?')})" for p, (d, _) in zip(a.results, docs)]
@@ -52,6 +85,9 @@ def main():
             if key(r) not in names:
                 names.append(key(r))
     if not names:
+        if engines[0]:
+            print(engines[0])
+            return
         sys.exit("no problem or network results in the files")
     metrics = a.metric
     if not metrics:
@@ -95,7 +131,7 @@ def main():
         fig.savefig(path, dpi=120)
         plt.close(fig)
         written.append(path)
-    for p in written:
+    for p in written + [e for e in engines if e]:
         print(p)
 
 
