@@ -35,17 +35,9 @@ nnop_status nnop__check_conv_geometry(const int64_t *pad, const int64_t *stride,
     return NNOP_OK;
 }
 
-static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
-                              nnop_tensor_desc *out, char *msg, size_t msg_len)
+nnop_status nnop__check_conv_operands(const nnop_tensor_desc *x, const nnop_tensor_desc *w,
+                                      char *msg, size_t msg_len)
 {
-    const nnop_tensor_desc *x = in[0], *w = in[1];
-    const nnop_conv_params *p = &node->attr.conv;
-    int64_t c, k, g, extent[2], o[2];
-    int i;
-    nnop_status st =
-            nnop__check_conv_geometry(p->pad, p->stride, p->dilation, p->groups, msg, msg_len);
-    if (st != NNOP_OK)
-        return st;
     if (x->ndim != 4 || w->ndim != 4) {
         NNOP_MSG("x and w must be 4-D (x is %d-D, w is %d-D)", x->ndim, w->ndim);
         return NNOP_ERR_SHAPE;
@@ -56,6 +48,22 @@ static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *co
                  nnop__layout_of(w) == NNOP_NHWC ? "NHWC" : "NCHW");
         return NNOP_ERR_SHAPE;
     }
+    return NNOP_OK;
+}
+
+static nnop_status conv_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
+                              nnop_tensor_desc *out, char *msg, size_t msg_len)
+{
+    const nnop_tensor_desc *x = in[0], *w = in[1];
+    const nnop_conv_params *p = &node->attr.conv;
+    int64_t c, k, g, extent[2], o[2];
+    int i;
+    nnop_status st =
+            nnop__check_conv_geometry(p->pad, p->stride, p->dilation, p->groups, msg, msg_len);
+    if (st == NNOP_OK)
+        st = nnop__check_conv_operands(x, w, msg, msg_len);
+    if (st != NNOP_OK)
+        return st;
     c = x->dims[1], k = w->dims[0], g = p->groups;
     if (c % g != 0 || k % g != 0) {
         NNOP_MSG("groups = %lld does not divide C = %lld and K = %lld", (long long)g, (long long)c,

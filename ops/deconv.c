@@ -33,18 +33,10 @@ static nnop_status deconv_infer(const nnop__node *node, const nnop_tensor_desc *
     int64_t c, k, g, o[2];
     int i;
     nnop_status st = check_params(p, msg, msg_len);
+    if (st == NNOP_OK)
+        st = nnop__check_conv_operands(x, w, msg, msg_len);
     if (st != NNOP_OK)
         return st;
-    if (x->ndim != 4 || w->ndim != 4) {
-        NNOP_MSG("x and w must be 4-D (x is %d-D, w is %d-D)", x->ndim, w->ndim);
-        return NNOP_ERR_SHAPE;
-    }
-    if (!nnop__layout_ambiguous(x) && !nnop__fits_layout(w, nnop__layout_of(x))) {
-        NNOP_MSG("w must be packed in x's layout (x is %s, w is %s)",
-                 nnop__layout_of(x) == NNOP_NHWC ? "NHWC" : "NCHW",
-                 nnop__layout_of(w) == NNOP_NHWC ? "NHWC" : "NCHW");
-        return NNOP_ERR_SHAPE;
-    }
     c = x->dims[1], g = p->groups;
     if (w->dims[0] != c) {
         NNOP_MSG("wrong channel count: w is C x K/groups x R x S with C = %lld in dim 0, but x has "

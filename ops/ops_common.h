@@ -34,13 +34,16 @@ static inline int64_t nnop__at(const nnop__view4 *v, int64_t n, int64_t c, int64
 
 #define NNOP_MSG(...) snprintf(msg, msg_len, __VA_ARGS__)
 
-/* x has 2 to 4 dims: N, C[, H[, W]], channels in dim 1 (the ops that work per channel or on
- * a view4). NNOP_ERR_SHAPE and the message otherwise. */
 /* pad, stride, dilation ({H, W}) and groups of a conv or transposed conv (ops/conv.c). */
 nnop_status nnop__check_conv_geometry(const int64_t *pad, const int64_t *stride,
                                       const int64_t *dilation, int64_t groups, char *msg,
                                       size_t msg_len);
+/* x and w of a conv or transposed conv: both 4-D, w packed in x's layout (ops/conv.c). */
+nnop_status nnop__check_conv_operands(const nnop_tensor_desc *x, const nnop_tensor_desc *w,
+                                      char *msg, size_t msg_len);
 
+/* x has 2 to 4 dims: N, C[, H[, W]], channels in dim 1 (the ops that work per channel or on
+ * a view4). NNOP_ERR_SHAPE and the message otherwise. */
 static inline nnop_status nnop__check_nchw_rank(const nnop_tensor_desc *x, char *msg,
                                                 size_t msg_len)
 {
