@@ -145,7 +145,7 @@ typedef struct nb_result {
     char backend[8];  /* "cpu", "cuda" */
     char device[128]; /* device name */
     int device_id;
-    char policy[24];
+    char policy[64]; /* a policy name; for engine rows, the policies that take it */
     int cuda_graph;
     int64_t batch;
     double compile_ms; /* < 0: not measured */

@@ -28,12 +28,12 @@ static void policy_list(unsigned bits, char *buf, size_t len)
 static void add_row(nb_report *rep, const nb_result *base, const nnop_engine_info *e)
 {
     nb_result *r = nb_report_add(rep);
-    char pol[96];
+    char pol[64];
     *r = *base;
     snprintf(r->kind, sizeof r->kind, "engine");
     snprintf(r->name, sizeof r->name, "p%d eng%lld", e->partition, e->engine);
     policy_list(e->policies, pol, sizeof pol);
-    snprintf(r->policy, sizeof r->policy, "%.23s", pol);
+    snprintf(r->policy, sizeof r->policy, "%s", pol);
     r->compile_ms = e->build_ms;
     r->gpu_us = e->status == NNOP_OK ? e->gpu_us : -1.0;
     snprintf(r->status, sizeof r->status, "%s",
@@ -56,7 +56,7 @@ static void print_rows(const nnop_engine_info *e, int n, FILE *f)
     fprintf(f, "  %4s %4s %6s %-5s %-4s %10s %10s %12s  %s\n", "part", "rank", "engine", "heur",
             "kind", "build_ms", "gpu_us", "workspace_B", "taken by / note");
     for (i = 0; i < n; i++) {
-        char pol[96], us[24];
+        char pol[64], us[24];
         policy_list(e[i].policies, pol, sizeof pol);
         if (e[i].status == NNOP_OK)
             snprintf(us, sizeof us, "%.2f", e[i].gpu_us);
