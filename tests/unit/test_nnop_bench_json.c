@@ -92,6 +92,52 @@ static void test_json_well_formed(void **state)
     nb_report_free(&rep);
 }
 
+/* An engine row (nnop-bench --engines) keeps the whole list of policies that take it: the
+ * field once held 23 characters and cut "prefer-precompiled,precompiled-only,..." short, and
+ * the CSV wrote the list unquoted, its commas splitting it over four columns. */
+static void test_engine_row_policies_whole(void **state)
+{
+    const char *all = "prefer-precompiled,precompiled-only,fastest,this plan";
+    nb_report rep;
+    nb_result *r;
+    char *text;
+    cJSON *root, *item;
+    (void)state;
+    nb_report_init(&rep);
+    r = nb_report_add(&rep);
+    snprintf(r->kind, sizeof r->kind, "engine");
+    snprintf(r->name, sizeof r->name, "p0 eng41");
+    snprintf(r->policy, sizeof r->policy, "%s", all);
+    assert_string_equal(r->policy, all);
+    text = write_to_string(&rep, 0);
+    root = cJSON_Parse(text);
+    assert_non_null(root);
+    item = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "results"), 0);
+    assert_string_equal(cJSON_GetObjectItem(item, "kind")->valuestring, "engine");
+    assert_string_equal(cJSON_GetObjectItem(item, "policy")->valuestring, all);
+    cJSON_Delete(root);
+    free(text);
+    text = write_to_string(&rep, 1);
+    assert_non_null(strstr(text, all));
+    /* the CSV row has as many fields as the header: the list's commas are quoted */
+    {
+        int fields[2] = {1, 1}, row = 0, quoted = 0;
+        const char *p;
+        for (p = text; *p && row < 2; p++) {
+            if (*p == '"')
+                quoted = !quoted;
+            else if (*p == ',' && !quoted)
+                fields[row]++;
+            else if (*p == '\n' && !quoted)
+                row++;
+        }
+        assert_int_equal(row, 2);
+        assert_int_equal(fields[1], fields[0]);
+    }
+    free(text);
+    nb_report_free(&rep);
+}
+
 static void test_json_empty(void **state)
 {
     nb_report rep;
@@ -112,6 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_json_well_formed),
             cmocka_unit_test(test_json_empty),
+            cmocka_unit_test(test_engine_row_policies_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

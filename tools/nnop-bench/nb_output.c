@@ -229,8 +229,10 @@ void nb_write_csv(const nb_report *rep, FILE *f)
         csv_field(f, r->desc);
         fprintf(f, ",%s,", r->backend);
         csv_field(f, r->device);
-        fprintf(f, ",%d,%s,%d,%lld,%s,%s", r->device_id, r->policy, r->cuda_graph,
-                (long long)r->batch, r->status, check_word(r->check));
+        fprintf(f, ",%d,", r->device_id);
+        csv_field(f, r->policy); /* an engine row's is a comma-separated list */
+        fprintf(f, ",%d,%lld,%s,%s", r->cuda_graph, (long long)r->batch, r->status,
+                check_word(r->check));
         csv_num(f, r->check_err);
         csv_num(f, r->check_tol);
         csv_num(f, r->compile_ms);
