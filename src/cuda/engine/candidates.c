@@ -1,7 +1,8 @@
 /* candidates.c: the engine configs cuDNN's heuristics offer for one operation graph (modes A,
- * B, FALLBACK, each engine once, with its behaviour and numerical notes), and the rules under
- * which no policy may take one (cudnn-backend-notes 7.2; issue 10's shape class). Shared by
- * the selection (engine.c) and the survey of every engine (survey.c). */
+ * B, FALLBACK, each engine once, with its behaviour and numerical notes), the rules under
+ * which no policy may take one (cudnn-backend-notes 7.2; issue 10's shape class), and which
+ * pass of the selection a policy takes one in. Shared by the selection (engine.c) and the
+ * survey of every engine (survey.c), so that the survey's picks follow the same rules. */
 #include <string.h>
 
 #include "cuda/engine/engine.h"
@@ -134,4 +135,18 @@ nnop__cand_rule nnop__cand_refused(const nnop_context *ctx, const nnop__dnn_step
     if ((o->deterministic && c->nondet) || (st->fp32 && !o->allow_tf32 && c->tf32))
         return NNOP_CAND_OPTIONS;
     return NNOP_CAND_OK;
+}
+
+int nnop__cand_pass(nnop_engine_policy pol, const nnop__cand *c)
+{
+    if (!c->rtc)
+        return 0;
+    if (pol == NNOP_POLICY_PRECOMPILED_ONLY)
+        return -1;
+    return pol == NNOP_POLICY_PREFER_PRECOMPILED ? 1 : 0;
+}
+
+int nnop__cand_limit(const nnop_context_options *o, nnop_engine_policy pol)
+{
+    return o->autotune || pol == NNOP_POLICY_FASTEST ? NNOP_AUTOTUNE_TOP_K : 1;
 }

@@ -16,30 +16,28 @@ typedef struct search {
     char last_fail[384];
 } search;
 
-/* 0: usable in this pass; 1: skipped for now (runtime-compiled, first pass); 2: never. */
-static int filter(const nnop_context *ctx, const nnop__dnn_step *st, const nnop__cand *c, int pass,
-                  search *s)
+/* 1 when no pass takes c under the context's options and policy (counted by reason, on the
+ * first pass). */
+static int refused(const nnop_context *ctx, const nnop__dnn_step *st, const nnop__cand *c, int pass,
+                   search *s)
 {
-    const nnop_context_options *o = &ctx->opts;
     switch (nnop__cand_refused(ctx, st, c)) {
     case NNOP_CAND_ENGINE0:
         s->skipped_eng0 += pass == 0;
-        return 2;
+        return 1;
     case NNOP_CAND_SHAPE:
         s->skipped_shape += pass == 0;
-        return 2;
+        return 1;
     case NNOP_CAND_OPTIONS:
         s->skipped_policy += pass == 0;
-        return 2;
+        return 1;
     case NNOP_CAND_OK:
         break;
     }
-    if (c->rtc && o->policy == NNOP_POLICY_PRECOMPILED_ONLY) {
+    if (nnop__cand_pass(ctx->opts.policy, c) < 0) {
         s->skipped_policy += pass == 0;
-        return 2;
-    }
-    if (c->rtc && pass == 0 && o->policy == NNOP_POLICY_PREFER_PRECOMPILED)
         return 1;
+    }
     return 0;
 }
 
@@ -62,27 +60,21 @@ static void keep(nnop__dnn_step *st, search *s, int i, cudnnBackendDescriptor_t 
 
 static int autotuning(const nnop_context *ctx)
 {
-    return ctx->opts.autotune || ctx->opts.policy == NNOP_POLICY_FASTEST;
+    return nnop__cand_limit(&ctx->opts, ctx->opts.policy) > 1;
 }
 
-/* The candidates the first pass leaves for the second (filter's 1). */
-static int deferred(const nnop_context *ctx, const nnop__cand *c)
-{
-    return c->rtc && ctx->opts.policy == NNOP_POLICY_PREFER_PRECOMPILED;
-}
-
-/* Try the candidates of one pass; returns how many plans were kept/timed. The second pass
- * takes only what the first deferred: one built before is not built and timed twice. */
+/* Try the candidates of one pass; returns how many plans were kept/timed. Each candidate
+ * belongs to one pass (nnop__cand_pass): none is built and timed twice. */
 static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int built)
 {
     nnop_context *ctx = p->ctx;
-    int i, limit = autotuning(ctx) ? NNOP_AUTOTUNE_TOP_K : 1;
+    int i, limit = nnop__cand_limit(&ctx->opts, ctx->opts.policy);
     for (i = 0; i < s->cands.n && built < limit; i++) {
         nnop__cand *c = &s->cands.c[i];
         cudnnBackendDescriptor_t plan = NULL;
         int64_t ws = 0;
         float us = 0.0f;
-        if (!c->cfg || filter(ctx, st, c, pass, s) != 0 || (pass == 1 && !deferred(ctx, c)))
+        if (!c->cfg || refused(ctx, st, c, pass, s) || nnop__cand_pass(ctx->opts.policy, c) != pass)
             continue;
         if (nnop__dnn_build_plan(ctx, c->cfg, &plan, &ws) != NNOP_OK ||
             (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||

@@ -118,6 +118,14 @@ typedef enum nnop__cand_rule {
 } nnop__cand_rule;
 nnop__cand_rule nnop__cand_refused(const nnop_context *ctx, const nnop__dnn_step *s,
                                    const nnop__cand *c);
+/* The pass of the selection in which policy pol takes candidate c (one no rule refuses): 0
+ * the first; 1 the second, which runs only when the first kept none or too few to autotune
+ * (runtime-compiled under prefer-precompiled); -1 none (runtime-compiled under
+ * precompiled-only). */
+int nnop__cand_pass(nnop_engine_policy pol, const nnop__cand *c);
+/* How many candidates the selection builds under policy pol with options o: the top
+ * NNOP_AUTOTUNE_TOP_K timed when autotuning (FASTEST always autotunes), else the first. */
+int nnop__cand_limit(const nnop_context_options *o, nnop_engine_policy pol);
 
 /* ------------------------------------------------------------------ engine.c */
 /* Pick and build the execution plan of s by the context's policy; on failure the returned

@@ -61,27 +61,18 @@ static void measure(nnop_context *ctx, nnop__dnn_step *s, const nnop__cand *c,
         (void)cudnnBackendDestroyDescriptor(plan);
 }
 
-/* Candidate i as policy pol sees it in pass 0 (1: allowed, 2: deferred to pass 1, 0: never). */
-static int allowed(const nnop__cands *cs, const row *r, int i, nnop_engine_policy pol)
-{
-    if (r[i].rule != NNOP_CAND_OK)
-        return 0;
-    if (cs->c[i].rtc && pol == NNOP_POLICY_PRECOMPILED_ONLY)
-        return 0;
-    return cs->c[i].rtc && pol == NNOP_POLICY_PREFER_PRECOMPILED ? 2 : 1;
-}
-
 /* The index the selection would keep under policy pol (engine.c's try_pass twice), or -1. */
 static int policy_pick(const nnop_context *ctx, const nnop__cands *cs, const row *r,
                        nnop_engine_policy pol)
 {
-    int limit = ctx->opts.autotune || pol == NNOP_POLICY_FASTEST ? NNOP_AUTOTUNE_TOP_K : 1;
+    int limit = nnop__cand_limit(&ctx->opts, pol);
     int pass, i, built = 0, best = -1;
     for (pass = 0; pass < 2; pass++) {
         if (pass == 1 && !(built == 0 || (limit > 1 && built < limit)))
             break;
         for (i = 0; i < cs->n && built < limit; i++) {
-            if (allowed(cs, r, i, pol) != pass + 1 || !r[i].usable)
+            if (r[i].rule != NNOP_CAND_OK || nnop__cand_pass(pol, &cs->c[i]) != pass ||
+                !r[i].usable)
                 continue;
             if (best < 0 || (limit > 1 && r[i].us < r[best].us))
                 best = i;
