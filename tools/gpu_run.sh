@@ -83,15 +83,23 @@ difftest_jobs() {
     done
     for ((j = 0; j < jobs; j++)); do wait -n || rc=1; done
     t1=$(date +%s)
-    for ((j = 0; j < jobs; j++)); do
-        grep -E "^FAIL|^difftest: signal" "$OUT/difftest_${name}_$j.log" | head -10
-        sed -n '/^difftest: backend/,/^  bf16 NHWC/p' "$OUT/difftest_${name}_$j.log"
-    done
-    awk '/ cases in /{for (i = 1; i <= NF; i++) if ($i == "cases") n += $(i - 1)}
-         /^  (f32|f16|bf16) /{f += $NF}
-         END {printf "difftest %s: %d cases, %d failed, in '"$((t1 - t0))"' s (%.1f cases/s)\n",
-              "'"$name"'", n, f, n / '"$((t1 - t0 > 0 ? t1 - t0 : 1))"'}' "$OUT"/difftest_"${name}"_[0-9]*.log
+    difftest_report "$name" $((t1 - t0)) "$OUT"/difftest_"${name}"_[0-9]*.log
     return $rc
+}
+
+# difftest_report NAME SECONDS LOG...: each process's failures and summary, then all together:
+# cases, failures, the processes that got to their summary, cases per second over SECONDS
+difftest_report() {
+    local name=$1 secs=$2 f
+    shift 2
+    for f in "$@"; do
+        grep -E "^FAIL|^difftest: signal" "$f" | head -10
+        sed -n '/^difftest: backend/,/^  bf16 NHWC/p' "$f"
+    done
+    awk '/ cases in /{for (i = 1; i <= NF; i++) if ($i == "cases") n += $(i - 1); p++}
+         /^  (f32|f16|bf16) /{f += $NF}
+         END {printf "difftest %s: %d cases, %d failed, %d of '"$#"' processes finished, in '"$secs"' s (%.1f cases/s)\n",
+              "'"$name"'", n, f, p, n / '"$((secs > 0 ? secs : 1))"'}' "$@"
 }
 
 # difftest_fixed_new JOBS: the fixed-seed set with the issue-15 ops (NNOP_DIFFTEST_NEW_COUNT
@@ -572,15 +580,7 @@ if asked difftest-collect; then
         echo "ended $(date +%s); $(($(date +%s) - $(cat "$BG/started"))) s after the start"
         cp "$BG"/difftest_*.log "$OUT/" 2>/dev/null
         cp -r "$BG/repro" "$OUT/difftest-repro" 2>/dev/null
-        for f in "$BG"/difftest_*.log; do
-            echo "-- $(basename "$f")"
-            grep -E "^FAIL|^difftest: signal" "$f" | head -10
-            sed -n '/^difftest: backend/,/^  bf16 NHWC/p' "$f"
-        done
-        awk '/ cases in /{for (i = 1; i <= NF; i++) { if ($i == "cases") n += $(i - 1); if ($i == "in" && $(i + 1) + 0 > s) s = $(i + 1) + 0 }; p++}
-             /^  (f32|f16|bf16) /{f += $NF}
-             END {printf "difftest detached random: %d processes finished, %d cases, %d failed, longest %s s\n", p, n, f, s}' \
-            "$BG"/difftest_*.log
+        difftest_report "random, detached" $(($(date +%s) - $(cat "$BG/started"))) "$BG"/difftest_*.log
         grep -qE "^FAIL|^difftest: signal" "$BG"/difftest_*.log && TEST_RC=1
         pkill -f 'while sleep 5; do date' 2>/dev/null
     fi
