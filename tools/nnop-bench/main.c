@@ -477,25 +477,6 @@ static void fill_common(nb_result *r, const nb_env *e, const opts *o, const item
     }
 }
 
-static void derive(nb_result *r, const nb_report *rep)
-{
-    double us = r->gpu_us > 0 ? r->gpu_us : r->host_us;
-    if (us <= 0)
-        return;
-    if (r->flops > 0)
-        r->tflops = r->flops / (us * 1e-6) / 1e12;
-    if (r->bytes > 0)
-        r->gbs = r->bytes / (us * 1e-6) / 1e9;
-    if (r->batch > 0)
-        r->images_s = (double)r->batch / (us * 1e-6);
-    if (r->tflops > 0 && rep->peak_tflops > 0)
-        r->frac_flops = r->tflops / rep->peak_tflops;
-    if (r->gbs > 0 && rep->peak_gbs > 0)
-        r->frac_bw = r->gbs / rep->peak_gbs;
-    if (r->frac_flops >= 0 || r->frac_bw >= 0) /* time the roofline allows over the time taken */
-        r->roofline = r->frac_flops > r->frac_bw ? r->frac_flops : r->frac_bw;
-}
-
 /* ---------------------------------------------------------------- several devices */
 typedef struct dev_job {
     nb_bound b;
@@ -745,7 +726,7 @@ int main(int argc, char **argv)
                              r->partitions, r->partitions == 1 ? "" : "s",
                              cg ? ", CUDA graph" : "");
                     nb_unbind(&b);
-                    derive(r, &rep);
+                    nb_result_derive(r, &rep);
                     continue;
                 }
             }
@@ -795,7 +776,7 @@ int main(int argc, char **argv)
                 r->partitions = nnop_plan_num_partitions(b.plan);
                 if (nb_time(&b, &o.m, &r->gpu_us, &r->host_us, err, sizeof err) != 0)
                     snprintf(r->note, sizeof r->note, "%s", err);
-                derive(r, &rep);
+                nb_result_derive(r, &rep);
                 if (!o.quiet) {
                     printf("== %s | policy %s%s | compile %.1f ms | %s %.2f us\n%s\n", it->text,
                            names[k], k == 2 ? " + autotune" : "", r->compile_ms,

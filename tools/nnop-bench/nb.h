@@ -177,11 +177,15 @@ typedef struct nb_report {
 void nb_report_init(nb_report *rep);
 nb_result *nb_report_add(nb_report *rep);
 void nb_report_free(nb_report *rep);
+/* r's throughput, images/s and fractions of rep's peaks from its time (GPU, else host), its
+ * flops, bytes and batch; what it cannot derive stays as it was. */
+void nb_result_derive(nb_result *r, const nb_report *rep);
 void nb_write_table(const nb_report *rep, FILE *f);
 void nb_write_json(const nb_report *rep, FILE *f);
 void nb_write_csv(const nb_report *rep, FILE *f);
-/* nb_engines.c: every cuDNN engine of plan (nnop_plan_engines) as rows of kind "engine"
- * (the other fields from base), and a table of them on stdout unless quiet; -1 and err on a
+/* nb_engines.c: every cuDNN engine of plan (nnop_plan_engines) as rows of kind "engine" (the
+ * problem's description, device, flops and bytes from base; the times and what follows from
+ * them each engine's own), and a table of them on stdout unless quiet; -1 and err on a
  * failure. */
 int nb_engines_survey(nb_report *rep, const nb_result *base, nnop_plan *plan, int quiet, char *err,
                       size_t errlen);

@@ -29,7 +29,14 @@ static void add_row(nb_report *rep, const nb_result *base, const nnop_engine_inf
 {
     nb_result *r = nb_report_add(rep);
     char pol[64];
-    *r = *base;
+    /* the problem's identity from base, none of its measurements: this engine's are its own */
+    snprintf(r->desc, sizeof r->desc, "%s", base->desc);
+    snprintf(r->backend, sizeof r->backend, "%s", base->backend);
+    snprintf(r->device, sizeof r->device, "%s", base->device);
+    r->device_id = base->device_id;
+    r->batch = base->batch;
+    r->flops = base->flops;
+    r->bytes = base->bytes;
     snprintf(r->kind, sizeof r->kind, "engine");
     snprintf(r->name, sizeof r->name, "p%d eng%lld", e->partition, e->engine);
     policy_list(e->policies, pol, sizeof pol);
@@ -48,6 +55,7 @@ static void add_row(nb_report *rep, const nb_result *base, const nnop_engine_inf
              e->nondeterministic ? ", nondeterministic" : "",
              e->tensor_core ? ", tensor-core numerics" : "", e->workspace, pol,
              e->note[0] ? "; " : "", e->note);
+    nb_result_derive(r, rep);
 }
 
 static void print_rows(const nnop_engine_info *e, int n, FILE *f)
@@ -98,7 +106,6 @@ int nb_engines_survey(nb_report *rep, const nb_result *base_in, nnop_plan *plan,
     }
     if (got > cap)
         got = cap;
-    base.plan = NULL;
     for (i = 0; i < got; i++)
         add_row(rep, &base, &e[i]);
     if (!quiet) {

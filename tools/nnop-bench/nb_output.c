@@ -17,6 +17,25 @@ void nb_result_init(nb_result *r)
     strcpy(r->status, "ok");
 }
 
+void nb_result_derive(nb_result *r, const nb_report *rep)
+{
+    double us = r->gpu_us > 0 ? r->gpu_us : r->host_us;
+    if (us <= 0)
+        return;
+    if (r->flops > 0)
+        r->tflops = r->flops / (us * 1e-6) / 1e12;
+    if (r->bytes > 0)
+        r->gbs = r->bytes / (us * 1e-6) / 1e9;
+    if (r->batch > 0)
+        r->images_s = (double)r->batch / (us * 1e-6);
+    if (r->tflops > 0 && rep->peak_tflops > 0)
+        r->frac_flops = r->tflops / rep->peak_tflops;
+    if (r->gbs > 0 && rep->peak_gbs > 0)
+        r->frac_bw = r->gbs / rep->peak_gbs;
+    if (r->frac_flops >= 0 || r->frac_bw >= 0) /* time the roofline allows over the time taken */
+        r->roofline = r->frac_flops > r->frac_bw ? r->frac_flops : r->frac_bw;
+}
+
 void nb_report_init(nb_report *rep)
 {
     memset(rep, 0, sizeof *rep);
