@@ -26,11 +26,9 @@ def load(path):
     return doc, rows
 
 
-def plot_engines(plt, path, out):
+def plot_engines(plt, doc, out):
     """nnop_bench_engines.png from the "engine" rows of one result, or None when it has none."""
-    with open(path) as f:
-        eng = [r for r in json.load(f).get("results", []) if r.get("kind") == "engine"]
-    eng = [r for r in eng if r.get("gpu_us")]
+    eng = [r for r in doc.get("results", []) if r.get("kind") == "engine" and r.get("gpu_us")]
     if not eng:
         return None
     def label(r):
@@ -74,9 +72,9 @@ def main():
     except ImportError:
         sys.exit("plot_bench.py needs matplotlib: pip install matplotlib (or apt install python3-matplotlib)")
 
-    os.makedirs(a.out, exist_ok=True)
-    engines = [plot_engines(plt, p, a.out) for p in a.results[:1]]
     docs = [load(p) for p in a.results]
+    os.makedirs(a.out, exist_ok=True)
+    engines = plot_engines(plt, docs[0][0], a.out)
     labels = a.labels.split(",") if a.labels else [
         f"{os.path.basename(p)} ({d.get('device', '?')})" for p, (d, _) in zip(a.results, docs)]
     names = []
@@ -85,8 +83,8 @@ def main():
             if key(r) not in names:
                 names.append(key(r))
     if not names:
-        if engines[0]:
-            print(engines[0])
+        if engines:
+            print(engines)
             return
         sys.exit("no problem or network results in the files")
     metrics = a.metric
@@ -95,7 +93,6 @@ def main():
         metrics = ["gpu_us" if has_gpu else "host_us", "tflops"]
     units = {"gpu_us": "GPU time per call (us)", "host_us": "host time per call (us)",
              "tflops": "TFLOP/s", "gbs": "GB/s", "images_s": "images/s"}
-    os.makedirs(a.out, exist_ok=True)
     width = 0.8 / len(docs)
     written = []
     for m in metrics:
@@ -131,7 +128,7 @@ def main():
         fig.savefig(path, dpi=120)
         plt.close(fig)
         written.append(path)
-    for p in written + [e for e in engines if e]:
+    for p in written + ([engines] if engines else []):
         print(p)
 
 
