@@ -24,7 +24,9 @@ wants() { asked "$1" || asked all; }
 RESULTS=${OUT:-/tmp/nnop-out}
 OUT=/tmp/nnop-logs
 BUILD=${NNOP_BUILD_DIR:-/tmp/nnop-build}
-mkdir -p "$OUT" "$RESULTS"
+# each call's logs its own: on a warm machine /tmp keeps the last call's (whose ctest line the
+# summary of a difftest-collect call had printed as its own)
+rm -rf "$OUT" && mkdir -p "$OUT" "$RESULTS"
 exec > >(tee "$OUT/gpu_run.log") 2>&1
 # the logs come back also when an outer `timeout` ends the script early
 finish() {
