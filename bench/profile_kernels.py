@@ -5,15 +5,19 @@ machine has no nsys). nnop runs from libprof_resnet.so (bench/prof_resnet.c) via
 the same network in PyTorch (tools/export_vision_net.py's), both with random weights.
 
   usage: python3 bench/profile_kernels.py LIBPROF [--net NAME] [--batch N ...] [--iters N]
-                                          [--no-compile]
+                                          [--no-compile] [--launches]
 
 Prints, per side and batch, every kernel's GPU time per forward, launches per forward and
-share, as markdown tables, and a summary line per side."""
+share, as markdown tables, and a summary line per side. --launches also lists one nnop
+forward's launches in order (GPU time, grid, block), which, beside the partitions that
+NNOP_LOG=1 prints in order, says which step each launch is."""
 import argparse
 import collections
 import ctypes
+import json
 import os
 import sys
+import tempfile
 
 import torch
 import torchvision
@@ -32,6 +36,30 @@ def kernel_table(fn, iters):
             us[e.name] += e.device_time
             calls[e.name] += 1
     return {k: (us[k] / iters, calls[k] / iters) for k in us}
+
+
+def launch_list(fn):
+    """Run fn() (one forward, synchronized) under the profiler; return its kernel launches in
+    order as (name, us, grid, block), from the Chrome trace (FunctionEvent has no grid)."""
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f).get("traceEvents", [])
+    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    return [(e["name"], e.get("dur", 0.0), e.get("args", {}).get("grid"),
+             e.get("args", {}).get("block")) for e in kernels]
+
+
+def print_launches(title, launches):
+    print(f"\n### {title}: one forward's {len(launches)} launches in order\n")
+    print("| # | kernel | us | grid | block |")
+    print("| ---: | --- | ---: | --- | --- |")
+    for i, (name, us, grid, block) in enumerate(launches):
+        short = name if len(name) <= 70 else name[:67] + "..."
+        print(f"| {i} | `{short}` | {us:.1f} | {grid} | {block} |")
 
 
 def print_table(title, table, top):
@@ -55,6 +83,7 @@ def main():
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--net", default="resnet50")
+    ap.add_argument("--launches", action="store_true")
     a = ap.parse_args()
     lib = ctypes.CDLL(a.lib)
     torch.backends.cudnn.benchmark = True
@@ -78,6 +107,8 @@ def main():
         lib.prof_run(3)
         nn = kernel_table(lambda: lib.prof_run(a.iters), a.iters)
         print_table(f"nnop {title} batch {n} (autotuned)", nn, a.top)
+        if a.launches:
+            print_launches(f"nnop {title} batch {n}", launch_list(lambda: lib.prof_run(1)))
         x = torch.randn(n, 3, 224, 224, device="cuda", dtype=torch.half) \
             .to(memory_format=torch.channels_last)
         with torch.inference_mode():
