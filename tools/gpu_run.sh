@@ -207,6 +207,11 @@ if asked newops; then
     grep -E "tests passed|tests failed|Failed|\(Failed\)" "$OUT/ctest_newops.log" | tail -15
     J=${NNOP_DIFFTEST_JOBS:-8}
     difftest_fixed_new "$J" || TEST_RC=1
+    # NNOP_DIFFTEST_COUNT=N: the older ops' fixed-seed set too (as `tests` runs it)
+    if [ -n "${NNOP_DIFFTEST_COUNT:-}" ]; then
+        echo "== difftest fixed-seed set: seeds 1..$J, $((NNOP_DIFFTEST_COUNT / J)) graphs each"
+        difftest_jobs fixed "$J" 1 --count $((NNOP_DIFFTEST_COUNT / J)) || TEST_RC=1
+    fi
     for c in ${NNOP_DIFFTEST_CASES:-}; do
         NNOP_REQUIRE_GPU=1 timeout 60 "$BUILD/tests/difftest/difftest" --backend cuda --new-ops \
             --case "$c" >"$OUT/difftest_case_$c.log" 2>&1
@@ -325,7 +330,9 @@ if asked vision-errors; then
     for m in ${NNOP_VISION_NETS:-mobilenet_v3_large efficientnet_b0 convnext_tiny unet}; do
         python3 tools/export_vision_net.py "$m" --graph "$vt/$m.json" --weights "$vt/$m.safetensors" \
             --reference "$vt/$m.ref.safetensors" --batch 2 --size 64 >/dev/null 2>&1 || echo "$m: export failed"
-        for run in "cuda f16 nhwc" "cuda f16 nhwc --no-fuse" "cpu f16 nhwc" "cuda f32 nchw" "cuda f32 nhwc"; do
+        # NNOP_VISION_RUNS="cuda f16 nhwc" (comma-separated) runs some of them only
+        IFS=, read -r -a runs <<<"${NNOP_VISION_RUNS:-cuda f16 nhwc,cuda f16 nhwc --no-fuse,cpu f16 nhwc,cuda f32 nchw,cuda f32 nhwc}"
+        for run in "${runs[@]}"; do
             set -- $run
             e=$("$BUILD/examples/vision_net" --backend "$1" --dtype "$2" --layout "$3" ${4:-} \
                 --graph "$vt/$m.json" --weights "$vt/$m.safetensors" --reference "$vt/$m.ref.safetensors" 2>&1 |

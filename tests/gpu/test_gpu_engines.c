@@ -1,7 +1,8 @@
 /* test_gpu_engines.c: nnop_plan_engines on the GPU, from the header alone: every engine of
  * a conv chain's cuDNN partition built and timed, the plan's own engine among them and marked,
  * each policy's pick consistent with its rules, the rules' exclusions named, and the plan
- * still giving the same bytes after the survey. */
+ * still giving the same bytes after the survey; and the shape rule that excludes
+ * runtime-compiled engines, as nnop_plan_describe states it. */
 #include "nnop_test.h"
 
 #include <stdio.h>
@@ -171,10 +172,59 @@ static void test_every_engine_of_a_conv_chain(void **state)
         survey_chain(&chains[i], i == 0);
 }
 
+/* nnop_plan_describe of conv (2 x C x 5 x 7, K 24, R x R) + bias + SiLU, f16 NHWC. */
+static void describe_conv_silu(int C, int R, char *text, size_t cap)
+{
+    nnop_context *ctx = NULL;
+    nnop_graph *g = NULL;
+    nnop_plan *p = NULL;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 2, C, 5, 7);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 24, C, R, R);
+    nnop_tensor_desc bd = nnop_tensor_1d(NNOP_F16, 24);
+    nnop_conv_params cp = {{R / 2, R / 2}, {1, 1}, {1, 1}, 1};
+    void *w = malloc(nnop_tensor_bytes(&wd)), *b = malloc(nnop_tensor_bytes(&bd));
+    nnop_value y;
+    assert_non_null(w);
+    assert_non_null(b);
+    nnop_test_fill(NNOP_F16, w, NULL, nnop_tensor_elements(&wd), 2, -0.5f, 0.5f);
+    nnop_test_fill(NNOP_F16, b, NULL, 24, 3, -0.5f, 0.5f);
+    assert_int_equal(nnop_context_create(NULL, &ctx), NNOP_OK);
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    y = nnop_conv(g, nnop_input(g, "x", &xd), nnop_constant(g, "w", &wd, w), &cp);
+    y = nnop_act(g, nnop_bias(g, y, nnop_constant(g, "b", &bd, b)), NNOP_ACT_SILU, 0.0f);
+    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+    assert_int_equal(nnop_graph_compile(g, NULL, &p), NNOP_OK);
+    nnop_plan_describe(p, text, cap);
+    nnop_plan_destroy(p);
+    nnop_graph_destroy(g);
+    nnop_context_destroy(ctx);
+    free(w);
+    free(b);
+}
+
+/* The rule that keeps runtime-compiled engines off a shape class (issue 10) looks at the
+ * activations: a 1x1 conv's filter [K, C, 1, 1] is no batch of 1x1 images (it had excluded
+ * these engines from every 16-bit 1x1 conv, so its SiLU ran as a pass of its own); a channel
+ * count that is not a multiple of 8 still excludes them. */
+static void test_runtime_compiled_exclusion_follows_the_activations(void **state)
+{
+    char text[4096];
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    describe_conv_silu(16, 1, text, sizeof text);
+    assert_non_null(strstr(text, "cudnn"));
+    if (strstr(text, "runtime-compiled engines excluded"))
+        fail_msg("1x1 conv on 2 x 16 x 5 x 7, f16 NHWC: %s", text);
+    describe_conv_silu(12, 3, text, sizeof text);
+    if (!strstr(text, "runtime-compiled engines excluded"))
+        fail_msg("3x3 conv on 2 x 12 x 5 x 7, f16 NHWC: %s", text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_every_engine_of_a_conv_chain),
+            cmocka_unit_test(test_runtime_compiled_exclusion_follows_the_activations),
     };
     return nnop_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL),
                                sizeof tests / sizeof tests[0]);

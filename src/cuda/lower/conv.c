@@ -63,7 +63,7 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
     nnop_status st =
             nnop__lower_tensor(ctx, s, xd->ndim, xd->dims, xd->strides, xd->dtype, c->x_slot, &x);
     if (st == NNOP_OK)
-        st = nnop__lower_tensor(ctx, s, wd->ndim, wd->dims, wd->strides, wd->dtype, c->w_slot, &w);
+        st = nnop__lower_filter(ctx, s, wd, c->w_slot, &w);
     if (st == NNOP_OK)
         st = conv_desc(ctx, s, n->attr.conv.pad, n->attr.conv.stride, n->attr.conv.dilation, &cd);
     if (st == NNOP_OK)
@@ -103,7 +103,7 @@ nnop_status nnop__lower_deconv(nnop_plan *p, int32_t node, int32_t x_slot, int32
     if (st == NNOP_OK)
         st = nnop__lower_tensor(ctx, s, xd->ndim, xd->dims, xd->strides, xd->dtype, x_slot, &dy);
     if (st == NNOP_OK)
-        st = nnop__lower_tensor(ctx, s, wd->ndim, wd->dims, wd->strides, wd->dtype, w_slot, &w);
+        st = nnop__lower_filter(ctx, s, wd, w_slot, &w);
     if (st == NNOP_OK)
         st = conv_desc(ctx, s, cp->pad, cp->stride, cp->dilation, &cd);
     if (st == NNOP_OK)

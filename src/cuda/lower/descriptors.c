@@ -81,18 +81,21 @@ static int64_t extent_bytes(int ndim, const int64_t *dims, const int64_t *stride
 /* The shape class in which cuDNN's runtime-compiled fusion engine (eng7 on sm_90, cuDNN
  * 9.14) returned wrong sums and NaN, or faulted with misaligned 16-byte stores: fp16/bf16
  * 4-D tensors with a channel count that is not a multiple of 8, NCHW with H x W > 1, or a
- * batch of 1x1 images (a [1, K, 1, 1] per-channel operand is fine). */
-static int rtc_unsafe_tensor(int ndim, const int64_t *dims, const int64_t *strides, nnop_dtype dt)
+ * batch of 1x1 images (a [1, K, 1, 1] per-channel operand is fine). The last clause is about
+ * activations: a 1x1 conv's filter [K, C, 1, 1] has that shape too, and taking it for a batch
+ * of images had excluded these engines from every 1x1 conv (so its SiLU or GELU ran apart). */
+static int rtc_unsafe_tensor(int ndim, const int64_t *dims, const int64_t *strides, nnop_dtype dt,
+                             bool filter)
 {
     if (dt == NNOP_F32 || ndim != 4)
         return 0;
     return dims[1] % 8 != 0 || (strides[1] != 1 && dims[2] * dims[3] > 1) ||
-           (dims[0] > 1 && dims[2] * dims[3] == 1);
+           (!filter && dims[0] > 1 && dims[2] * dims[3] == 1);
 }
 
-nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, const int64_t *dims,
-                               const int64_t *strides, nnop_dtype dt, int32_t slot,
-                               cudnnBackendDescriptor_t *out)
+static nnop_status lower_tensor_as(nnop_context *ctx, nnop__dnn_step *s, int ndim,
+                                   const int64_t *dims, const int64_t *strides, nnop_dtype dt,
+                                   int32_t slot, bool filter, cudnnBackendDescriptor_t *out)
 {
     int64_t uid = ++s->next_uid, align = NNOP_TENSOR_ALIGN;
     bool virt = slot < 0;
@@ -114,13 +117,26 @@ nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, c
     nnop__fp_add_i64(&s->fpb, align);
     nnop__fp_add_bytes(&s->fpb, dims, (size_t)ndim * sizeof *dims);
     nnop__fp_add_bytes(&s->fpb, strides, (size_t)ndim * sizeof *strides);
-    if (!virt && !s->rtc_unsafe && rtc_unsafe_tensor(ndim, dims, strides, dt)) {
+    if (!virt && !s->rtc_unsafe && rtc_unsafe_tensor(ndim, dims, strides, dt, filter)) {
         s->rtc_unsafe = 1;
         nnop__fp_add_str(&s->fpb, "runtime-compiled engines excluded");
     }
     if (st == NNOP_OK && !virt)
         st = add_io(ctx, s, uid, slot, extent_bytes(ndim, dims, strides, dt));
     return st;
+}
+
+nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, const int64_t *dims,
+                               const int64_t *strides, nnop_dtype dt, int32_t slot,
+                               cudnnBackendDescriptor_t *out)
+{
+    return lower_tensor_as(ctx, s, ndim, dims, strides, dt, slot, false, out);
+}
+
+nnop_status nnop__lower_filter(nnop_context *ctx, nnop__dnn_step *s, const nnop_tensor_desc *w,
+                               int32_t slot, cudnnBackendDescriptor_t *out)
+{
+    return lower_tensor_as(ctx, s, w->ndim, w->dims, w->strides, w->dtype, slot, true, out);
 }
 
 nnop_status nnop__dnn_graph(nnop_context *ctx, nnop__dnn_step *s)

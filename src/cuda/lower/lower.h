@@ -125,6 +125,10 @@ nnop_status nnop__dnn_set_all(nnop_context *ctx, cudnnBackendDescriptor_t d, con
 nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, const int64_t *dims,
                                const int64_t *strides, nnop_dtype dt, int32_t slot,
                                cudnnBackendDescriptor_t *out);
+/* A conv's real filter tensor w (K, C/groups, R, S; or C, K/groups, R, S for the data-gradient
+ * conv): as nnop__lower_tensor, but a 1x1 filter is not taken for a batch of 1x1 images. */
+nnop_status nnop__lower_filter(nnop_context *ctx, nnop__dnn_step *s, const nnop_tensor_desc *w,
+                               int32_t slot, cudnnBackendDescriptor_t *out);
 cudnnDataType_t nnop__dnn_dtype(nnop_dtype t);
 /* Producers: y (virtual when an epilogue follows) from the chain's x and w. */
 nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
