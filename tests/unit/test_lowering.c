@@ -2,7 +2,8 @@
  * (tensor, convolution, matmul and pointwise descriptors finalize on a CPU-only machine;
  * the operation graph needs a handle and is left to the GPU tests): canonical epilogue
  * order, real vs virtual tensors, every activation, refusal of runtime batch-norm, of the
- * activations cuDNN has no mode for and of multiplies by tensors; constant layer scales. */
+ * activations cuDNN has no mode for and of multiplies by tensors; constant layer scales; the
+ * rules that keep runtime-compiled engines off a step. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,9 +285,54 @@ static void test_lowering_constant_channel_mul_and_sub_are_affine(void **state)
     }
 }
 
+/* rtc_unsafe of conv (2 x C x H x W, K, R x R) + SiLU lowered in dtype dt and layout lay. */
+static int rtc_mark(nnop_dtype dt, nnop_layout lay, int C, int H, int K, int R)
+{
+    fixture f;
+    nnop__chain c;
+    nnop__dnn_step *s = (nnop__dnn_step *)calloc(1, sizeof *s);
+    nnop_tensor_desc xd = nnop_tensor_4d(dt, lay, 2, C, H, H);
+    nnop_tensor_desc wd = nnop_tensor_4d(dt, lay, K, C, R, R);
+    nnop_conv_params p = {{R / 2, R / 2}, {1, 1}, {1, 1}, 1};
+    nnop_value y;
+    int mark;
+    assert_non_null(s);
+    f.ctx = nnop_test_cpu_context();
+    assert_int_equal(nnop_graph_create(f.ctx, &f.g), NNOP_OK);
+    y = nnop_conv(f.g, nnop_input(f.g, "x", &xd), nnop_input(f.g, "w", &wd), &p);
+    y = nnop_act(f.g, y, NNOP_ACT_SILU, 0.0f);
+    assert_int_equal(nnop_output(f.g, y, "y"), NNOP_OK);
+    attach(&f);
+    assert_int_equal(nnop__chain_build(f.p, 0, 2, 1, &c), NNOP_OK);
+    if (nnop__lower_chain(f.p, &c, s) != NNOP_OK)
+        fail_msg("%s", nnop_context_last_error(f.ctx));
+    mark = s->rtc_unsafe;
+    nnop__chain_free(&c);
+    nnop__dnn_step_destroy(s);
+    detach(&f);
+    return mark;
+}
+
+/* Which steps take no runtime-compiled engine, and why: issue 10's shape class (16-bit, C or
+ * K not a multiple of 8, NCHW with H x W > 1, a batch of 1x1 images) wins over the 16-bit 1x1
+ * conv rule; a 1x1 filter [K, C, 1, 1] is not a batch of 1x1 images; fp32 is never marked. */
+static void test_lowering_runtime_compiled_rules(void **state)
+{
+    (void)state;
+    assert_int_equal(rtc_mark(NNOP_F16, NNOP_NHWC, 16, 10, 32, 3), 0);
+    assert_int_equal(rtc_mark(NNOP_BF16, NNOP_NHWC, 16, 10, 32, 1), NNOP_RTC_1X1);
+    assert_int_equal(rtc_mark(NNOP_F16, NNOP_NHWC, 16, 10, 32, 1), NNOP_RTC_1X1);
+    assert_int_equal(rtc_mark(NNOP_F16, NNOP_NHWC, 12, 10, 32, 1), NNOP_RTC_UNSAFE);
+    assert_int_equal(rtc_mark(NNOP_F16, NNOP_NHWC, 16, 10, 20, 3), NNOP_RTC_UNSAFE);
+    assert_int_equal(rtc_mark(NNOP_F16, NNOP_NCHW, 16, 10, 32, 3), NNOP_RTC_UNSAFE);
+    assert_int_equal(rtc_mark(NNOP_F16, NNOP_NHWC, 16, 1, 32, 3), NNOP_RTC_UNSAFE);
+    assert_int_equal(rtc_mark(NNOP_F32, NNOP_NCHW, 12, 1, 20, 1), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_lowering_runtime_compiled_rules),
             cmocka_unit_test(test_lowering_refuses_modeless_activations),
             cmocka_unit_test(test_lowering_binary_ops_by_tensors_split_off),
             cmocka_unit_test(test_lowering_constant_channel_mul_and_sub_are_affine),

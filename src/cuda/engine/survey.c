@@ -22,7 +22,8 @@ static const char *rule_text(nnop__cand_rule r)
     case NNOP_CAND_ENGINE0:
         return "no policy: engine 0 is refused for a fused conv graph";
     case NNOP_CAND_SHAPE:
-        return "no policy: runtime-compiled engines are refused for this shape class (issue 10)";
+        return "no policy: runtime-compiled engines are refused for this shape (nnop_plan_describe "
+               "says why)";
     case NNOP_CAND_OPTIONS:
         return "no policy: the context's deterministic or allow_tf32 option excludes it";
     case NNOP_CAND_OK:

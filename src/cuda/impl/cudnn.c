@@ -206,7 +206,11 @@ static size_t cudnn_describe(const nnop_plan *p, const nnop__cuda_step *s, char 
                      s->impl == &nnop__impl_cudnn_dgrad ? "data gradient (transposed conv), " : "",
                      (long long)s->dnn->engine, s->dnn->rtc ? "runtime-compiled" : "precompiled",
                      (long long)s->dnn->workspace, tuned(s->dnn),
-                     s->dnn->rtc_unsafe ? ", runtime-compiled engines excluded for this shape" : "",
+                     s->dnn->rtc_unsafe == NNOP_RTC_UNSAFE
+                             ? ", runtime-compiled engines excluded for this shape"
+                     : s->dnn->rtc_unsafe == NNOP_RTC_1X1
+                             ? ", runtime-compiled engines not tried on a 16-bit 1x1 conv"
+                             : "",
                      s->dnn->cached == 3   ? ", plan from cache, prefetched"
                      : s->dnn->cached == 2 ? ", plan from cache"
                      : s->dnn->cached == 1 ? ", engine from cache"

@@ -82,8 +82,7 @@ static int64_t extent_bytes(int ndim, const int64_t *dims, const int64_t *stride
  * 9.14) returned wrong sums and NaN, or faulted with misaligned 16-byte stores: fp16/bf16
  * 4-D tensors with a channel count that is not a multiple of 8, NCHW with H x W > 1, or a
  * batch of 1x1 images (a [1, K, 1, 1] per-channel operand is fine). The last clause is about
- * activations: a 1x1 conv's filter [K, C, 1, 1] has that shape too, and taking it for a batch
- * of images had excluded these engines from every 1x1 conv (so its SiLU or GELU ran apart). */
+ * activations, not a 1x1 conv's filter [K, C, 1, 1]. */
 static int rtc_unsafe_tensor(int ndim, const int64_t *dims, const int64_t *strides, nnop_dtype dt,
                              bool filter)
 {
@@ -91,6 +90,32 @@ static int rtc_unsafe_tensor(int ndim, const int64_t *dims, const int64_t *strid
         return 0;
     return dims[1] % 8 != 0 || (strides[1] != 1 && dims[2] * dims[3] > 1) ||
            (!filter && dims[0] > 1 && dims[2] * dims[3] == 1);
+}
+
+/* A 16-bit 1x1 conv keeps to precompiled engines, its activation split off to the own
+ * epilogue kernel. Runtime-compiled engines fuse that activation, but on the H200 (cuDNN
+ * 9.14, autotuned) the networks ran slower so in 3 of 4 runs (ConvNeXt-Tiny batch 1 and 32,
+ * EfficientNet-B0 batch 1; faster only EfficientNet-B0 batch 32: bench/results/
+ * 2026-12-02-h200-c.md), and each costs a compile at the first plan. Until autotuning times
+ * both forms, the measured faster one. */
+static int rtc_kept_off_filter(int ndim, const int64_t *dims, nnop_dtype dt, bool filter)
+{
+    return filter && dt != NNOP_F32 && ndim == 4 && dims[2] * dims[3] == 1;
+}
+
+/* Mark the step for the rules above (the unsafe class wins over the 1x1 rule). */
+static void mark_rtc(nnop__dnn_step *s, int ndim, const int64_t *dims, const int64_t *strides,
+                     nnop_dtype dt, bool filter)
+{
+    if (s->rtc_unsafe == NNOP_RTC_UNSAFE)
+        return;
+    if (rtc_unsafe_tensor(ndim, dims, strides, dt, filter)) {
+        s->rtc_unsafe = NNOP_RTC_UNSAFE;
+        nnop__fp_add_str(&s->fpb, "runtime-compiled engines excluded");
+    } else if (s->rtc_unsafe == 0 && rtc_kept_off_filter(ndim, dims, dt, filter)) {
+        s->rtc_unsafe = NNOP_RTC_1X1;
+        nnop__fp_add_str(&s->fpb, "runtime-compiled engines kept off a 1x1 conv");
+    }
 }
 
 static nnop_status lower_tensor_as(nnop_context *ctx, nnop__dnn_step *s, int ndim,
@@ -117,10 +142,8 @@ static nnop_status lower_tensor_as(nnop_context *ctx, nnop__dnn_step *s, int ndi
     nnop__fp_add_i64(&s->fpb, align);
     nnop__fp_add_bytes(&s->fpb, dims, (size_t)ndim * sizeof *dims);
     nnop__fp_add_bytes(&s->fpb, strides, (size_t)ndim * sizeof *strides);
-    if (!virt && !s->rtc_unsafe && rtc_unsafe_tensor(ndim, dims, strides, dt, filter)) {
-        s->rtc_unsafe = 1;
-        nnop__fp_add_str(&s->fpb, "runtime-compiled engines excluded");
-    }
+    if (!virt)
+        mark_rtc(s, ndim, dims, strides, dt, filter);
     if (st == NNOP_OK && !virt)
         st = add_io(ctx, s, uid, slot, extent_bytes(ndim, dims, strides, dt));
     return st;

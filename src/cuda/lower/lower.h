@@ -44,6 +44,9 @@ typedef struct nnop__chain {
 } nnop__chain;
 
 /* A cuDNN operation graph with its chosen execution plan. */
+/* Why a step takes no runtime-compiled engine (nnop__dnn_step.rtc_unsafe; 0: none). */
+enum { NNOP_RTC_UNSAFE = 1, NNOP_RTC_1X1 = 2 };
+
 typedef struct nnop__dnn_step {
     cudnnBackendDescriptor_t owned[NNOP_STEP_MAX_DESC]; /* destroyed in reverse order */
     int n_owned;
@@ -56,8 +59,9 @@ typedef struct nnop__dnn_step {
     int n_io;
     int64_t next_uid;
     int is_conv, fp32;
-    /* a 16-bit real tensor in the class where runtime-compiled engines gave wrong results or
-     * misaligned stores (lower.c, rtc_unsafe_tensor; issue 10) */
+    /* nonzero: no runtime-compiled engine (descriptors.c): NNOP_RTC_UNSAFE, a 16-bit real
+     * tensor in the class where they gave wrong results or misaligned stores (issue 10);
+     * NNOP_RTC_1X1, a 16-bit 1x1 conv, where they were measured slower */
     int rtc_unsafe;
     nnop__fp_builder fpb; /* everything lowered so far, for the plan cache */
     int cached;      /* 1: engine choice from the plan cache, 2: plan from its JSON, 3: the same,
@@ -126,7 +130,8 @@ nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, c
                                const int64_t *strides, nnop_dtype dt, int32_t slot,
                                cudnnBackendDescriptor_t *out);
 /* A conv's real filter tensor w (K, C/groups, R, S; or C, K/groups, R, S for the data-gradient
- * conv): as nnop__lower_tensor, but a 1x1 filter is not taken for a batch of 1x1 images. */
+ * conv): as nnop__lower_tensor, but a 1x1 filter is not taken for a batch of 1x1 images; a
+ * 16-bit one marks the step NNOP_RTC_1X1. */
 nnop_status nnop__lower_filter(nnop_context *ctx, nnop__dnn_step *s, const nnop_tensor_desc *w,
                                int32_t slot, cudnnBackendDescriptor_t *out);
 cudnnDataType_t nnop__dnn_dtype(nnop_dtype t);
