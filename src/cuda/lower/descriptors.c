@@ -93,11 +93,11 @@ static int rtc_unsafe_tensor(int ndim, const int64_t *dims, const int64_t *strid
 }
 
 /* A 16-bit 1x1 conv keeps to precompiled engines, its activation split off to the own
- * epilogue kernel. Runtime-compiled engines fuse that activation, but on the H200 (cuDNN
- * 9.14, autotuned) the networks ran slower so in 3 of 4 runs (ConvNeXt-Tiny batch 1 and 32,
- * EfficientNet-B0 batch 1; faster only EfficientNet-B0 batch 32: bench/results/
+ * epilogue kernel. Runtime-compiled engines fuse that activation, but with them the networks
+ * ran slower in 3 of 4 runs on the H200 (cuDNN 9.14, autotuned: ConvNeXt-Tiny at batch 1 and
+ * 32, EfficientNet-B0 at batch 1; only EfficientNet-B0 at batch 32 gained; bench/results/
  * 2026-12-02-h200-c.md), and each costs a compile at the first plan. Until autotuning times
- * both forms, the measured faster one. */
+ * both forms of the step, the one measured faster more often. */
 static int rtc_kept_off_filter(int ndim, const int64_t *dims, nnop_dtype dt, bool filter)
 {
     return filter && dt != NNOP_F32 && ndim == 4 && dims[2] * dims[3] == 1;

@@ -43,10 +43,10 @@ typedef struct nnop__chain {
     nnop__chain_op ops[NNOP_EPI_MAX_OPS];
 } nnop__chain;
 
-/* A cuDNN operation graph with its chosen execution plan. */
 /* Why a step takes no runtime-compiled engine (nnop__dnn_step.rtc_unsafe; 0: none). */
 enum { NNOP_RTC_UNSAFE = 1, NNOP_RTC_1X1 = 2 };
 
+/* A cuDNN operation graph with its chosen execution plan. */
 typedef struct nnop__dnn_step {
     cudnnBackendDescriptor_t owned[NNOP_STEP_MAX_DESC]; /* destroyed in reverse order */
     int n_owned;
