@@ -242,7 +242,8 @@ if asked vision-profile; then
     # per-kernel GPU time of one forward of each issue-15 network (batch 32, fp16 NHWC,
     # 224x224), nnop (autotuned) beside PyTorch eager in one process. NNOP_PROFILE_BATCH may
     # list several; NNOP_PROFILE_ARGS=--launches adds one forward's launches in order, which
-    # with NNOP_LOG=1 (the partitions in order, in the same file) names each launch's step
+    # with NNOP_LOG=1 (the partitions in order, in the same file) names each launch's step:
+    # bench/launch_steps.py then writes steps_NET.md, the GPU time per kind of step
     echo "== vision networks: per-kernel profiles"
     for net in ${NNOP_VISION_NETS:-mobilenet_v3_large efficientnet_b0 convnext_tiny unet}; do
         PYTHONUNBUFFERED=1 timeout 120 python3 bench/profile_kernels.py \
@@ -250,6 +251,11 @@ if asked vision-profile; then
             --no-compile --top ${NNOP_PROFILE_TOP:-15} ${NNOP_PROFILE_ARGS:-} >"$OUT/profile_$net.md" 2>&1 ||
             tail -5 "$OUT/profile_$net.md"
         grep -E "^SUMMARY" "$OUT/profile_$net.md"
+        # with both: the GPU time per kind of step (bench/launch_steps.py)
+        if [ -n "${NNOP_LOG:-}" ] && [[ "${NNOP_PROFILE_ARGS:-}" == *--launches* ]]; then
+            python3 bench/launch_steps.py "$OUT/profile_$net.md" >"$OUT/steps_$net.md" 2>&1
+            grep -E "^### " "$OUT/steps_$net.md"
+        fi
     done
 fi
 checkpoint

@@ -1,0 +1,41 @@
+"""test_launch_steps.py: bench/launch_steps.py matches launches to an nnop plan's partitions
+(tests/bench/launch_steps_profile.md): a stem's channel pad goes with its cuDNN step, a
+global average pool's two kernels with its step, a depthwise step is not taken for an
+epilogue (its description names a fused epilogue), a run of epilogue steps with a tail launch
+is matched as a whole (and the result says so), a flatten that is a view launched nothing, and
+the times add up to the forward's."""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+import launch_steps  # noqa: E402
+
+
+def main():
+    sets = launch_steps.parse(os.path.join(HERE, "launch_steps_profile.md"))
+    assert len(sets) == 1, sets
+    parts, launches, title = sets[0]
+    assert title == "nnop tiny batch 2", title
+    assert len(parts) == 11 and len(launches) == 13, (len(parts), len(launches))
+    kinds, exact = launch_steps.match(parts, launches)
+    assert not exact  # act + mul: 2 steps, 3 launches
+    by_nodes = {(k[0], k[2]): v for k, v in kinds.items()}
+    assert by_nodes[("conv+batchnorm", "-")] == [1, 2, 5.0], by_nodes
+    assert by_nodes[("act", "conv+batchnorm")] == [1, 1, 2.0], by_nodes
+    assert by_nodes[("conv+batchnorm+act", "act")] == [1, 1, 5.0], by_nodes
+    assert by_nodes[("global_avg_pool", "conv+batchnorm+act")] == [1, 2, 4.0], by_nodes
+    assert by_nodes[("conv+bias", "global_avg_pool")] == [1, 1, 2.0], by_nodes
+    assert by_nodes[("conv+bias", "conv+bias")] == [1, 1, 2.5], by_nodes
+    assert by_nodes[("act + mul", "conv+bias")] == [2, 3, 4.0], by_nodes
+    assert by_nodes[("global_avg_pool", "mul")] == [1, 1, 2.0], by_nodes
+    assert by_nodes[("flatten", "global_avg_pool")] == [1, 0, 0.0], by_nodes
+    assert by_nodes[("linear", "flatten")] == [1, 1, 3.0], by_nodes
+    assert abs(sum(v[2] for v in kinds.values()) - sum(us for _, us in launches)) < 1e-9
+    assert sum(v[0] for v in kinds.values()) == len(parts)
+    assert sum(v[1] for v in kinds.values()) == len(launches)
+    print("launch_steps: ok")
+
+
+if __name__ == "__main__":
+    main()
