@@ -71,16 +71,24 @@ static nnop_status norm_run(nnop_plan *p, nnop__cuda_step *st)
                             __FILE__, __LINE__);
 }
 
+/* The kernel nnop__k_norm launches for the step's shape: the vector path when x and y are
+ * 16-byte aligned (every buffer of the plan is; a caller's may not be), else the next. */
 static size_t norm_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf, size_t len)
 {
     const nnop__norm_kparams *k = &st->norm;
-    int n = !k->per_position
-                    ? snprintf(buf, len, "[own kernel: norm over %lld group%s, a block each]",
-                               (long long)k->groups, k->groups == 1 ? "" : "s")
-                    : snprintf(buf, len, "[own kernel: %s over C, %s]",
-                               k->rms ? "RMS norm" : "layer norm",
-                               k->xv.sc == 1 && k->xv.c >= 32 ? "a warp per position"
-                                                              : "a thread per position");
+    const char *what = k->rms ? "RMS norm" : "layer norm";
+    const char *rows = k->xv.sc == 1 && k->xv.c >= 32 ? "a warp" : "a thread";
+    int lanes = nnop__k_norm_vec_lanes(k), n;
+    if (!k->per_position)
+        n = snprintf(buf, len, "[own kernel: norm over %lld group%s, a block each]",
+                     (long long)k->groups, k->groups == 1 ? "" : "s");
+    else if (lanes > 0)
+        n = snprintf(buf, len,
+                     "[own kernel: %s over C, 16-byte vectors, %d lane%s a position (%s a "
+                     "position where x or y is not 16-byte aligned)]",
+                     what, lanes, lanes == 1 ? "" : "s", rows);
+    else
+        n = snprintf(buf, len, "[own kernel: %s over C, %s a position]", what, rows);
     (void)p;
     return n > 0 ? (size_t)n : 0;
 }

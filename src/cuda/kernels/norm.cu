@@ -201,21 +201,34 @@ __global__ void __launch_bounds__(kThreads, 4) norm_rows_vec_kernel(nnop__norm_k
     }
 }
 
-// The vector path for T, if the shape and pointers allow it: the smallest group holding
-// C in at most 4 vectors a lane.
-template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream_t s)
+constexpr int kNormVecR = 4; // vectors a lane at most
+
+// The vector path's lanes a position for p's shape (the smallest group holding C in at most
+// kNormVecR vectors a lane), or 0 where the shape rules it out; x and y must also be 16-byte
+// aligned. V: elements in 16 bytes.
+int norm_vec_lanes(const nnop__norm_kparams *p, int V)
 {
-    constexpr int V = 16 / sizeof(T), R = 4;
     const nnop__kview &v = p->xv;
-    const int64_t positions = v.n * v.h * v.w;
-    if (v.sc != 1 || v.sw != v.c || v.sh != v.w * v.c || v.sn != v.h * v.sh || v.c % V != 0 ||
-        v.c > 32 * R * V || p->g_per_element || p->b_per_element || !aligned(p->x, 16) ||
-        !aligned(p->y, 16))
-        return false;
+    if (!p->per_position || v.sc != 1 || v.sw != v.c || v.sh != v.w * v.c || v.sn != v.h * v.sh ||
+        v.c % V != 0 || v.c > 32 * kNormVecR * V || p->g_per_element || p->b_per_element)
+        return 0;
     const int nv = (int)(v.c / V);
     int G = 1;
-    while (G * R < nv)
+    while (G * kNormVecR < nv)
         G *= 2;
+    return G;
+}
+
+// The vector path for T, if the shape and pointers allow it.
+template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream_t s)
+{
+    constexpr int V = 16 / sizeof(T), R = kNormVecR;
+    const nnop__kview &v = p->xv;
+    const int64_t positions = v.n * v.h * v.w;
+    const int G = norm_vec_lanes(p, V);
+    if (G == 0 || !aligned(p->x, 16) || !aligned(p->y, 16))
+        return false;
+    const int nv = (int)(v.c / V);
     const unsigned grid = grid_for(positions * G, kThreads);
     switch (G) {
     case 1:
@@ -345,6 +358,11 @@ Box box_of(const nnop__norm_kparams &p)
 }
 
 } // namespace
+
+extern "C" int nnop__k_norm_vec_lanes(const nnop__norm_kparams *p)
+{
+    return norm_vec_lanes(p, p->dtype == 0 ? 4 : 8);
+}
 
 extern "C" cudaError_t nnop__k_norm(const nnop__norm_kparams *p, cudaStream_t s)
 {
