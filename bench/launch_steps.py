@@ -3,14 +3,16 @@ per kind of step. Reads what `tools/gpu_run.sh vision-profile` writes with NNOP_
 NNOP_PROFILE_ARGS=--launches (bench/profile_kernels.py): the plan's partitions in order (one
 `nnop_log,compile` line each) and one forward's launches in order, per batch.
 
-  usage: python3 bench/launch_steps.py PROFILE.md [--top N]
+  usage: python3 bench/launch_steps.py PROFILE.md [--top N] [--copy GBS]
 
 Launches and partitions are matched by kernel family (own epilogue, depthwise, global average
 pool, norm, resize/concat, library = cuDNN or cuBLASLt) in runs: a run of k partitions of one
 family takes the next run of launches of that family, one launch each when the counts agree,
 two each when there are twice as many, else the run's time is shown as a whole (a cuDNN engine
 may launch two kernels, an epilogue a tail kernel); a partition whose family has no launch
-next launched nothing (a flatten that is a view). Prints, per batch, the GPU time per kind of step (its nodes and implementation,
+next launched nothing (a flatten that is a view). Where the log gives each partition's bytes
+(the least it moves), the table adds GB/s, and with --copy (the device-to-device copy
+bandwidth of the same machine, e.g. nnop-bench's "peaks of this run") the share of it. Prints, per batch, the GPU time per kind of step (its nodes and implementation,
 with the nodes of the step before it)."""
 import argparse
 import collections
@@ -53,8 +55,8 @@ def partition_family(impl):
 
 
 def parse(path):
-    """[(partitions, launches, title)] per batch, in file order: partitions as (nodes, impl),
-    launches as (name, us)."""
+    """[(partitions, launches, title)] per batch, in file order: partitions as (nodes, impl,
+    bytes or None), launches as (name, us)."""
     out, parts, launches, title = [], [], None, None
     compile_re = re.compile(r"^nnop_log,compile,[^,]*,plan \d+,partition (\d+)/(\d+),([^,]*),(\[.*\])")
     for line in open(path):
@@ -63,7 +65,8 @@ def parse(path):
             if launches is not None:
                 out.append((parts, launches, title))
                 parts, launches = [], None
-            parts.append((m.group(3), m.group(4)))
+            b = re.search(r",(\d+) B$", line.rstrip())
+            parts.append((m.group(3), m.group(4), int(b.group(1)) if b else None))
             continue
         if line.startswith("### nnop ") and "launches in order" in line:
             title, launches = line[4:].split(":")[0], []
@@ -92,7 +95,8 @@ def runs(items, family):
 
 
 def match(parts, launches):
-    """{kind: [steps, launches, us]} and whether every run matched one launch a step."""
+    """{kind: [steps, launches, us, bytes or None]} and whether every run matched one launch a
+    step (or two each)."""
     # a stem's channel pad belongs to the library step after it
     fam = [("library" if launch_family(n) == "pad" else launch_family(n)) for n, _ in launches]
     lruns = runs(range(len(launches)), lambda i: fam[i])
@@ -117,10 +121,12 @@ def match(parts, launches):
             impl = re.sub(r"; (autotuned [0-9.]+ us|workspace [0-9]+ B)", "", parts[ps[0]][1])
             impl = re.sub(r"eng\d+ ", "", impl)
             key = (" + ".join(sorted({parts[p][0] for p in ps})), impl, before)
-            k = kinds.setdefault(key, [0, 0, 0.0])
+            k = kinds.setdefault(key, [0, 0, 0.0, 0])
             k[0] += len(ps)
             k[1] += len(ls)
             k[2] += sum(launches[i][1] for i in ls)
+            nbytes = [parts[p][2] for p in ps]
+            k[3] = None if k[3] is None or None in nbytes else k[3] + sum(nbytes)
     return kinds, exact and li == len(lruns)
 
 
@@ -128,6 +134,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("profile")
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--copy", type=float, help="copy bandwidth in GB/s, for the share")
     a = ap.parse_args()
     sets = parse(a.profile)
     if not sets:
@@ -137,11 +144,18 @@ def main():
         total = sum(us for _, us in launches)
         print(f"\n### {title}: {len(parts)} partitions, {len(launches)} launches, "
               f"{total:.1f} us{'' if exact else ' (some runs matched as a whole)'}\n")
-        print("| step (nodes) | implementation | after | steps | launches | us | share |")
-        print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
-        for (nodes, impl, before), (n, nl, us) in sorted(kinds.items(), key=lambda kv: -kv[1][2])[:a.top]:
+        print("| step (nodes) | implementation | after | steps | launches | us | share | MB | GB/s |"
+              + (" of copy |" if a.copy else ""))
+        print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+              + (" ---: |" if a.copy else ""))
+        for (nodes, impl, before), (n, nl, us, nb) in sorted(kinds.items(), key=lambda kv: -kv[1][2])[:a.top]:
             short = impl if len(impl) <= 90 else impl[:87] + "..."
-            print(f"| {nodes} | {short} | {before} | {n} | {nl} | {us:.1f} | {100 * us / total:.1f}% |")
+            gbs = nb / (us * 1e3) if nb is not None and us > 0 else None
+            row = (f"| {nodes} | {short} | {before} | {n} | {nl} | {us:.1f} | {100 * us / total:.1f}% | "
+                   + (f"{nb / 1e6:.1f} | {gbs:.0f} |" if gbs is not None else "- | - |"))
+            if a.copy:
+                row += f" {100 * gbs / a.copy:.0f}% |" if gbs is not None else " - |"
+            print(row)
 
 
 if __name__ == "__main__":

@@ -244,6 +244,9 @@ nnop_status nnop__graph_validate(nnop_graph *g);
 /* Cut the graph into partitions; fuse = 0 gives one partition per node. */
 nnop_status nnop__partition_graph(const nnop_graph *g, int fuse, nnop__partition **parts,
                                   int32_t *n_parts);
+/* The least a partition moves: the bytes of each value it reads from outside (inputs,
+ * constants, other partitions' results) and of each it writes for use outside, each once. */
+int64_t nnop__partition_bytes(const nnop_graph *g, const nnop__partition *part);
 
 /* ------------------------------------------------------------------ CPU backend (src/cpu) */
 nnop_status nnop__cpu_plan_build(nnop_plan *p);

@@ -70,3 +70,55 @@ nnop_status nnop__partition_graph(const nnop_graph *g, int fuse, nnop__partition
     *n_parts = n;
     return NNOP_OK;
 }
+
+/* Whether value v is read by a node outside [first, end) or is a graph output. */
+static int used_outside(const nnop_graph *g, int32_t v, int32_t first, int32_t end)
+{
+    int32_t k;
+    int j;
+    if (g->values[v].output_index >= 0)
+        return 1;
+    for (k = 0; k < g->n_nodes; k++) {
+        if (k >= first && k < end)
+            continue;
+        for (j = 0; j < g->nodes[k].n_in; j++)
+            if (g->nodes[k].in[j] == v)
+                return 1;
+    }
+    return 0;
+}
+
+/* Whether node k's input j repeats one read earlier in the partition (from first). */
+static int read_before(const nnop_graph *g, int32_t first, int32_t k, int j)
+{
+    int32_t v = g->nodes[k].in[j], i;
+    int m;
+    for (i = first; i <= k; i++)
+        for (m = 0; m < (i == k ? j : g->nodes[i].n_in); m++)
+            if (g->nodes[i].in[m] == v)
+                return 1;
+    return 0;
+}
+
+int64_t nnop__partition_bytes(const nnop_graph *g, const nnop__partition *part)
+{
+    const int32_t end = part->first + part->count;
+    int64_t bytes = 0;
+    int32_t k;
+    int j;
+    for (k = part->first; k < end; k++) {
+        const nnop__node *n = &g->nodes[k];
+        for (j = 0; j < n->n_in; j++) {
+            int32_t v = n->in[j], producer;
+            if (v < 0 || v >= g->n_values)
+                continue; /* an absent optional operand */
+            producer = g->values[v].producer;
+            if ((producer >= part->first && producer < end) || read_before(g, part->first, k, j))
+                continue;
+            bytes += (int64_t)nnop_tensor_bytes(&g->values[v].desc);
+        }
+        if (used_outside(g, n->out, part->first, end))
+            bytes += (int64_t)nnop_tensor_bytes(&g->values[n->out].desc);
+    }
+    return bytes;
+}

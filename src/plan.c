@@ -29,7 +29,8 @@ static const char *policy_name(nnop_engine_policy p)
 
 /* NNOP_LOG=1: one line per partition of a compiled plan (ONEDNN_VERBOSE style):
  * nnop_log,compile,<backend>,plan <id>,partition <i>/<n>,<nodes>,<implementation>,
- * policy <p>,cache <hit|miss|->,<ms of the whole compile> */
+ * policy <p>,cache <hit|miss|->,<ms of the whole compile>,<bytes> B (the least the partition
+ * moves: with a profile's GPU time, its bandwidth) */
 static void log_compile(const nnop_plan *p, uint64_t ns)
 {
     int32_t i, k;
@@ -47,13 +48,14 @@ static void log_compile(const nnop_plan *p, uint64_t ns)
             if (impl[k] == '\n' || impl[k] == ',')
                 impl[k] = impl[k] == ',' ? ';' : ' ';
         fprintf(stderr,
-                "nnop_log,compile,%s,plan %d,partition %d/%d,%s,%s,policy %s,cache %s,%.3f ms\n",
+                "nnop_log,compile,%s,plan %d,partition %d/%d,%s,%s,policy %s,cache %s,%.3f ms,"
+                "%lld B\n",
                 p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)i, (int)p->n_parts, nodes,
                 impl[0] ? impl : "reference (float32)", policy_name(p->ctx->opts.policy),
                 !p->cuda                     ? "-"
                 : strstr(impl, "from cache") ? "hit"
                                              : "miss",
-                (double)ns / 1e6);
+                (double)ns / 1e6, (long long)nnop__partition_bytes(p->g, part));
     }
 }
 

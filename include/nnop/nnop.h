@@ -50,10 +50,11 @@
  * created, prints to stderr. NNOP_LOG=1: a line per context creation (backend, and why AUTO
  * chose the CPU) and one per partition of each compiled plan,
  * "nnop_log,compile,<backend>,plan <id>,partition <i>/<n>,<nodes>,<implementation>,
- * policy <p>,cache <hit|miss|->,<ms>" (the implementation as nnop_plan_describe gives it; the
- * time is the whole compile's). NNOP_LOG=2: also one line per execute,
- * "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)". Unset or 0: off,
- * and nothing is measured. */
+ * policy <p>,cache <hit|miss|->,<ms>,<bytes> B" (the implementation as nnop_plan_describe gives
+ * it; the time is the whole compile's; the bytes are the least the partition moves: each value
+ * it reads from outside it and each it writes for use outside, once). NNOP_LOG=2: also one line per
+ * execute, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)". Unset or 0:
+ * off, and nothing is measured. */
 #ifndef NNOP_NNOP_H
 #define NNOP_NNOP_H
 

@@ -3,7 +3,10 @@
 global average pool's two kernels with its step, a depthwise step is not taken for an
 epilogue (its description names a fused epilogue), a run of epilogue steps with a tail launch
 is matched as a whole (and the result says so), a flatten that is a view launched nothing, and
-the times add up to the forward's."""
+the times add up to the forward's; each kind's bytes (NNOP_LOG's least moved) give its GB/s
+and, with --copy, its share of the copy bandwidth."""
+import contextlib
+import io
 import os
 import sys
 
@@ -21,19 +24,26 @@ def main():
     kinds, exact = launch_steps.match(parts, launches)
     assert not exact  # act + mul: 2 steps, 3 launches
     by_nodes = {(k[0], k[2]): v for k, v in kinds.items()}
-    assert by_nodes[("conv+batchnorm", "-")] == [1, 2, 5.0], by_nodes
-    assert by_nodes[("act", "conv+batchnorm")] == [1, 1, 2.0], by_nodes
-    assert by_nodes[("conv+batchnorm+act", "act")] == [1, 1, 5.0], by_nodes
-    assert by_nodes[("global_avg_pool", "conv+batchnorm+act")] == [1, 2, 4.0], by_nodes
-    assert by_nodes[("conv+bias", "global_avg_pool")] == [1, 1, 2.0], by_nodes
-    assert by_nodes[("conv+bias", "conv+bias")] == [1, 1, 2.5], by_nodes
-    assert by_nodes[("act + mul", "conv+bias")] == [2, 3, 4.0], by_nodes
-    assert by_nodes[("global_avg_pool", "mul")] == [1, 1, 2.0], by_nodes
-    assert by_nodes[("flatten", "global_avg_pool")] == [1, 0, 0.0], by_nodes
-    assert by_nodes[("linear", "flatten")] == [1, 1, 3.0], by_nodes
+    assert by_nodes[("conv+batchnorm", "-")] == [1, 2, 5.0, 1000000], by_nodes
+    assert by_nodes[("act", "conv+batchnorm")] == [1, 1, 2.0, 2000000], by_nodes
+    assert by_nodes[("conv+batchnorm+act", "act")] == [1, 1, 5.0, 3000000], by_nodes
+    assert by_nodes[("global_avg_pool", "conv+batchnorm+act")] == [1, 2, 4.0, 500000], by_nodes
+    assert by_nodes[("conv+bias", "global_avg_pool")] == [1, 1, 2.0, 100000], by_nodes
+    assert by_nodes[("conv+bias", "conv+bias")] == [1, 1, 2.5, 100000], by_nodes
+    assert by_nodes[("act + mul", "conv+bias")] == [2, 3, 4.0, 100000], by_nodes
+    assert by_nodes[("global_avg_pool", "mul")] == [1, 1, 2.0, 8000], by_nodes
+    assert by_nodes[("flatten", "global_avg_pool")] == [1, 0, 0.0, 0], by_nodes
+    assert by_nodes[("linear", "flatten")] == [1, 1, 3.0, 5000], by_nodes
     assert abs(sum(v[2] for v in kinds.values()) - sum(us for _, us in launches)) < 1e-9
     assert sum(v[0] for v in kinds.values()) == len(parts)
     assert sum(v[1] for v in kinds.values()) == len(launches)
+    # the table: 2 MB in 2.0 us is 1000 GB/s, a quarter of a 4000 GB/s copy
+    sys.argv = ["launch_steps.py", os.path.join(HERE, "launch_steps_profile.md"), "--copy", "4000"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        launch_steps.main()
+    row = [r for r in out.getvalue().splitlines() if r.startswith("| act | [own kernel: epilogue]")]
+    assert len(row) == 1 and row[0].endswith("| 2.0 | 1000 | 25% |"), row
     print("launch_steps: ok")
 
 

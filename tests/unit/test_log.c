@@ -115,6 +115,8 @@ static void test_log_1_one_line_per_partition(void **state)
     assert_non_null(strstr(text, "nnop_log,create,cpu,device 0\n"));
     assert_non_null(strstr(text, "nnop_log,compile,cpu,plan 0,partition 0/1,conv+act,reference "
                                  "(float32),policy prefer_precompiled,cache -,"));
+    /* x 36 B, w 4 B, y 36 B: the conv's result stays inside the partition */
+    assert_non_null(strstr(text, " ms,76 B\n"));
     assert_int_equal(count(text, "nnop_log,compile,"), 1);
     assert_int_equal(count(text, "nnop_log,exec,"), 0);
     free(text);

@@ -1,6 +1,6 @@
 /* test_partition.c: the partitioner: what fuses (producer + epilogue chain, standalone
  * pointwise chains), where it stops and why (multiple consumers, graph outputs, standalone
- * ops, chain limit, fusion disabled). CPU only. */
+ * ops, chain limit, fusion disabled), and the least each partition moves. CPU only. */
 #include <string.h>
 
 #include "nnop_test.h"
@@ -185,6 +185,37 @@ static void test_partition_chain_limit(void **state)
     nnop_context_destroy(ctx);
 }
 
+/* The least each partition moves (NNOP_LOG's bytes): what it reads from outside and what it
+ * writes for use outside, each value once; a fused intermediate moves nothing. */
+static void test_partition_bytes_moved(void **state)
+{
+    nnop_context *ctx = nnop_test_cpu_context();
+    nnop_graph *g = NULL;
+    nnop_tensor_desc xd = xd16(), bd = nnop_tensor_1d(NNOP_F16, 8);
+    nnop_plan *p;
+    char s[256];
+    nnop_value x, t, y;
+    const int64_t act = 2 * 8 * 8 * 8 * 2, w = 8 * 8 * 3 * 3 * 2;
+    (void)state;
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    x = nnop_input(g, "x", &xd);
+    t = nnop_act(g, nnop_bias(g, conv(g, x), nnop_input(g, "b", &bd)), NNOP_ACT_RELU, 0.0f);
+    y = nnop_act(g, nnop_add(g, conv(g, t), x), NNOP_ACT_RELU, 0.0f);
+    assert_int_equal(nnop_output(g, nnop_add(g, y, y), "z"), NNOP_OK);
+    p = compile(g, 1);
+    shape(p, s, sizeof s);
+    assert_string_equal(s, "conv+bias+act|conv+add+act|add");
+    assert_int_equal(nnop__partition_bytes(p->g, &p->parts[0]), act + w + 16 + act);
+    assert_int_equal(nnop__partition_bytes(p->g, &p->parts[1]), act + w + act + act);
+    assert_int_equal(nnop__partition_bytes(p->g, &p->parts[2]), act + act); /* y read once */
+    nnop_plan_destroy(p);
+    p = compile(g, 0); /* the conv's result now leaves its partition */
+    assert_int_equal(nnop__partition_bytes(p->g, &p->parts[0]), act + w + act);
+    nnop_plan_destroy(p);
+    nnop_graph_destroy(g);
+    nnop_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +225,7 @@ int main(void)
             cmocka_unit_test(test_partition_fuse_off_gives_one_per_node),
             cmocka_unit_test(test_partition_standalone_pointwise_chain_fuses),
             cmocka_unit_test(test_partition_chain_limit),
+            cmocka_unit_test(test_partition_bytes_moved),
     };
     return cmocka_run_group_tests_name("partition", tests, NULL, NULL);
 }
