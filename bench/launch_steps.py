@@ -11,8 +11,9 @@ family takes the next run of launches of that family, one launch each when the c
 two each when there are twice as many, else the run's time is shown as a whole (a cuDNN engine
 may launch two kernels, an epilogue a tail kernel); a partition whose family has no launch
 next launched nothing (a flatten that is a view). Where the log gives each partition's bytes
-(the least it moves), the table adds GB/s, and with --copy (the device-to-device copy
-bandwidth of the same machine, e.g. nnop-bench's "peaks of this run") the share of it. Prints, per batch, the GPU time per kind of step (its nodes and implementation,
+(the least it moves), the table adds GB/s, and the share of the device-to-device copy
+bandwidth: the one profile_kernels.py measured in the same run ("copy bandwidth of this run:
+X GB/s" in the file), or --copy GBS. Prints, per batch, the GPU time per kind of step (its nodes and implementation,
 with the nodes of the step before it)."""
 import argparse
 import collections
@@ -137,6 +138,9 @@ def main():
     ap.add_argument("--copy", type=float, help="copy bandwidth in GB/s, for the share")
     a = ap.parse_args()
     sets = parse(a.profile)
+    if a.copy is None:
+        m = re.search(r"copy bandwidth of this run: ([0-9.]+) GB/s", open(a.profile).read())
+        a.copy = float(m.group(1)) if m else None
     if not sets:
         sys.exit(f"{a.profile}: no NNOP_LOG=1 partitions with a launch list")
     for parts, launches, title in sets:

@@ -10,7 +10,8 @@ the same network in PyTorch (tools/export_vision_net.py's), both with random wei
 Prints, per side and batch, every kernel's GPU time per forward, launches per forward and
 share, as markdown tables, and a summary line per side. --launches also lists one nnop
 forward's launches in order (GPU time, grid, block), which, beside the partitions that
-NNOP_LOG=1 prints in order, says which step each launch is."""
+NNOP_LOG=1 prints in order, says which step each launch is (bench/launch_steps.py), and
+measures the device-to-device copy bandwidth of this run, for the steps' share of it."""
 import argparse
 import collections
 import ctypes
@@ -62,6 +63,24 @@ def print_launches(title, launches):
         print(f"| {i} | `{short}` | {us:.1f} | {grid} | {block} |")
 
 
+def copy_gbs(mib=256, reps=20):
+    """Device-to-device copy bandwidth, read + write bytes, median of `reps` copies."""
+    a = torch.empty(mib << 20, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    times = []
+    for _ in range(reps):
+        t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0.record()
+        b.copy_(a)
+        t1.record()
+        t1.synchronize()
+        times.append(t0.elapsed_time(t1) / 1e3)
+    times.sort()
+    return 2 * a.numel() / times[len(times) // 2] / 1e9
+
+
 def print_table(title, table, top):
     total = sum(v[0] for v in table.values())
     launches = sum(v[1] for v in table.values())
@@ -96,6 +115,8 @@ def main():
         model, title = export_vision_net.build(a.net), a.net
         graph = os.path.join(root, "examples", "nets", a.net + ".json").encode()
     model = model.half().cuda().eval().to(memory_format=torch.channels_last)
+    if a.launches:
+        print(f"copy bandwidth of this run: {copy_gbs():.1f} GB/s", flush=True)
     compiled = None if a.no_compile else torch.compile(model)
     for n in a.batch:
         if a.net == "resnet50":

@@ -504,7 +504,12 @@ if asked resnet; then
         "$BUILD/bench/libprof_resnet.so" --batch ${NNOP_PROFILE_BATCH:-256} ${NNOP_PROFILE_ARGS:-} \
         >"$OUT/profile_kernels.md" 2>&1 ||
         tail -20 "$OUT/profile_kernels.md"
-    cat "$OUT/profile_kernels.md"
+    grep -v "^nnop_log" "$OUT/profile_kernels.md"
+    # with NNOP_LOG=1 and NNOP_PROFILE_ARGS=--launches: GPU time and GB/s per kind of step
+    if [ -n "${NNOP_LOG:-}" ] && [[ "${NNOP_PROFILE_ARGS:-}" == *--launches* ]]; then
+        python3 bench/launch_steps.py "$OUT/profile_kernels.md" >"$OUT/steps_resnet50.md" 2>&1
+        cat "$OUT/steps_resnet50.md"
+    fi
 fi
 checkpoint
 
