@@ -110,7 +110,7 @@ int64_t nnop__partition_bytes(const nnop_graph *g, const nnop__partition *part)
         const nnop__node *n = &g->nodes[k];
         for (j = 0; j < n->n_in; j++) {
             int32_t v = n->in[j], producer;
-            if (v < 0 || v >= g->n_values)
+            if (v == NNOP_NONE_ID)
                 continue; /* an absent optional operand */
             producer = g->values[v].producer;
             if ((producer >= part->first && producer < end) || read_before(g, part->first, k, j))

@@ -71,6 +71,13 @@ checkpoint
 grep -E "warning" "$OUT/build.log" | head -10
 fi
 
+# steps_table PROFILE OUT: with NNOP_LOG=1 and NNOP_PROFILE_ARGS=--launches, the GPU time and
+# GB/s per kind of plan step of a profile_kernels.py output (bench/launch_steps.py); else false
+steps_table() {
+    [ -n "${NNOP_LOG:-}" ] && [[ "${NNOP_PROFILE_ARGS:-}" == *--launches* ]] &&
+        python3 bench/launch_steps.py "$1" >"$2" 2>&1
+}
+
 # difftest_jobs NAME JOBS FIRST_SEED ARGS...: the differential tester on the GPU in JOBS
 # processes at once (runtime compilation of cuDNN engines is CPU-bound), seeds FIRST_SEED.. ;
 # prints each process's summary, every failure, and the cases per second of all together.
@@ -251,11 +258,7 @@ if asked vision-profile; then
             --no-compile --top ${NNOP_PROFILE_TOP:-15} ${NNOP_PROFILE_ARGS:-} >"$OUT/profile_$net.md" 2>&1 ||
             tail -5 "$OUT/profile_$net.md"
         grep -E "^SUMMARY" "$OUT/profile_$net.md"
-        # with both: the GPU time per kind of step (bench/launch_steps.py)
-        if [ -n "${NNOP_LOG:-}" ] && [[ "${NNOP_PROFILE_ARGS:-}" == *--launches* ]]; then
-            python3 bench/launch_steps.py "$OUT/profile_$net.md" >"$OUT/steps_$net.md" 2>&1
-            grep -E "^### " "$OUT/steps_$net.md"
-        fi
+        steps_table "$OUT/profile_$net.md" "$OUT/steps_$net.md" && grep -E "^### " "$OUT/steps_$net.md"
     done
 fi
 checkpoint
@@ -505,11 +508,7 @@ if asked resnet; then
         >"$OUT/profile_kernels.md" 2>&1 ||
         tail -20 "$OUT/profile_kernels.md"
     grep -v "^nnop_log" "$OUT/profile_kernels.md"
-    # with NNOP_LOG=1 and NNOP_PROFILE_ARGS=--launches: GPU time and GB/s per kind of step
-    if [ -n "${NNOP_LOG:-}" ] && [[ "${NNOP_PROFILE_ARGS:-}" == *--launches* ]]; then
-        python3 bench/launch_steps.py "$OUT/profile_kernels.md" >"$OUT/steps_resnet50.md" 2>&1
-        cat "$OUT/steps_resnet50.md"
-    fi
+    steps_table "$OUT/profile_kernels.md" "$OUT/steps_resnet50.md" && cat "$OUT/steps_resnet50.md"
 fi
 checkpoint
 

@@ -77,7 +77,7 @@ static size_t norm_describe(const nnop_plan *p, const nnop__cuda_step *st, char 
 {
     const nnop__norm_kparams *k = &st->norm;
     const char *what = k->rms ? "RMS norm" : "layer norm";
-    const char *rows = k->xv.sc == 1 && k->xv.c >= 32 ? "a warp" : "a thread";
+    const char *rows = nnop__k_norm_rows_warp(k) ? "a warp" : "a thread";
     int lanes = nnop__k_norm_vec_lanes(k), n;
     if (!k->per_position)
         n = snprintf(buf, len, "[own kernel: norm over %lld group%s, a block each]",

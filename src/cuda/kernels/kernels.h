@@ -139,6 +139,8 @@ cudaError_t nnop__k_norm(const nnop__norm_kparams *p, cudaStream_t s);
 /* Lanes a position of the per-position vector path for p's shape (16-byte vectors, where x
  * and y are 16-byte aligned), or 0 where that path does not apply: for nnop_plan_describe. */
 int nnop__k_norm_vec_lanes(const nnop__norm_kparams *p);
+/* Where that path does not run: 1 for a warp a position, 0 for a thread a position. */
+int nnop__k_norm_rows_warp(const nnop__norm_kparams *p);
 
 /* Resize over H, W (resize.cu) with PyTorch's F.interpolate index math: nearest (floor(dst *
  * scale) clamped, dst itself for out = in and dst / 2 for out = 2 in) or bilinear (source

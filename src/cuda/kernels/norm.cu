@@ -219,6 +219,13 @@ int norm_vec_lanes(const nnop__norm_kparams *p, int V)
     return G;
 }
 
+// Where the vector path does not run: a warp a position over 32 or more contiguous
+// channels, else a thread a position.
+bool norm_rows_warp(const nnop__norm_kparams *p)
+{
+    return p->xv.sc == 1 && p->xv.c >= 32;
+}
+
 // The vector path for T, if the shape and pointers allow it.
 template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream_t s)
 {
@@ -364,6 +371,11 @@ extern "C" int nnop__k_norm_vec_lanes(const nnop__norm_kparams *p)
     return norm_vec_lanes(p, p->dtype == 0 ? 4 : 8);
 }
 
+extern "C" int nnop__k_norm_rows_warp(const nnop__norm_kparams *p)
+{
+    return norm_rows_warp(p);
+}
+
 extern "C" cudaError_t nnop__k_norm(const nnop__norm_kparams *p, cudaStream_t s)
 {
     const int64_t positions = p->xv.n * p->xv.h * p->xv.w;
@@ -373,7 +385,7 @@ extern "C" cudaError_t nnop__k_norm(const nnop__norm_kparams *p, cudaStream_t s)
         return cudaGetLastError();
     if (!p->per_position)
         norm_groups_kernel<<<grid_for(p->xv.n * p->groups, 1), kThreads, 0, s>>>(*p, box_of(*p));
-    else if (p->xv.sc == 1 && p->xv.c >= 32)
+    else if (norm_rows_warp(p))
         norm_rows_warp_kernel<<<grid_for(positions, kThreads / 32), kThreads, 0, s>>>(*p);
     else
         norm_rows_thread_kernel<<<grid_for(positions, kThreads), kThreads, 0, s>>>(*p);
