@@ -1,6 +1,7 @@
 /* compile.c: the CUDA plan's compile: each partition to a step by the implementation list
  * (impl/list.c: the first entry that fits and builds wins; one that takes a prefix splits
- * the partition, the reason kept for nnop_plan_describe), buffers for partition outputs
+ * the partition, the reason kept for nnop_plan_describe; one may take the next partitions
+ * whole, as the squeeze-excitation gate does), buffers for partition outputs
  * reused by liveness in one arena, one workspace, outputs that are inputs or constants
  * (copied after the steps at execute), the restart when a cached plan failed on a thread;
  * describe and destroy. The slot table and constants are the device stage's (slots.c). */
@@ -37,6 +38,21 @@ static nnop_status split(nnop_plan *p, int32_t i, int32_t cut, const char *who, 
              (int)i);
     return NNOP_OK;
 }
+/* Partition i takes the next k partitions' nodes (the step built for it runs them too). */
+static void absorb(nnop_plan *p, int32_t i, int32_t k, const char *who)
+{
+    nnop__partition *ps = p->parts;
+    char last[NNOP_REASON_LEN];
+    int32_t j;
+    for (j = 1; j <= k; j++)
+        ps[i].count += ps[i + j].count;
+    memcpy(last, ps[i + k].reason, sizeof last);
+    snprintf(ps[i].reason, sizeof ps[i].reason, "%s (%d partitions in one step); then %.200s", who,
+             (int)k + 1, last);
+    memmove(&ps[i + 1], &ps[i + k + 1], (size_t)(p->n_parts - i - k - 1) * sizeof *ps);
+    p->n_parts -= k;
+}
+
 /* Partition i by the first entry of the implementation list that fits and builds. */
 static nnop_status build_part(nnop_plan *p, int32_t i)
 {
@@ -59,6 +75,7 @@ static nnop_status build_part(nnop_plan *p, int32_t i)
         t.before = before;
         t.taken = t.count;
         t.who = NULL;
+        t.absorbed = 0;
         t.why[0] = '\0';
         tried = 1;
         st = e->build(p, &t, step);
@@ -76,6 +93,10 @@ static nnop_status build_part(nnop_plan *p, int32_t i)
                           "CUDA backend: no implementation for partition %d", (int)i);
     if (st != NNOP_OK)
         return st; /* the last entry's message says why */
+    if (t.absorbed > 0) {
+        absorb(p, i, t.absorbed, step->impl->name);
+        return NNOP_OK;
+    }
     return t.taken < t.count ? split(p, i, t.taken, t.who, t.why) : NNOP_OK;
 }
 

@@ -8,7 +8,9 @@
  * grouped, dilated) with a bias+ReLU epilogue, on cuDNN's data-gradient convolution and (output
  * padding not below the stride) on the own kernel. "wide" cases have channel counts and
  * positions that take the 16-byte paths (epilogue channel modes, concat rows, channels-last
- * resize). Inputs are seeded random, outputs poisoned. */
+ * resize). Squeeze-excitation blocks (pool, two 1x1 convs with their epilogues, multiply) run
+ * their gate on the own gate kernel; one whose hidden value is also an output does not.
+ * Inputs are seeded random, outputs poisoned. */
 #include "gpu_harness.h"
 
 enum {
@@ -39,6 +41,9 @@ enum {
     K_MUL_WIDE,      /* x * s, x 2x16x4x6, s N,C,1,1 */
     K_CONCAT_WIDE,   /* inputs of 8 and 16 channels */
     K_BILINEAR_WIDE, /* bilinear, scale 2, 16 channels */
+    K_SE,            /* x * sigmoid(fc2(silu(fc1(gap(x))))), 12 -> 4 -> 12 channels */
+    K_SE_WIDE,       /* MobileNetV3's form: fc1 + batch-norm + ReLU, hard-sigmoid; 40 -> 10 */
+    K_SE_SHARED,     /* K_SE with fc1's output a graph output too: no gate kernel */
     K_KINDS
 };
 
@@ -78,6 +83,9 @@ static const new_case cases[] = {
         ROWS("gn", K_GN),
         ROWS("in", K_IN),
         ROWS("rms", K_RMS),
+        ROWS("se", K_SE),
+        ROWS("se_wide", K_SE_WIDE),
+        ROWS("se_shared", K_SE_SHARED),
         ROWS("concat", K_CONCAT),
         ROWS("concat_2d", K_CONCAT_2D),
         ROWS("nearest_2x", K_NEAREST_2X),
@@ -121,7 +129,10 @@ static const char *const expect[K_KINDS] = {
         [K_DECONV_OWN] = "own kernel: transposed conv",
         [K_MUL_WIDE] = "own kernel: epilogue",
         [K_CONCAT_WIDE] = "concat, a copy per input (2)",
-        [K_BILINEAR_WIDE] = "resize, bilinear"};
+        [K_BILINEAR_WIDE] = "resize, bilinear",
+        [K_SE] = "squeeze-excitation gate, 1x1 convs 12 -> 4 -> 12",
+        [K_SE_WIDE] = "squeeze-excitation gate, 1x1 convs 40 -> 10 -> 40",
+        [K_SE_SHARED] = "[own kernel: global_avg_pool]"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
                         int64_t h, int64_t w)
@@ -245,6 +256,38 @@ static nnop_value deconv(nnop_graph *g, const new_case *nc)
     return y;
 }
 
+/* A 1x1 conv from c to k channels on x (weights scaled for O(1) outputs) + constant bias. */
+static nnop_value fc(nnop_graph *g, const new_case *nc, nnop_value x, int64_t c, int64_t k,
+                     uint64_t seed)
+{
+    nnop_conv_params p = {{0, 0}, {1, 1}, {1, 1}, 1};
+    float a = 2.0f / (float)sqrt((double)c);
+    nnop_value y = nnop_conv(g, x, const4(g, "w", nc, k, c, 1, 1, seed, -a, a), &p);
+    return nnop_bias(g, y, const1(g, "b", nc, k, seed + 1, -0.5f, 0.5f));
+}
+
+/* A squeeze-excitation block on x (n, c, 5, 7), hidden width c / 4. */
+static nnop_value se_block(nnop_graph *g, const new_case *nc)
+{
+    int64_t n = nc->kind == K_SE_WIDE ? 3 : 2, c = nc->kind == K_SE_WIDE ? 40 : 12, m = c / 4;
+    nnop_value x = input(g, "x", nc, n, c, 5, 7);
+    nnop_value h = fc(g, nc, nnop_global_avg_pool(g, x), c, m, 41), s;
+    if (nc->kind == K_SE_WIDE) {
+        h = nnop_batchnorm(g, h, const1(g, "bn_g", nc, m, 43, 0.5f, 1.5f),
+                           const1(g, "bn_b", nc, m, 44, -0.5f, 0.5f),
+                           const1(g, "bn_m", nc, m, 45, -0.2f, 0.2f),
+                           const1(g, "bn_v", nc, m, 46, 0.5f, 2.0f), 1e-5f);
+        h = nnop_act(g, h, NNOP_ACT_RELU, 0);
+    } else {
+        h = nnop_act(g, h, NNOP_ACT_SILU, 0);
+    }
+    if (nc->kind == K_SE_SHARED)
+        assert_int_equal(nnop_output(g, h, "h"), NNOP_OK);
+    s = nnop_act(g, fc(g, nc, h, m, c, 47),
+                 nc->kind == K_SE_WIDE ? NNOP_ACT_HARDSIGMOID : NNOP_ACT_SIGMOID, 0);
+    return nnop_mul(g, x, s);
+}
+
 static nnop_value build_op(nnop_graph *g, const new_case *nc)
 {
     nnop_value x, y;
@@ -286,6 +329,10 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_BILINEAR_AC:
     case K_BILINEAR_WIDE:
         return resize(g, nc);
+    case K_SE:
+    case K_SE_WIDE:
+    case K_SE_SHARED:
+        return se_block(g, nc);
     default:
         return deconv(g, nc);
     }
@@ -303,9 +350,13 @@ static void run_case(void **state)
     h_run r;
     int conv = nc->kind == K_CONV_SE || nc->kind == K_LAYER_SCALE || nc->kind == K_CONV_HSWISH;
     int deconv = nc->kind >= K_DECONV_S2 && nc->kind <= K_DECONV_OWN;
+    int se = nc->kind >= K_SE && nc->kind <= K_SE_SHARED;
     NNOP_TEST_REQUIRE_GPU();
-    h_run_init(&r, nc->dt, conv ? 54.0 : deconv ? 36.0 : 1.0); /* reductions */
+    h_run_init(&r, nc->dt, conv ? 54.0 : deconv ? 36.0 : se ? 40.0 : 1.0); /* reductions */
     h_check_case(&r, nc->name, build_case, nc, expect[nc->kind]);
+    if (nc->kind == K_SE_SHARED && strstr(r.describe, "squeeze-excitation"))
+        fail_msg("%s: a gate whose hidden value is an output took the gate kernel:\n%s", nc->name,
+                 r.describe);
 }
 
 int main(void)

@@ -25,11 +25,13 @@ typedef enum nnop__step_kind {
     NNOP_STEP_NORM,
     NNOP_STEP_RESIZE,
     NNOP_STEP_CONCAT,
-    NNOP_STEP_DECONV
+    NNOP_STEP_DECONV,
+    NNOP_STEP_GATE
 } nnop__step_kind;
 
 typedef struct nnop__lt_step nnop__lt_step;         /* blaslt.c */
 typedef struct nnop__concat_step nnop__concat_step; /* concat.c */
+typedef struct nnop__gate_step nnop__gate_step;     /* gate.c */
 
 typedef struct nnop__cuda_step {
     const struct nnop__impl *impl; /* the entry that built it (list.c), NULL until then */
@@ -67,6 +69,8 @@ typedef struct nnop__cuda_step {
     nnop__deconv_kparams dc;
     /* concat.c: one copy per input into its channel slice of y_slot */
     nnop__concat_step *cat;
+    /* gate.c: two 1x1 convs on 1x1 images and their epilogues (x_slot, y_slot as above) */
+    nnop__gate_step *gate;
 } nnop__cuda_step;
 
 /* ------------------------------------------------------------------ the implementation list */
@@ -80,6 +84,8 @@ typedef struct nnop__impl_try {
      * partition, an own epilogue kernel), and with a prefix who took it and why not all */
     int32_t taken;
     const char *who;
+    /* or: whole partitions after this one that the step runs too (their nodes join it) */
+    int32_t absorbed;
     char why[NNOP_REASON_LEN]; /* also: why the build refused */
 } nnop__impl_try;
 
@@ -106,6 +112,7 @@ extern const nnop__impl nnop__impl_stem_kernel;  /* stem.c */
 extern const nnop__impl nnop__impl_blaslt;       /* blaslt.c */
 extern const nnop__impl nnop__impl_own_linear;   /* own_kernels.c */
 extern const nnop__impl nnop__impl_depthwise;    /* depthwise.c */
+extern const nnop__impl nnop__impl_gate;         /* gate.c */
 extern const nnop__impl nnop__impl_cudnn_graph;  /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_prefix; /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_dgrad;  /* cudnn.c */

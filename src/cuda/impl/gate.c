@@ -1,0 +1,165 @@
+/* gate.c: the implementation-list entry for a squeeze-excitation gate: a 1x1 conv on
+ * N x C x 1 x 1 values with its per-channel epilogue, whose only consumer is a second such
+ * conv (the next partition), both run by one own kernel (kernels/gate.cu). The step takes
+ * the next partition with it (t->absorbed). On cuDNN the two convs and their split-off
+ * activations were four launches of about 2 us each (issue 15: EfficientNet-B0's gates were
+ * half its batch-1 time). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/impl/impl.h"
+
+#define GATE_MAX_SMEM 49152 /* dynamic shared memory without an opt-in */
+
+struct nnop__gate_step {
+    nnop__gate_kparams k;
+    int32_t w1_slot, w2_slot;
+    int32_t slots1[NNOP_EPI_MAX_OPS][4], slots2[NNOP_EPI_MAX_OPS][4];
+};
+
+/* Node n is a conv with constant 1x1 weights, one group and no padding, on a 1x1 image. */
+static int conv_on_pixel(const nnop_graph *g, const nnop__node *n)
+{
+    const nnop_tensor_desc *x, *w;
+    if (n->op != NNOP_OP_CONV || !nnop__value_is_const(g, n->in[1]))
+        return 0;
+    x = &g->values[n->in[0]].desc;
+    w = &g->values[n->in[1]].desc;
+    return x->ndim == 4 && x->dims[2] == 1 && x->dims[3] == 1 && x->dims[0] <= 65535 &&
+           w->dims[2] == 1 && w->dims[3] == 1 && n->attr.conv.groups == 1 &&
+           n->attr.conv.pad[0] == 0 && n->attr.conv.pad[1] == 0;
+}
+
+/* Nodes [first + 1, first + count) are per-channel epilogue ops: bias, batch-norm, act. */
+static int per_channel_tail(const nnop_graph *g, int32_t first, int32_t count)
+{
+    int32_t i;
+    for (i = first + 1; i < first + count; i++) {
+        const nnop__node *e = &g->nodes[i];
+        if ((e->op != NNOP_OP_BIAS && e->op != NNOP_OP_BATCHNORM && e->op != NNOP_OP_ACT) ||
+            e->in[0] != g->nodes[i - 1].out)
+            return 0;
+    }
+    return 1;
+}
+
+static int gate_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    const nnop_graph *g = p->g;
+    const nnop__partition *next = t->part + 1 < p->n_parts ? &p->parts[t->part + 1] : NULL;
+    const nnop__value *h = &g->values[g->nodes[t->first + t->count - 1].out];
+    const nnop__node *c2 = next ? &g->nodes[next->first] : NULL;
+    *why_not = "not two 1x1 convs on 1x1 images, the second the first's only consumer";
+    if (!next || !conv_on_pixel(g, &g->nodes[t->first]) ||
+        !per_channel_tail(g, t->first, t->count) || !conv_on_pixel(g, c2) ||
+        c2->in[0] != g->nodes[t->first + t->count - 1].out || h->n_consumers != 1 ||
+        h->output_index >= 0 || !per_channel_tail(g, next->first, next->count))
+        return 0;
+    if (nnop__gate_smem_bytes(g->values[g->nodes[t->first].in[0]].desc.dims[1], h->desc.dims[1]) >
+        GATE_MAX_SMEM) {
+        *why_not = "the gate's channels do not fit the kernel's shared memory";
+        return 0;
+    }
+    return 1;
+}
+
+/* The chain of partition [first, first + count) (weights folded); its ops in st->epi with
+ * their slots copied to slots[]. */
+static nnop_status chain(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *st,
+                         nnop__chain *c, int32_t slots[NNOP_EPI_MAX_OPS][4], nnop__epi_op *ops,
+                         int *n_ops)
+{
+    nnop_status r = nnop__chain_build(p, first, count, 1, c);
+    if (r == NNOP_OK)
+        r = nnop__step_epi_ops(p, c, st);
+    if (r == NNOP_OK) {
+        memcpy(slots, st->op_slots, sizeof st->op_slots);
+        memcpy(ops, st->epi.ops, sizeof st->epi.ops);
+        *n_ops = st->epi.n_ops;
+    }
+    return r;
+}
+
+static void strides(nnop__gate_kparams *k, const nnop_graph *g, const nnop__node *c1,
+                    const nnop__node *c2, int32_t out)
+{
+    const nnop_tensor_desc *x = &g->values[c1->in[0]].desc, *y = &g->values[out].desc;
+    const nnop_tensor_desc *w1 = &g->values[c1->in[1]].desc, *w2 = &g->values[c2->in[1]].desc;
+    k->dtype = (int)x->dtype;
+    k->n = x->dims[0], k->c = x->dims[1], k->mid = w1->dims[0], k->k = w2->dims[0];
+    k->xsn = x->strides[0], k->xsc = x->strides[1];
+    k->ysn = y->strides[0], k->ysc = y->strides[1];
+    k->w1sk = w1->strides[0], k->w1sc = w1->strides[1];
+    k->w2sk = w2->strides[0], k->w2sc = w2->strides[1];
+}
+
+static nnop_status gate_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    const nnop__partition *next = &p->parts[t->part + 1];
+    struct nnop__gate_step *gs = (struct nnop__gate_step *)calloc(1, sizeof *gs);
+    nnop__chain c1, c2;
+    nnop_status r;
+    if (!gs)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    st->gate = gs;
+    r = chain(p, t->first, t->count, st, &c1, gs->slots1, gs->k.ops1, &gs->k.n_ops1);
+    st->x_slot = c1.x_slot;
+    gs->w1_slot = c1.w_slot;
+    nnop__chain_free(&c1);
+    if (r != NNOP_OK)
+        return r;
+    r = chain(p, next->first, next->count, st, &c2, gs->slots2, gs->k.ops2, &gs->k.n_ops2);
+    gs->w2_slot = c2.w_slot;
+    st->y_slot = c2.out_value;
+    nnop__chain_free(&c2);
+    if (r != NNOP_OK)
+        return r;
+    strides(&gs->k, p->g, &p->g->nodes[t->first], &p->g->nodes[next->first], st->y_slot);
+    st->kind = NNOP_STEP_GATE;
+    st->dtype = gs->k.dtype;
+    t->absorbed = 1;
+    return NNOP_OK;
+}
+
+static void bind_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t slots[][4])
+{
+    int k, i;
+    for (k = 0; k < n; k++)
+        for (i = 0; i < 4; i++)
+            ops[k].p[i] = slots[k][i] >= 0 ? p->cuda->slot[slots[k][i]] : NULL;
+}
+
+static nnop_status gate_run(nnop_plan *p, nnop__cuda_step *st)
+{
+    struct nnop__gate_step *gs = st->gate;
+    gs->k.x = p->cuda->slot[st->x_slot];
+    gs->k.w1 = p->cuda->slot[gs->w1_slot];
+    gs->k.w2 = p->cuda->slot[gs->w2_slot];
+    gs->k.y = p->cuda->slot[st->y_slot];
+    bind_ops(p, gs->k.ops1, gs->k.n_ops1, gs->slots1);
+    bind_ops(p, gs->k.ops2, gs->k.n_ops2, gs->slots2);
+    return nnop__cuda_check(p->ctx, nnop__k_gate(&gs->k, p->ctx->cuda->stream), "nnop__k_gate",
+                            __FILE__, __LINE__);
+}
+
+static size_t gate_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf, size_t len)
+{
+    const nnop__gate_kparams *k = &st->gate->k;
+    int n;
+    (void)p;
+    n = snprintf(buf, len,
+                 "[own kernel: squeeze-excitation gate, 1x1 convs %lld -> %lld -> %lld channels "
+                 "with %d + %d epilogue ops in one launch]",
+                 (long long)k->c, (long long)k->mid, (long long)k->k, k->n_ops1, k->n_ops2);
+    return n > 0 ? (size_t)n : 0;
+}
+
+static void gate_destroy(nnop__cuda_step *st)
+{
+    free(st->gate);
+    st->gate = NULL;
+}
+
+const nnop__impl nnop__impl_gate = {"own gate kernel", gate_fits,     gate_build,
+                                    gate_run,          gate_describe, gate_destroy};
