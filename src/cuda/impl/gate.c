@@ -1,9 +1,9 @@
 /* gate.c: the implementation-list entry for a squeeze-excitation gate: a 1x1 conv on
  * N x C x 1 x 1 values with its per-channel epilogue, whose only consumer is a second such
- * conv (the next partition), both run by one own kernel (kernels/gate.cu). The step takes
- * the next partition with it (t->absorbed). On cuDNN the two convs and their split-off
- * activations were four launches of about 2 us each (issue 15: EfficientNet-B0's gates were
- * half its batch-1 time). */
+ * conv (the next partition), both run by the own gate kernel (kernels/gate.cu: two launches,
+ * the hidden values in a float scratch slot). The step takes the next partition with it
+ * (t->absorbed). On cuDNN the two convs and their split-off activations were four launches
+ * of about 2 us each (issue 15: EfficientNet-B0's gates were half its batch-1 time). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,7 @@
 
 struct nnop__gate_step {
     nnop__gate_kparams k;
-    int32_t w1_slot, w2_slot;
+    int32_t w1_slot, w2_slot, h_slot;
     int32_t slots1[NNOP_EPI_MAX_OPS][4], slots2[NNOP_EPI_MAX_OPS][4];
 };
 
@@ -119,7 +119,7 @@ static nnop_status gate_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *
     st->kind = NNOP_STEP_GATE;
     st->dtype = gs->k.dtype;
     t->absorbed = 1;
-    return NNOP_OK;
+    return nnop__slot_alloc(p, nnop__gate_scratch_bytes(gs->k.n, gs->k.mid), &gs->h_slot);
 }
 
 static void bind_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t slots[][4])
@@ -137,6 +137,7 @@ static nnop_status gate_run(nnop_plan *p, nnop__cuda_step *st)
     gs->k.w1 = p->cuda->slot[gs->w1_slot];
     gs->k.w2 = p->cuda->slot[gs->w2_slot];
     gs->k.y = p->cuda->slot[st->y_slot];
+    gs->k.h = (float *)p->cuda->slot[gs->h_slot];
     bind_ops(p, gs->k.ops1, gs->k.n_ops1, gs->slots1);
     bind_ops(p, gs->k.ops2, gs->k.n_ops2, gs->slots2);
     return nnop__cuda_check(p->ctx, nnop__k_gate(&gs->k, p->ctx->cuda->stream), "nnop__k_gate",
@@ -150,7 +151,7 @@ static size_t gate_describe(const nnop_plan *p, const nnop__cuda_step *st, char 
     (void)p;
     n = snprintf(buf, len,
                  "[own kernel: squeeze-excitation gate, 1x1 convs %lld -> %lld -> %lld channels "
-                 "with %d + %d epilogue ops in one launch]",
+                 "with %d + %d epilogue ops, a warp a row]",
                  (long long)k->c, (long long)k->mid, (long long)k->k, k->n_ops1, k->n_ops2);
     return n > 0 ? (size_t)n : 0;
 }

@@ -1,12 +1,17 @@
-// gate.cu: a squeeze-excitation gate in one launch: y = ops2(W2 h), h = ops1(W1 x), two 1x1
-// convs on N x C x 1 x 1 values with their per-channel epilogues (bias, batch-norm,
-// activations). On cuDNN this was two convs and two split-off activations, four launches of
-// about 2 us each for a few kilobytes (issue 15: half of EfficientNet-B0's batch-1 time was
-// its gates). Block (bx, n) loads sample n's input into shared memory, computes all of h (a
-// warp a row, lanes along the input), rounds it to the dtype as the unfused plan stored it,
-// then its share of y's channels. Float accumulation.
+// gate.cu: a squeeze-excitation gate: y = ops2(W2 h), h = ops1(W1 x), two 1x1 convs on
+// N x C x 1 x 1 values with their per-channel epilogues (bias, batch-norm, activations), as
+// two launches of one matrix-vector kernel (h in a float scratch buffer, rounded to the dtype
+// as the unfused plan stored it). On cuDNN this was two convs and two split-off activations,
+// four launches (issue 15: EfficientNet-B0's gates were half its batch-1 time). A first
+// version in one launch, each block recomputing all of h, took 28-105 us on the widest gates
+// (MobileNetV3's 960 -> 240 -> 960): every block read all of W1, one row a warp at a time.
+// Here a warp computes one output row: block (bx, n) stages sample n's input in shared
+// memory, its warps take rows bx * 8 + warp, the weights read as 16-byte vectors (four in
+// flight a lane) where the rows are contiguous and aligned. Narrow gates (h of at most 16)
+// keep one launch, each block computing h for itself. Float accumulation.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <string.h>
 
 #include "cuda/kernels/epilogue.cuh"
 
@@ -15,98 +20,218 @@ namespace
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+// One launch up to this h (each warp then computes at most 2 of its rows in every block).
+constexpr int64_t kSmallMid = 16, kSmallC = 1024;
 
 using nnop_k::epi_op;
 using nnop_k::fromf;
-using nnop_k::load;
-using nnop_k::store;
+using nnop_k::ldv;
 using nnop_k::tof;
+using nnop_k::Vec;
 
-// Row j of a 1x1 conv's weights (channel stride ws) against in[0..len): the warp's sum.
+// One phase: out[n, j] = ops(sum_i w[j, i] in[n, i]) for j < rows, i < len.
+struct Phase {
+    const void *in; // T, or float (the scratch h)
+    int in_float;
+    int64_t isn, isc;
+    const void *w;
+    int64_t wsk, wsc;
+    void *out; // T, or float rounded to T (the scratch h)
+    int out_float;
+    int64_t osn, osc;
+    int rows, len, vec; // vec: w rows contiguous, 16-byte aligned, len a multiple of V
+    int n_ops;
+};
+
+// The phase's epilogue ops, passed by value (kernel parameter space).
+struct OpSet {
+    nnop__epi_op op[NNOP_EPI_MAX_OPS];
+};
+
+template <typename T> __device__ __forceinline__ float in_at(const Phase &f, int64_t i)
+{
+    return f.in_float ? static_cast<const float *>(f.in)[i] : tof(static_cast<const T *>(f.in)[i]);
+}
+
+// Lane sums of w_row . xs over len: 16-byte vectors, four in flight a lane.
 template <typename T>
-__device__ __forceinline__ float row_dot(const T *__restrict__ w, int64_t ws, const float *in,
+__device__ __forceinline__ float dot_vec(const T *__restrict__ wr, const float *xs, int len)
+{
+    constexpr int V = 16 / sizeof(T);
+    const int lane = threadIdx.x & 31;
+    float a = 0.f;
+    for (int base = 0; base < len; base += 32 * V * 4) {
+        Vec<T, V> wv[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int i = base + (u * 32 + lane) * V;
+            if (i < len)
+                wv[u] = ldv<T, V>(wr + i);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int i = base + (u * 32 + lane) * V;
+            if (i >= len)
+                continue;
+            // float4 reads of xs (16-byte aligned: i is a multiple of V >= 4): a scalar read
+            // V floats apart a lane was a V-way bank conflict
+            const float4 *x4 = reinterpret_cast<const float4 *>(xs + i);
+#pragma unroll
+            for (int q = 0; q < V / 4; q++) {
+                const float4 xv = x4[q];
+                a += tof(wv[u].v[4 * q]) * xv.x + tof(wv[u].v[4 * q + 1]) * xv.y +
+                     tof(wv[u].v[4 * q + 2]) * xv.z + tof(wv[u].v[4 * q + 3]) * xv.w;
+            }
+        }
+    }
+    return a;
+}
+
+template <typename T>
+__device__ __forceinline__ float dot_any(const T *__restrict__ wr, int64_t ws, const float *xs,
                                          int len)
 {
     const int lane = threadIdx.x & 31;
-    float a0 = 0.f, a1 = 0.f;
+    float a[4] = {0.f, 0.f, 0.f, 0.f};
     int i = lane;
-    for (; i + 32 < len; i += 64) {
-        a0 += in[i] * load(w, i * ws);
-        a1 += in[i + 32] * load(w, (i + 32) * ws);
-    }
-    if (i < len)
-        a0 += in[i] * load(w, i * ws);
-    a0 += a1;
+    for (; i + 96 < len; i += 128)
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        a0 += __shfl_xor_sync(0xffffffffu, a0, o);
-    return a0;
+        for (int u = 0; u < 4; u++)
+            a[u] += tof(wr[(i + 32 * u) * ws]) * xs[i + 32 * u];
+    for (; i < len; i += 32)
+        a[0] += tof(wr[i * ws]) * xs[i];
+    return (a[0] + a[1]) + (a[2] + a[3]);
 }
 
-__device__ __forceinline__ float apply(const nnop__epi_op *ops, int n_ops, float v, int64_t c)
+// Row j of w against xs (shared memory, len values): the whole warp's sum.
+template <typename T>
+__device__ __forceinline__ float row_sum(const Phase &f, const float *xs, int j)
 {
-    for (int k = 0; k < n_ops; k++)
-        v = epi_op(ops[k], v, c, c);
+    const T *__restrict__ wr = static_cast<const T *>(f.w) + j * f.wsk;
+    float v = f.vec ? dot_vec<T>(wr, xs, f.len) : dot_any<T>(wr, f.wsc, xs, f.len);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
 
-template <typename T> __global__ void __launch_bounds__(kThreads) gate_kernel(nnop__gate_kparams p)
+__device__ __forceinline__ float ops_on(const OpSet &ops, int n_ops, float v, int j)
 {
-    extern __shared__ float sm[]; // x of this sample [c], then h [mid]
-    const T *__restrict__ x = static_cast<const T *>(p.x);
-    const T *__restrict__ w1 = static_cast<const T *>(p.w1);
-    const T *__restrict__ w2 = static_cast<const T *>(p.w2);
-    T *__restrict__ y = static_cast<T *>(p.y);
-    const int C = (int)p.c, M = (int)p.mid, K = (int)p.k;
+    for (int k = 0; k < n_ops; k++)
+        v = epi_op(ops.op[k], v, j, j);
+    return v;
+}
+
+// in[n, 0..len) into xs as float.
+template <typename T> __device__ __forceinline__ void stage(const Phase &f, float *xs, int64_t n)
+{
+    for (int i = threadIdx.x; i < f.len; i += kThreads)
+        xs[i] = in_at<T>(f, n * f.isn + i * f.isc);
+    __syncthreads();
+}
+
+template <typename T> __device__ __forceinline__ void put(const Phase &f, int64_t n, int j, float v)
+{
+    const int64_t oi = n * f.osn + j * f.osc;
+    if (f.out_float)
+        static_cast<float *>(f.out)[oi] = tof(fromf<T>(v));
+    else
+        static_cast<T *>(f.out)[oi] = fromf<T>(v);
+}
+
+// One phase, block (bx, n): rows bx * kWarps + warp of sample n.
+template <typename T> __global__ void __launch_bounds__(kThreads) gemv_kernel(Phase f, OpSet ops)
+{
+    extern __shared__ float4 sm4[]; // 16-byte aligned for dot_vec's reads
+    float *xs = reinterpret_cast<float *>(sm4);
+    const int j = (int)blockIdx.x * kWarps + (threadIdx.x >> 5);
+    stage<T>(f, xs, blockIdx.y);
+    if (j >= f.rows)
+        return;
+    const float v = row_sum<T>(f, xs, j);
+    if ((threadIdx.x & 31) == 0)
+        put<T>(f, blockIdx.y, j, ops_on(ops, f.n_ops, v, j));
+}
+
+// Where h starts in the one-launch kernel's shared memory: x rounded up to 4 floats.
+__host__ __device__ constexpr int64_t small_h_offset(int64_t c)
+{
+    return (c + 3) / 4 * 4;
+}
+
+// Both phases in one launch for narrow gates (h of at most kSmallMid rows): each block
+// computes all of h (its warps a row each) into shared memory, then its rows of y.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+        gate_small_kernel(Phase f1, Phase f2, OpSet o1, OpSet o2)
+{
+    extern __shared__ float4 sm4[]; // x [f1.len], then h [f2.len] from a 16-byte boundary
+    float *xs = reinterpret_cast<float *>(sm4), *hs = xs + small_h_offset(f1.len);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    float *xs = sm, *hs = sm + C;
-    const int64_t n = blockIdx.y;
-    for (int i = threadIdx.x; i < C; i += kThreads)
-        xs[i] = load(x, n * p.xsn + i * p.xsc);
-    __syncthreads();
-    for (int j = warp; j < M; j += kWarps) {
-        float v = row_dot(w1 + j * p.w1sk, p.w1sc, xs, C);
+    stage<T>(f1, xs, blockIdx.y);
+    for (int j = warp; j < f1.rows; j += kWarps) {
+        const float v = row_sum<T>(f1, xs, j);
         if (lane == 0)
-            hs[j] = tof(fromf<T>(apply(p.ops1, p.n_ops1, v, j)));
+            hs[j] = tof(fromf<T>(ops_on(o1, f1.n_ops, v, j)));
     }
     __syncthreads();
-    const int per = (K + (int)gridDim.x - 1) / (int)gridDim.x;
-    const int k1 = (int)blockIdx.x * per + per < K ? (int)blockIdx.x * per + per : K;
-    for (int k = (int)blockIdx.x * per + warp; k < k1; k += kWarps) {
-        float v = row_dot(w2 + k * p.w2sk, p.w2sc, hs, M);
-        if (lane == 0)
-            store(y, n * p.ysn + k * p.ysc, apply(p.ops2, p.n_ops2, v, k));
+    const int k = (int)blockIdx.x * kWarps + warp;
+    if (k >= f2.rows)
+        return;
+    const float v = row_sum<T>(f2, hs, k);
+    if (lane == 0)
+        put<T>(f2, blockIdx.y, k, ops_on(o2, f2.n_ops, v, k));
+}
+
+bool rows_vec(const void *w, int64_t wsk, int64_t wsc, int64_t len, size_t es)
+{
+    const int64_t V = 16 / (int64_t)es;
+    return wsc == 1 && len % V == 0 && wsk % V == 0 && nnop_k::aligned(w, 16);
+}
+
+template <typename T> cudaError_t launch(const nnop__gate_kparams *p, cudaStream_t s)
+{
+    Phase f1 = {p->x, 0,      p->xsn, p->xsc,      p->w1,     p->w1sk, p->w1sc,  p->h,
+                1,    p->mid, 1,      (int)p->mid, (int)p->c, 0,       p->n_ops1};
+    Phase f2 = {p->h, 1,      p->mid, 1,         p->w2,       p->w2sk, p->w2sc,  p->y,
+                0,    p->ysn, p->ysc, (int)p->k, (int)p->mid, 0,       p->n_ops2};
+    OpSet o1, o2;
+    f1.vec = rows_vec(p->w1, p->w1sk, p->w1sc, p->c, sizeof(T));
+    f2.vec = rows_vec(p->w2, p->w2sk, p->w2sc, p->mid, sizeof(T));
+    memcpy(o1.op, p->ops1, sizeof o1.op);
+    memcpy(o2.op, p->ops2, sizeof o2.op);
+    dim3 g1((unsigned)((p->mid + kWarps - 1) / kWarps), (unsigned)p->n);
+    dim3 g2((unsigned)((p->k + kWarps - 1) / kWarps), (unsigned)p->n);
+    if (p->mid <= kSmallMid && p->c <= kSmallC) {
+        gate_small_kernel<T>
+                <<<g2, kThreads, nnop__gate_smem_bytes(p->c, p->mid), s>>>(f1, f2, o1, o2);
+        return cudaGetLastError();
     }
-}
-
-// Blocks a sample: enough for two a SM over the batch, each with at least a warp's rows of y.
-unsigned blocks_per_sample(const nnop__gate_kparams *p)
-{
-    int64_t want = (132 * 2 + p->n - 1) / p->n, most = (p->k + kWarps - 1) / kWarps;
-    want = want < most ? want : most;
-    return (unsigned)(want < 1 ? 1 : want);
-}
-
-template <typename T> void launch(const nnop__gate_kparams *p, cudaStream_t s)
-{
-    dim3 grid(blocks_per_sample(p), (unsigned)p->n);
-    gate_kernel<T><<<grid, kThreads, nnop__gate_smem_bytes(p->c, p->mid), s>>>(*p);
+    gemv_kernel<T><<<g1, kThreads, (size_t)p->c * sizeof(float), s>>>(f1, o1);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    gemv_kernel<T><<<g2, kThreads, (size_t)p->mid * sizeof(float), s>>>(f2, o2);
+    return cudaGetLastError();
 }
 
 } // namespace
 
 extern "C" size_t nnop__gate_smem_bytes(int64_t c, int64_t mid)
 {
-    return (size_t)(c + mid) * sizeof(float);
+    return (size_t)(small_h_offset(c) + mid) * sizeof(float);
+}
+
+extern "C" size_t nnop__gate_scratch_bytes(int64_t n, int64_t mid)
+{
+    return (size_t)(n * mid) * sizeof(float);
 }
 
 extern "C" cudaError_t nnop__k_gate(const nnop__gate_kparams *p, cudaStream_t s)
 {
     if (p->dtype == 0)
-        launch<float>(p, s);
-    else if (p->dtype == 1)
-        launch<__half>(p, s);
-    else
-        launch<__nv_bfloat16>(p, s);
-    return cudaGetLastError();
+        return launch<float>(p, s);
+    if (p->dtype == 1)
+        return launch<__half>(p, s);
+    return launch<__nv_bfloat16>(p, s);
 }

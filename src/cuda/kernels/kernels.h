@@ -122,11 +122,14 @@ cudaError_t nnop__k_depthwise(const nnop__dw_kparams *p, cudaStream_t s);
 /* A squeeze-excitation gate (gate.cu): y[n, k] = ops2(sum_j w2[k, j] h[n, j]) with h[n, j] =
  * ops1(sum_i w1[j, i] x[n, i]) rounded to dtype, for two 1x1 convs on N x C x 1 x 1 values
  * (x: c channels, h: mid, y: k; element strides as named: sample and channel, and the
- * weights' output and input channel). ops1 and ops2 are per-channel kinds only: BIAS,
- * SCALE_SHIFT, BN, ACT. Needs nnop__gate_smem_bytes(c, mid) <= 48 KiB. */
+ * weights' output and input channel); h goes through a float scratch of
+ * nnop__gate_scratch_bytes. ops1 and ops2 are per-channel kinds only: BIAS, SCALE_SHIFT, BN,
+ * ACT. Needs nnop__gate_smem_bytes(c, mid) <= 48 KiB and n <= 65535. Two launches (one for narrow
+ * gates). */
 typedef struct nnop__gate_kparams {
     const void *x, *w1, *w2;
     void *y;
+    float *h;
     int dtype;
     int64_t n, c, mid, k;
     int64_t xsn, xsc, ysn, ysc, w1sk, w1sc, w2sk, w2sc;
@@ -134,6 +137,7 @@ typedef struct nnop__gate_kparams {
     nnop__epi_op ops1[NNOP_EPI_MAX_OPS], ops2[NNOP_EPI_MAX_OPS];
 } nnop__gate_kparams;
 size_t nnop__gate_smem_bytes(int64_t c, int64_t mid);
+size_t nnop__gate_scratch_bytes(int64_t n, int64_t mid);
 cudaError_t nnop__k_gate(const nnop__gate_kparams *p, cudaStream_t s);
 
 /* Normalization (norm.cu) over boxes of x with the statistics of the box itself: per position
