@@ -9,7 +9,8 @@
  * padding not below the stride) on the own kernel. "wide" cases have channel counts and
  * positions that take the 16-byte paths (epilogue channel modes, concat rows, channels-last
  * resize). Squeeze-excitation blocks (pool, two 1x1 convs with their epilogues, multiply) run
- * their gate on the own gate kernel; one whose hidden value is also an output does not.
+ * their gate on the own gate kernel (channels-last: with the pool); one whose hidden value is
+ * also an output does not.
  * Inputs are seeded random, outputs poisoned. */
 #include "gpu_harness.h"
 
@@ -45,6 +46,9 @@ enum {
     K_SE_WIDE,       /* MobileNetV3's form: fc1 + batch-norm + ReLU, hard-sigmoid; 96 -> 24:
                       * two launches, 16-byte weight rows */
     K_SE_SHARED,     /* K_SE with fc1's output a graph output too: no gate kernel */
+    K_ACT_BIG,       /* SiLU alone on 2x5x33x37: the one-op kernel's four vectors a thread
+                      * and (16-bit) its scalar tail */
+    K_MUL_BIG,       /* x 2x24x33x37 * s N,C,1,1: the one-op kernel's multiply */
     K_KINDS
 };
 
@@ -87,6 +91,8 @@ static const new_case cases[] = {
         ROWS("se", K_SE),
         ROWS("se_wide", K_SE_WIDE),
         ROWS("se_shared", K_SE_SHARED),
+        ROWS("act_big", K_ACT_BIG),
+        ROWS("mul_big", K_MUL_BIG),
         ROWS("concat", K_CONCAT),
         ROWS("concat_2d", K_CONCAT_2D),
         ROWS("nearest_2x", K_NEAREST_2X),
@@ -131,9 +137,11 @@ static const char *const expect[K_KINDS] = {
         [K_MUL_WIDE] = "own kernel: epilogue",
         [K_CONCAT_WIDE] = "concat, a copy per input (2)",
         [K_BILINEAR_WIDE] = "resize, bilinear",
-        [K_SE] = "squeeze-excitation gate, 1x1 convs 12 -> 3 -> 12",
-        [K_SE_WIDE] = "squeeze-excitation gate, 1x1 convs 96 -> 24 -> 96",
-        [K_SE_SHARED] = "[own kernel: global_avg_pool]"};
+        [K_SE] = "1x1 convs 12 -> 3 -> 12 channels",
+        [K_SE_WIDE] = "1x1 convs 96 -> 24 -> 96 channels",
+        [K_SE_SHARED] = "[own kernel: global_avg_pool]",
+        [K_ACT_BIG] = "own kernel: epilogue",
+        [K_MUL_BIG] = "own kernel: epilogue"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
                         int64_t h, int64_t w)
@@ -174,6 +182,10 @@ static nnop_value binary(nnop_graph *g, const new_case *nc)
         return nnop_mul(g, input(g, "xw", nc, 2, 16, 4, 6), input(g, "s", nc, 2, 16, 1, 1));
     case K_MUL_CHANNEL:
         return nnop_mul(g, x, input(g, "s", nc, 1, 12, 1, 1));
+    case K_ACT_BIG:
+        return nnop_act(g, input(g, "xb", nc, 2, 5, 33, 37), NNOP_ACT_SILU, 0);
+    case K_MUL_BIG:
+        return nnop_mul(g, input(g, "xb", nc, 2, 24, 33, 37), input(g, "s", nc, 2, 24, 1, 1));
     case K_SUB_SAME:
         return nnop_sub(g, x, input(g, "y", nc, 2, 12, 7, 5));
     default: /* a divisor in (0.26, 0.74) */
@@ -298,6 +310,8 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_SUB_SAME:
     case K_DIV_SAMPLE:
     case K_MUL_WIDE:
+    case K_ACT_BIG:
+    case K_MUL_BIG:
         return binary(g, nc);
     case K_CONV_SE:
         y = conv_bias(g, nc, input(g, "x", nc, 2, 6, 7, 5), 16);
@@ -355,6 +369,9 @@ static void run_case(void **state)
     NNOP_TEST_REQUIRE_GPU();
     h_run_init(&r, nc->dt, conv ? 54.0 : deconv ? 36.0 : se ? 96.0 : 1.0); /* reductions */
     h_check_case(&r, nc->name, build_case, nc, expect[nc->kind]);
+    if ((nc->kind == K_SE || nc->kind == K_SE_WIDE) &&
+        (strstr(r.describe, "global average pool (chunk sums") != NULL) != (nc->lay == NHWC))
+        fail_msg("%s: the gate should pool too in NHWC only:\n%s", nc->name, r.describe);
     if (nc->kind == K_SE_SHARED && strstr(r.describe, "squeeze-excitation"))
         fail_msg("%s: a gate whose hidden value is an output took the gate kernel:\n%s", nc->name,
                  r.describe);

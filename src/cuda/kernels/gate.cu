@@ -21,7 +21,8 @@ namespace
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 // One launch up to this h (each warp then computes at most 2 of its rows in every block).
-constexpr int64_t kSmallMid = 16, kSmallC = 1024;
+// At batch 32 the blocks' recomputed h cost more than a second launch (10 vs 8 us).
+constexpr int64_t kSmallMid = 16, kSmallC = 1024, kSmallN = 8;
 
 using nnop_k::epi_op;
 using nnop_k::fromf;
@@ -33,6 +34,9 @@ using nnop_k::Vec;
 struct Phase {
     const void *in; // T, or float (the scratch h)
     int in_float;
+    const float *sums; // non-NULL: in[n, i] = inv * sum over z < chunks of sums[n, z, i]
+    int chunks;
+    float inv;
     int64_t isn, isc;
     const void *w;
     int64_t wsk, wsc;
@@ -125,8 +129,17 @@ __device__ __forceinline__ float ops_on(const OpSet &ops, int n_ops, float v, in
 // in[n, 0..len) into xs as float.
 template <typename T> __device__ __forceinline__ void stage(const Phase &f, float *xs, int64_t n)
 {
-    for (int i = threadIdx.x; i < f.len; i += kThreads)
-        xs[i] = in_at<T>(f, n * f.isn + i * f.isc);
+    for (int i = threadIdx.x; i < f.len; i += kThreads) {
+        if (f.sums) { // the pool's mean, as gap_finish_kernel stores it
+            const float *q = f.sums + n * f.chunks * f.len + i;
+            float a = 0.f;
+            for (int z = 0; z < f.chunks; z++)
+                a += q[(int64_t)z * f.len];
+            xs[i] = tof(fromf<T>(a * f.inv));
+        } else {
+            xs[i] = in_at<T>(f, n * f.isn + i * f.isc);
+        }
+    }
     __syncthreads();
 }
 
@@ -191,10 +204,11 @@ bool rows_vec(const void *w, int64_t wsk, int64_t wsc, int64_t len, size_t es)
 
 template <typename T> cudaError_t launch(const nnop__gate_kparams *p, cudaStream_t s)
 {
-    Phase f1 = {p->x, 0,      p->xsn, p->xsc,      p->w1,     p->w1sk, p->w1sc,  p->h,
-                1,    p->mid, 1,      (int)p->mid, (int)p->c, 0,       p->n_ops1};
-    Phase f2 = {p->h, 1,      p->mid, 1,         p->w2,       p->w2sk, p->w2sc,  p->y,
-                0,    p->ysn, p->ysc, (int)p->k, (int)p->mid, 0,       p->n_ops2};
+    Phase f1 = {p->x,   0,     p->sums,     p->chunks, p->inv, p->xsn,
+                p->xsc, p->w1, p->w1sk,     p->w1sc,   p->h,   1,
+                p->mid, 1,     (int)p->mid, (int)p->c, 0,      p->n_ops1};
+    Phase f2 = {p->h,    1,    NULL, 0,      0.f,    p->mid,    1,           p->w2, p->w2sk,
+                p->w2sc, p->y, 0,    p->ysn, p->ysc, (int)p->k, (int)p->mid, 0,     p->n_ops2};
     OpSet o1, o2;
     f1.vec = rows_vec(p->w1, p->w1sk, p->w1sc, p->c, sizeof(T));
     f2.vec = rows_vec(p->w2, p->w2sk, p->w2sc, p->mid, sizeof(T));
@@ -202,7 +216,7 @@ template <typename T> cudaError_t launch(const nnop__gate_kparams *p, cudaStream
     memcpy(o2.op, p->ops2, sizeof o2.op);
     dim3 g1((unsigned)((p->mid + kWarps - 1) / kWarps), (unsigned)p->n);
     dim3 g2((unsigned)((p->k + kWarps - 1) / kWarps), (unsigned)p->n);
-    if (p->mid <= kSmallMid && p->c <= kSmallC) {
+    if (p->mid <= kSmallMid && p->c <= kSmallC && p->n <= kSmallN) {
         gate_small_kernel<T>
                 <<<g2, kThreads, nnop__gate_smem_bytes(p->c, p->mid), s>>>(f1, f2, o1, o2);
         return cudaGetLastError();

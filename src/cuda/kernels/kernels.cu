@@ -15,6 +15,7 @@ const int kThreads = 256;
 const int64_t kMaxBlocks = 132 * 64;
 
 using nnop_k::act;
+using nnop_k::act_k;
 using nnop_k::act_vec;
 using nnop_k::aligned;
 using nnop_k::binary;
@@ -463,12 +464,13 @@ __global__ void pool_strided_kernel(nnop__pool_kparams p)
 // vectors of channels and chunk z of H*W (positions [z * chunk, (z + 1) * chunk)); threadIdx.y
 // splits the chunk; partial sums meet in shared memory. One chunk (gridDim.z = 1): the mean
 // goes to y. Several (a few samples of many positions: one block a sample left most SMs
-// idle): each block's float sum goes to part[(n * gridDim.z + z) * c + channel] and
-// gap_finish_kernel adds them in chunk order (deterministic).
+// idle), or to_sums: each block's float sum goes to sums[(n * gridDim.z + z) * c + channel]
+// and gap_finish_kernel (or the gate kernel, gate.cu) adds them in chunk order
+// (deterministic).
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
         gap_nhwc_kernel(const T *__restrict__ x, T *__restrict__ y, float *__restrict__ sums,
-                        int n_, int hw, int c, int chunk, float inv)
+                        int n_, int hw, int c, int chunk, float inv, bool to_sums)
 {
     extern __shared__ float part[]; // [blockDim.y][blockDim.x][V]
     const int cv = c / V;
@@ -494,7 +496,7 @@ __global__ void __launch_bounds__(kThreads)
                 for (int e = 0; e < V; e++)
                     acc.a[e] += o[e];
             }
-            if (gridDim.z == 1) {
+            if (gridDim.z == 1 && !to_sums) {
                 stv<T, V>(y + (size_t)n * c + j * V, acc.get(inv));
             } else {
                 float *o = sums + ((size_t)n * gridDim.z + blockIdx.z) * c + j * V;
@@ -945,6 +947,48 @@ __global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params
     }
 }
 
+// One-op chains of the big passes, lean: an activation (A >= 1: the act split off a conv,
+// SiLU, GELU, hard-swish), or (A == 0) a multiply by an N,C,1,1 or 1,C,1,1 operand over
+// packed channels-last x (the squeeze-excitation multiply). U vectors of V elements a thread,
+// all U loads issued before any math, few registers: the general vector kernel (59
+// registers, one vector a thread, about 2 MB in flight on the GPU) ran these at 50-57% of the
+// copy bandwidth at batch 32 (issue 12).
+template <typename T, int A, int U>
+__global__ void __launch_bounds__(kThreads)
+        epilogue_one_kernel(const T *__restrict__ x, T *__restrict__ y, int nv, int C,
+                            nnop__epi_op o)
+{
+    constexpr int V = 16 / sizeof(T);
+    const int stride = gridDim.x * blockDim.x;
+    for (int i0 = blockIdx.x * blockDim.x + threadIdx.x; i0 < nv; i0 += stride * U) {
+        Vec<T, V> a[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i0 + u * stride < nv)
+                a[u] = ldv<T, V>(x + (size_t)(i0 + u * stride) * V);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int i = i0 + u * stride;
+            if (i >= nv)
+                break;
+            Vec<T, V> b;
+            if (A > 0) {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    b.v[e] = fromf<T>(act_k<A>(o, tof(a[u].v[e])));
+            } else {
+                const int e0 = i * V, c0 = e0 % C;
+                const int64_t nb =
+                        o.bmode == NNOP_BCAST_SAMPLE ? (int64_t)(e0 / (int)o.xsn) * o.bsn : 0;
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    b.v[e] = fromf<T>(tof(a[u].v[e]) * ld(o.p[0], o.dtype, nb + (c0 + e) * o.bsc));
+            }
+            stv<T, V>(y + (size_t)i * V, b);
+        }
+    }
+}
+
 // 64-bit scalar chain for any count (and the tail that the vector kernel leaves).
 __global__ void epilogue_kernel(nnop__epi_params p, int64_t first)
 {
@@ -1098,8 +1142,11 @@ int gap_chunks(int64_t n, int64_t c, int64_t hw, int v)
     return (int)(want < 1 ? 1 : (want > kGapMaxChunks ? kGapMaxChunks : want));
 }
 
+// to_sums (channels last only): every chunk's float sums into sums, none added (*chunks: how
+// many), y unused.
 template <typename T>
-void gap_typed(const void *x, void *y, float *sums, const nnop__kview &xv, int nhwc, cudaStream_t s)
+void gap_typed(const void *x, void *y, float *sums, const nnop__kview &xv, int nhwc, cudaStream_t s,
+               bool to_sums = false, int *chunks_used = nullptr)
 {
     const int V = 16 / (int)sizeof(T);
     int n = (int)xv.n, c = (int)xv.c, hw = (int)(xv.h * xv.w);
@@ -1107,18 +1154,22 @@ void gap_typed(const void *x, void *y, float *sums, const nnop__kview &xv, int n
     const T *xt = static_cast<const T *>(x);
     T *yt = static_cast<T *>(y);
     if (nhwc) {
-        bool vec = c % V == 0 && aligned(x, 16) && aligned(y, 16);
+        bool vec = c % V == 0 && aligned(x, 16) && (to_sums || aligned(y, 16));
         int v = vec ? V : 1, cv = c / v, tx, ty;
         gap_nhwc_block(c, v, &tx, &ty);
         int chunks = sums ? gap_chunks(n, c, hw, v) : 1;
+        if (chunks_used)
+            *chunks_used = chunks;
         int chunk = (hw + chunks - 1) / chunks;
         dim3 block(tx, ty), grid((cv + tx - 1) / tx, n < 65535 ? n : 65535, chunks);
         size_t smem = (size_t)tx * ty * v * sizeof(float);
         if (vec)
-            gap_nhwc_kernel<T, V><<<grid, block, smem, s>>>(xt, yt, sums, n, hw, c, chunk, inv);
+            gap_nhwc_kernel<T, V>
+                    <<<grid, block, smem, s>>>(xt, yt, sums, n, hw, c, chunk, inv, to_sums);
         else
-            gap_nhwc_kernel<T, 1><<<grid, block, smem, s>>>(xt, yt, sums, n, hw, c, chunk, inv);
-        if (chunks > 1)
+            gap_nhwc_kernel<T, 1>
+                    <<<grid, block, smem, s>>>(xt, yt, sums, n, hw, c, chunk, inv, to_sums);
+        if (chunks > 1 && !to_sums)
             gap_finish_kernel<T>
                     <<<blocks_for((int64_t)n * c), kThreads, 0, s>>>(sums, yt, n, c, chunks, inv);
     } else if (hw <= kGapSmallHW) {
@@ -1154,10 +1205,44 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
     }
 }
 
+// The lean kernel for a one-op chain of x's dtype: an activation, or a multiply by a
+// broadcast operand over packed channels-last x (one sample a vector); false otherwise.
+template <typename T> bool epilogue_one(const nnop__epi_params *p, cudaStream_t s)
+{
+    constexpr int V = 16 / (int)sizeof(T), U = 4;
+    const nnop__epi_op &o = p->ops[0];
+    const int nv = (int)(p->count / V);
+    const unsigned b = blocks_for(((int64_t)nv + U - 1) / U);
+    const T *x = static_cast<const T *>(p->x);
+    T *y = static_cast<T *>(p->y);
+    const bool mul = o.kind == NNOP_EPI_MUL && o.bmode != NNOP_BCAST_NONE && p->cstride == 1 &&
+                     p->C % V == 0 && o.xsn % V == 0;
+    if (p->n_ops != 1 || (o.kind != NNOP_EPI_ACT && !mul))
+        return false;
+    switch (mul ? 0 : o.act) {
+    case 0:
+        epilogue_one_kernel<T, 0, U><<<b, kThreads, 0, s>>>(x, y, nv, (int)p->C, o);
+        break;
+#define NNOP_ACT_ONE_KERNEL(A)                                                                     \
+    case A:                                                                                        \
+        epilogue_one_kernel<T, A, U><<<b, kThreads, 0, s>>>(x, y, nv, (int)p->C, o);               \
+        break;
+        NNOP_ACT_KINDS(NNOP_ACT_ONE_KERNEL)
+#undef NNOP_ACT_ONE_KERNEL
+    default:
+        return false;
+    }
+    if ((int64_t)nv * V < p->count)
+        epilogue_kernel<<<1, kThreads, 0, s>>>(*p, (int64_t)nv * V);
+    return true;
+}
+
 template <typename TX, typename TY> void epilogue_typed(const nnop__epi_params *p, cudaStream_t s)
 {
     const int V = 16 / (int)sizeof(TX);
     int64_t nv = p->count / V;
+    if (epilogue_one<TX>(p, s))
+        return;
     bool one_sample = true; /* every broadcast operand's sample constant over a vector */
     for (int k = 0; k < p->n_ops; k++)
         if (p->ops[k].kind >= NNOP_EPI_MUL && p->ops[k].bmode != NNOP_BCAST_NONE)
@@ -1279,6 +1364,31 @@ extern "C" size_t nnop__gap_scratch_bytes(const nnop__kview *xv, int dtype)
     if (c % V == 0 && gap_chunks(n, c, hw, V) > chunks)
         chunks = gap_chunks(n, c, hw, V);
     return chunks > 1 ? (size_t)(n * c * chunks) * sizeof(float) : 0;
+}
+
+extern "C" size_t nnop__gap_sums_bytes(const nnop__kview *xv, int dtype)
+{
+    const int V = 16 / (int)dtype_size(dtype);
+    const int64_t n = xv->n, c = xv->c, hw = xv->h * xv->w;
+    int chunks;
+    if (!packed_nhwc(*xv) || c < 2 || elems(*xv) > kMax32 || n > 65535)
+        return 0;
+    chunks = gap_chunks(n, c, hw, 1);
+    if (c % V == 0 && gap_chunks(n, c, hw, V) > chunks)
+        chunks = gap_chunks(n, c, hw, V);
+    return (size_t)(n * c * chunks) * sizeof(float);
+}
+
+extern "C" cudaError_t nnop__k_gap_sums(const void *x, int dtype, const nnop__kview *xv,
+                                        float *sums, int *chunks, cudaStream_t s)
+{
+    if (dtype == 0)
+        gap_typed<float>(x, NULL, sums, *xv, 1, s, true, chunks);
+    else if (dtype == 1)
+        gap_typed<__half>(x, NULL, sums, *xv, 1, s, true, chunks);
+    else
+        gap_typed<__nv_bfloat16>(x, NULL, sums, *xv, 1, s, true, chunks);
+    return cudaGetLastError();
 }
 
 extern "C" cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv,

@@ -130,6 +130,9 @@ typedef struct nnop__gate_kparams {
     const void *x, *w1, *w2;
     void *y;
     float *h;
+    const float *sums; /* non-NULL: x is instead inv * the sum of chunks of these (a pool's) */
+    int chunks;
+    float inv;
     int dtype;
     int64_t n, c, mid, k;
     int64_t xsn, xsc, ysn, ysc, w1sk, w1sc, w2sk, w2sc;
@@ -213,6 +216,12 @@ cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s);
 size_t nnop__gap_scratch_bytes(const nnop__kview *xv, int dtype);
 cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv,
                         const nnop__kview *yv, float *sums, cudaStream_t s);
+/* The channels-last pool's chunk sums, none added: bytes of their scratch for x (0 where x is
+ * not packed channels-last with C >= 2, or too large), and the launch that writes them
+ * (sums[(n * chunks + z) * C + c], *chunks set): the gate kernel adds them (gate.cu). */
+size_t nnop__gap_sums_bytes(const nnop__kview *xv, int dtype);
+cudaError_t nnop__k_gap_sums(const void *x, int dtype, const nnop__kview *xv, float *sums,
+                             int *chunks, cudaStream_t s);
 /* softmax over C at every (n, h, w); x and y share the view */
 cudaError_t nnop__k_softmax(const void *x, void *y, int dtype, const nnop__kview *v,
                             cudaStream_t s);
