@@ -10,7 +10,8 @@ pool, norm, resize/concat, library = cuDNN or cuBLASLt) in runs: a run of k part
 family takes the next run of launches of that family, one launch each when the counts agree,
 two each when there are twice as many, else the run's time is shown as a whole (a cuDNN engine
 may launch two kernels, an epilogue a tail kernel); a partition whose family has no launch
-next launched nothing (a flatten that is a view). Where the log gives each partition's bytes
+next launched nothing (a flatten that is a view); a lone step takes its whole run (a
+squeeze-excitation gate launches 1-3 kernels, the pool's among them). Where the log gives each partition's bytes
 (the least it moves), the table adds GB/s, and the share of the device-to-device copy
 bandwidth: the one profile_kernels.py measured in the same run ("copy bandwidth of this run:
 X GB/s" in the file), or --copy GBS. Prints, per batch, the GPU time per kind of step (its nodes and implementation,
@@ -20,7 +21,8 @@ import collections
 import re
 import sys
 
-OWN = [("epilogue", ("epilogue_vec_kernel", "epilogue_kernel")),
+OWN = [("epilogue", ("epilogue_vec_kernel", "epilogue_one_kernel", "epilogue_kernel")),
+       ("squeeze-excitation gate", ("gate_small", "gemv_kernel")),
        ("depthwise", ("depthwise",)),
        ("global_avg_pool", ("gap_",)),
        ("norm", ("norm_",)),
@@ -100,6 +102,10 @@ def match(parts, launches):
     step (or two each)."""
     # a stem's channel pad belongs to the library step after it
     fam = [("library" if launch_family(n) == "pad" else launch_family(n)) for n, _ in launches]
+    # a gate step that pools launches the pool's kernel first
+    for i in range(len(fam) - 1):
+        if fam[i] == "global_avg_pool" and fam[i + 1] == "squeeze-excitation gate":
+            fam[i] = "squeeze-excitation gate"
     lruns = runs(range(len(launches)), lambda i: fam[i])
     pruns = runs(parts, lambda p: partition_family(p[1]))
     kinds = collections.OrderedDict()
@@ -110,7 +116,9 @@ def match(parts, launches):
             groups = [([p], []) for p in pidx]  # launched nothing (a flatten that is a view)
         else:
             li += 1
-            if len(pidx) == len(lidx):
+            if len(pidx) == 1:  # one step: all of the run is its (a gate's 1-3 launches)
+                groups = [(pidx, lidx)]
+            elif len(pidx) == len(lidx):
                 groups = [([p], [l]) for p, l in zip(pidx, lidx)]
             elif len(lidx) == 2 * len(pidx):
                 groups = [([p], lidx[2 * k:2 * k + 2]) for k, p in enumerate(pidx)]

@@ -332,7 +332,11 @@ NNOP_API nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_te
  * backend depthwise convs (groups = C = K) run on nnop's own kernel, which applies the bias,
  * batch-norm, activations and the mul/sub/div by N,C,1,1 or 1,C,1,1 operands that follow
  * before its one store (nnop_plan_describe: "epilogue fused: ..."); a residual add after them
- * runs as a second step. */
+ * runs as a second step. Two 1x1 convs with constant weights on N,C,1,1 values, the second the
+ * first's only reader, each with bias, batch-norm or activations after it (a squeeze-excitation
+ * gate), run on nnop's own gate kernel, with the global average pool in front of them when x
+ * is channels-last; the hidden values are rounded to the dtype as the unfused plan stores
+ * them ("squeeze-excitation gate" in nnop_plan_describe). */
 NNOP_API nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_params *p);
 /** x + b with b 1-D of x's channel count (dim 1), broadcast over the other dims. */
 NNOP_API nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b);

@@ -4,7 +4,9 @@ global average pool's two kernels with its step, a depthwise step is not taken f
 epilogue (its description names a fused epilogue), a run of epilogue steps with a tail launch
 is matched as a whole (and the result says so), a flatten that is a view launched nothing, and
 the times add up to the forward's; each kind's bytes (NNOP_LOG's least moved) give its GB/s
-and its share of the copy bandwidth (the file's, or --copy)."""
+and its share of the copy bandwidth (the file's, or --copy). tests/bench/launch_steps_gate.md:
+a squeeze-excitation gate step takes its launches (with the pool's kernel, when it pools) and
+the lean one-op epilogue kernel counts as an epilogue."""
 import contextlib
 import io
 import os
@@ -47,7 +49,22 @@ def main():
         row = [r for r in out.getvalue().splitlines()
                if r.startswith("| act | [own kernel: epilogue]")]
         assert len(row) == 1 and row[0].endswith(f"| 2.0 | 1000 | {share} |"), row
+    gate()
     print("launch_steps: ok")
+
+
+def gate():
+    sets = launch_steps.parse(os.path.join(HERE, "launch_steps_gate.md"))
+    assert len(sets) == 1, sets
+    parts, launches, title = sets[0]
+    assert len(parts) == 5 and len(launches) == 7, (len(parts), len(launches))
+    kinds, exact = launch_steps.match(parts, launches)
+    assert exact
+    by_nodes = {k[0]: v for k, v in kinds.items()}
+    assert by_nodes["global_avg_pool+conv+bias+act+conv+bias+act"] == [1, 3, 8.0, 1500000], by_nodes
+    assert by_nodes["conv+bias+act+conv+bias+act"] == [1, 1, 4.0, 1000], by_nodes
+    muls = sorted(v for k, v in kinds.items() if k[0] == "mul")
+    assert muls == [[1, 1, 1.0, 3000], [1, 1, 2.0, 3000000]], muls
 
 
 if __name__ == "__main__":

@@ -46,9 +46,9 @@ enum {
     K_SE_WIDE,       /* MobileNetV3's form: fc1 + batch-norm + ReLU, hard-sigmoid; 96 -> 24:
                       * two launches, 16-byte weight rows */
     K_SE_SHARED,     /* K_SE with fc1's output a graph output too: no gate kernel */
-    K_ACT_BIG,       /* SiLU alone on 2x5x33x37: the one-op kernel's four vectors a thread
-                      * and (16-bit) its scalar tail */
-    K_MUL_BIG,       /* x 2x24x33x37 * s N,C,1,1: the one-op kernel's multiply */
+    K_ACT_BIG,       /* SiLU alone on 4x5x661x673 (8.9 M): the one-op kernel's four vectors a
+                      * thread and (16-bit) its scalar tail */
+    K_MUL_BIG,       /* x 8x24x151x157 (4.6 M) * s N,C,1,1: the one-op kernel's multiply */
     K_KINDS
 };
 
@@ -183,9 +183,9 @@ static nnop_value binary(nnop_graph *g, const new_case *nc)
     case K_MUL_CHANNEL:
         return nnop_mul(g, x, input(g, "s", nc, 1, 12, 1, 1));
     case K_ACT_BIG:
-        return nnop_act(g, input(g, "xb", nc, 2, 5, 33, 37), NNOP_ACT_SILU, 0);
+        return nnop_act(g, input(g, "xb", nc, 4, 5, 661, 673), NNOP_ACT_SILU, 0);
     case K_MUL_BIG:
-        return nnop_mul(g, input(g, "xb", nc, 2, 24, 33, 37), input(g, "s", nc, 2, 24, 1, 1));
+        return nnop_mul(g, input(g, "xb", nc, 8, 24, 151, 157), input(g, "s", nc, 8, 24, 1, 1));
     case K_SUB_SAME:
         return nnop_sub(g, x, input(g, "y", nc, 2, 12, 7, 5));
     default: /* a divisor in (0.26, 0.74) */
