@@ -1,11 +1,12 @@
 /* bench_kernels.c: nnop's own memory-bound kernels (pooling, global average pooling, softmax,
- * flatten, the standalone epilogue chain) on large tensors, each as a one-op graph through
- * the public API on a CUDA context: GPU time per execute (CUDA events around ITERS
- * back-to-back executes, median of REPS), achieved GB/s over the bytes the op must move
- * (inputs read once, output written once), next to a cudaMemcpyAsync device-to-device of
- * the same number of bytes timed the same way in the same run. Before timing, the same
- * configuration on a small tensor is checked against the CPU backend. Prints a markdown
- * table.   usage: bench_kernels [--quick]   (--quick: batch / 8, for a smoke run) */
+ * flatten, the standalone epilogue chain, one-op SiLU, GELU and squeeze-excitation multiply)
+ * on large tensors, each as a one-op graph through the public API on a CUDA context: GPU time
+ * per execute (CUDA events around ITERS back-to-back executes, median of REPS), achieved GB/s
+ * over the bytes the op must move (inputs read once, output written once), next to a
+ * cudaMemcpyAsync device-to-device of the same number of bytes timed the same way in the same
+ * run. Before timing, the same configuration on a small tensor is checked against the CPU
+ * backend. Prints a markdown table.   usage: bench_kernels [--quick]   (--quick: batch / 8,
+ * for a smoke run) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 #define ITERS 20
 #define REPS  7
 
-enum { K_MAX, K_AVG, K_GAP, K_SOFTMAX, K_FLATTEN, K_EPILOGUE };
+enum { K_MAX, K_AVG, K_GAP, K_SOFTMAX, K_FLATTEN, K_EPILOGUE, K_SILU, K_GELU, K_SE_MUL };
 
 typedef struct kcase {
     const char *name;
@@ -51,6 +52,9 @@ static const kcase cases[] = {
     {"softmax over C=21, 4-D", K_SOFTMAX, NNOP_F16, NNOP_NCHW, 32, 21, 256, 256, 0, 0, 0, 4},
     {"epilogue add+bias+relu", K_EPILOGUE, NNOP_F16, NNOP_NHWC, 64, 256, 56, 56, 0, 0, 0, 4},
     {"epilogue add+bias+relu", K_EPILOGUE, NNOP_F32, NNOP_NCHW, 32, 256, 56, 56, 0, 0, 0, 4},
+    {"epilogue SiLU (one op, EfficientNet-B0)", K_SILU, NNOP_F16, NNOP_NHWC, 32, 96, 112, 112, 0, 0, 0, 4},
+    {"epilogue GELU (one op, ConvNeXt-T)", K_GELU, NNOP_F16, NNOP_NHWC, 32, 384, 56, 56, 0, 0, 0, 4},
+    {"epilogue mul by N,C,1,1 (one op, SE)", K_SE_MUL, NNOP_F16, NNOP_NHWC, 32, 96, 112, 112, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F16, NNOP_NHWC, 256, 512, 14, 14, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F32, NNOP_NHWC, 256, 2048, 7, 7, 0, 0, 0, 4},
 };
@@ -97,6 +101,11 @@ static void build(nnop_graph *g, const kcase *kc)
         y = nnop_softmax(g, x);
     } else if (kc->kind == K_FLATTEN) {
         y = nnop_flatten(g, x);
+    } else if (kc->kind == K_SILU || kc->kind == K_GELU) {
+        y = nnop_act(g, x, kc->kind == K_SILU ? NNOP_ACT_SILU : NNOP_ACT_GELU, 0.0f);
+    } else if (kc->kind == K_SE_MUL) {
+        nnop_tensor_desc sd = nnop_tensor_4d(kc->dt, kc->lay, kc->n, kc->c, 1, 1);
+        y = nnop_mul(g, x, nnop_input(g, "s", &sd));
     } else {
         nnop_tensor_desc bd = nnop_tensor_1d(kc->dt, kc->c);
         float *bf = (float *)malloc((size_t)kc->c * sizeof(float));

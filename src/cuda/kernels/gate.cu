@@ -133,6 +133,9 @@ template <typename T> __device__ __forceinline__ void stage(const Phase &f, floa
         if (f.sums) { // the pool's mean, as gap_finish_kernel stores it
             const float *q = f.sums + n * f.chunks * f.len + i;
             float a = 0.f;
+            // the loads eight at a time (up to 32 chunks: one after another they were a chain
+            // of latencies), the sums still in chunk order
+#pragma unroll 8
             for (int z = 0; z < f.chunks; z++)
                 a += q[(int64_t)z * f.len];
             xs[i] = tof(fromf<T>(a * f.inv));
