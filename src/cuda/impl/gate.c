@@ -7,7 +7,6 @@
  * with it (t->absorbed). On cuDNN the two convs and their split-off activations were four launches
  * of about 2 us each (issue 15: EfficientNet-B0's gates were half its batch-1 time). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cuda/impl/impl.h"
@@ -139,18 +138,13 @@ static nnop_status pool_part(nnop_plan *p, const nnop__node *n, nnop__cuda_step 
     return r;
 }
 
-static nnop_status gate_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+/* The step's two chains (after the pool, when it pools), strides and scratch. */
+static nnop_status build_gate(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st, int pooled)
 {
-    struct nnop__gate_step *gs = (struct nnop__gate_step *)calloc(1, sizeof *gs);
-    const int pooled = pool_first(p, t);
+    struct nnop__gate_step *gs = st->gate;
     const nnop__partition *a = &p->parts[t->part + pooled], *b = &p->parts[t->part + pooled + 1];
     nnop__chain c1, c2;
-    nnop_status r = NNOP_OK;
-    if (!gs)
-        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
-    st->gate = gs;
-    if (pooled)
-        r = pool_part(p, &p->g->nodes[t->first], st);
+    nnop_status r = pooled ? pool_part(p, &p->g->nodes[t->first], st) : NNOP_OK;
     if (r != NNOP_OK)
         return r;
     r = chain(p, a->first, a->count, st, &c1, gs->slots1, gs->k.ops1, &gs->k.n_ops1);
@@ -166,10 +160,26 @@ static nnop_status gate_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *
     if (r != NNOP_OK)
         return r;
     strides(&gs->k, p->g, &p->g->nodes[a->first], &p->g->nodes[b->first], st->y_slot);
-    st->kind = NNOP_STEP_GATE;
-    st->dtype = gs->k.dtype;
-    t->absorbed = 1 + pooled;
     return nnop__slot_alloc(p, nnop__gate_scratch_bytes(gs->k.n, gs->k.mid), &gs->h_slot);
+}
+
+static nnop_status gate_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    const int pooled = pool_first(p, t);
+    nnop_status r;
+    st->gate = (struct nnop__gate_step *)nnop__calloc(1, sizeof *st->gate);
+    if (!st->gate)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    r = build_gate(p, t, st, pooled);
+    if (r != NNOP_OK) { /* the compile ends: no destroy will see this step */
+        nnop__free(st->gate);
+        st->gate = NULL;
+        return r;
+    }
+    st->kind = NNOP_STEP_GATE;
+    st->dtype = st->gate->k.dtype;
+    t->absorbed = 1 + pooled;
+    return NNOP_OK;
 }
 
 static void bind_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t slots[][4])
@@ -221,7 +231,7 @@ static size_t gate_describe(const nnop_plan *p, const nnop__cuda_step *st, char 
 
 static void gate_destroy(nnop__cuda_step *st)
 {
-    free(st->gate);
+    nnop__free(st->gate);
     st->gate = NULL;
 }
 

@@ -100,7 +100,7 @@ template <typename T, int V> __device__ __forceinline__ void load_f(const T *p, 
 // + s): S and SW fixed, the span loaded once; S == 0: any width, stride and dilation.
 template <typename T, int V, int TW, int S, int SW>
 __device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, const T *wr, int iw0,
-                                    float *acc, bool row_in)
+                                    float *acc)
 {
     const int W = (int)p.xv.w, xsw = (int)p.xv.sw, wsw = (int)p.wv.sw;
     if (S > 0) {
@@ -109,7 +109,7 @@ __device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, cons
 #pragma unroll
         for (int j = 0; j < SPAN; j++) {
             const int iw = iw0 + j;
-            if (row_in && iw >= 0 && iw < W) {
+            if (iw >= 0 && iw < W) {
                 load_f<T, V>(xr + iw * xsw, xs[j]);
             } else {
 #pragma unroll
@@ -170,28 +170,11 @@ __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kpar
 #pragma unroll
         for (int j = 0; j < TW * V; j++)
             acc[j] = 0.f;
-        if (S > 0) {
-            // rows outside the image load nothing (their values are zeros, never a product
-            // with 0, which would turn an Inf of a real row into NaN); no branch around the
-            // call, so the unrolled rows' loads can be in flight together: at batch 1 the
-            // rows one after another were a chain of load latencies (ConvNeXt-T's 7x7: 6-8 us).
-            // Two rows at a time in the small tile (more spilled); the wide tiles had the
-            // registers full already
-            constexpr int kRows = TW == 2 ? 2 : 1;
-#pragma unroll kRows
-            for (int r = 0; r < (int)p.wv.h; r++) {
-                const int ih = ih0 + r * p.dil_h;
-                const bool in = ih >= 0 && ih < (int)p.xv.h;
-                row<T, V, TW, S, SW>(p, xn + (in ? ih : 0) * (int)p.xv.sh,
-                                     w + r * (int)p.wv.sh + c0, iw0, acc, in);
-            }
-        } else {
-            for (int r = 0; r < (int)p.wv.h; r++) {
-                const int ih = ih0 + r * p.dil_h;
-                if (ih >= 0 && ih < (int)p.xv.h)
-                    row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
-                                         acc, true);
-            }
+        for (int r = 0; r < (int)p.wv.h; r++) {
+            const int ih = ih0 + r * p.dil_h;
+            if (ih >= 0 && ih < (int)p.xv.h)
+                row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
+                                     acc);
         }
         epilogue<V, TW>(p, acc, c0, n);
         T *yr = y + n * (int)p.yv.sn + oh * (int)p.yv.sh + c0;
