@@ -182,14 +182,6 @@ static nnop_status gate_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *
     return NNOP_OK;
 }
 
-static void bind_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t slots[][4])
-{
-    int k, i;
-    for (k = 0; k < n; k++)
-        for (i = 0; i < 4; i++)
-            ops[k].p[i] = slots[k][i] >= 0 ? p->cuda->slot[slots[k][i]] : NULL;
-}
-
 static nnop_status gate_run(nnop_plan *p, nnop__cuda_step *st)
 {
     struct nnop__gate_step *gs = st->gate;
@@ -210,8 +202,8 @@ static nnop_status gate_run(nnop_plan *p, nnop__cuda_step *st)
         if (r != NNOP_OK)
             return r;
     }
-    bind_ops(p, gs->k.ops1, gs->k.n_ops1, gs->slots1);
-    bind_ops(p, gs->k.ops2, gs->k.n_ops2, gs->slots2);
+    nnop__bind_epi_ops(p, gs->k.ops1, gs->k.n_ops1, gs->slots1);
+    nnop__bind_epi_ops(p, gs->k.ops2, gs->k.n_ops2, gs->slots2);
     return nnop__cuda_check(p->ctx, nnop__k_gate(&gs->k, p->ctx->cuda->stream), "nnop__k_gate",
                             __FILE__, __LINE__);
 }

@@ -158,6 +158,8 @@ nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count
  * a launch. */
 nnop_status nnop__step_epi_ops(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st);
 void nnop__step_fill_ops(nnop_plan *p, nnop__cuda_step *st);
+/* The same for any ops and their operand slots (-1 = none): the gate's two chains. */
+void nnop__bind_epi_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t (*slots)[4]);
 /* A linear partition (with its whole epilogue chain) on the own linear kernel: the fallback
  * when cuDNN offers no acceptable matmul engine (e.g. fp32 without TF32, precompiled only). */
 nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count,

@@ -151,13 +151,17 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
     return nnop__slot_value(p, n->in[0], &st->x_slot);
 }
 
-void nnop__step_fill_ops(nnop_plan *p, nnop__cuda_step *st)
+void nnop__bind_epi_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t (*slots)[4])
 {
     int k, i;
-    for (k = 0; k < st->epi.n_ops; k++)
+    for (k = 0; k < n; k++)
         for (i = 0; i < 4; i++)
-            st->epi.ops[k].p[i] =
-                    st->op_slots[k][i] >= 0 ? p->cuda->slot[st->op_slots[k][i]] : NULL;
+            ops[k].p[i] = slots[k][i] >= 0 ? p->cuda->slot[slots[k][i]] : NULL;
+}
+
+void nnop__step_fill_ops(nnop_plan *p, nnop__cuda_step *st)
+{
+    nnop__bind_epi_ops(p, st->epi.ops, st->epi.n_ops, st->op_slots);
 }
 
 static cudaError_t launch(nnop_plan *p, nnop__cuda_step *st, cudaStream_t s)

@@ -1354,31 +1354,31 @@ extern "C" cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s)
     return cudaGetLastError();
 }
 
-extern "C" size_t nnop__gap_scratch_bytes(const nnop__kview *xv, int dtype)
+// The most chunks the channels-last pool may take for x (the launch takes V channels a thread
+// when the pointers allow, else 1: room for either), or 0 where that kernel does not run.
+static int gap_max_chunks(const nnop__kview &xv, int dtype)
 {
     const int V = 16 / (int)dtype_size(dtype);
-    const int64_t n = xv->n, c = xv->c, hw = xv->h * xv->w;
+    const int64_t n = xv.n, c = xv.c, hw = xv.h * xv.w;
     int chunks;
-    if (!packed_nhwc(*xv) || c < 2 || elems(*xv) > kMax32)
+    if (!packed_nhwc(xv) || c < 2 || elems(xv) > kMax32)
         return 0;
-    /* the launch takes V channels a thread when the pointers allow, else 1: room for either */
     chunks = gap_chunks(n, c, hw, 1);
     if (c % V == 0 && gap_chunks(n, c, hw, V) > chunks)
         chunks = gap_chunks(n, c, hw, V);
-    return chunks > 1 ? (size_t)(n * c * chunks) * sizeof(float) : 0;
+    return chunks;
+}
+
+extern "C" size_t nnop__gap_scratch_bytes(const nnop__kview *xv, int dtype)
+{
+    const int chunks = gap_max_chunks(*xv, dtype);
+    return chunks > 1 ? (size_t)(xv->n * xv->c * chunks) * sizeof(float) : 0;
 }
 
 extern "C" size_t nnop__gap_sums_bytes(const nnop__kview *xv, int dtype)
 {
-    const int V = 16 / (int)dtype_size(dtype);
-    const int64_t n = xv->n, c = xv->c, hw = xv->h * xv->w;
-    int chunks;
-    if (!packed_nhwc(*xv) || c < 2 || elems(*xv) > kMax32 || n > 65535)
-        return 0;
-    chunks = gap_chunks(n, c, hw, 1);
-    if (c % V == 0 && gap_chunks(n, c, hw, V) > chunks)
-        chunks = gap_chunks(n, c, hw, V);
-    return (size_t)(n * c * chunks) * sizeof(float);
+    const int chunks = xv->n > 65535 ? 0 : gap_max_chunks(*xv, dtype);
+    return (size_t)(xv->n * xv->c * chunks) * sizeof(float);
 }
 
 extern "C" cudaError_t nnop__k_gap_sums(const void *x, int dtype, const nnop__kview *xv,
