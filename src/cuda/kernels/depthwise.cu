@@ -3,15 +3,14 @@
 // the one store: cuDNN's engines on sm_90 took 3-22 ms for what moves a few megabytes
 // (issue 12), and a separate epilogue pass reads and writes the output once more.
 //
-// Channels-last with channel-contiguous (tap-major) weights, filter widths 3, 5 and 7 at
-// width stride 1 or 2: the shared-tile kernel. A block loads its input tile (halo and zero
-// padding included) in one round of independent 16-byte loads, then each thread computes 4
-// or 2 outputs along W for 4 channels, each input vector loaded once a filter row from the
-// tile and reused for every tap that covers it. Other widths, dilations and channel counts
-// not a multiple of 4: the register kernel, TW outputs a thread straight from global memory.
-// Any other layout (or weights not channel contiguous) takes the general kernel: one thread
-// per output, the output's fastest dim as the thread-fastest index. Float accumulation;
-// 32-bit index math when the tensors fit.
+// Channels-last with channel-contiguous (tap-major) weights: each thread computes TW outputs
+// along W for V channels. For the common filter widths (3, 5, 7) at stride 1 or 2 and width
+// dilation 1, it loads an input row's span of (TW - 1) * stride + S vectors once into
+// registers and reuses each for every tap that covers it: 7x7 stride 1 with TW = 8 is 14
+// loads a row for 56 outputs' taps, where one thread per output loaded 7 per output. Other
+// widths and dilations loop over the taps. Any other layout (or weights not channel
+// contiguous) takes the general kernel: one thread per output, the output's fastest dim as
+// the thread-fastest index. Float accumulation; 32-bit index math when the tensors fit.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -148,9 +147,81 @@ __device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, cons
     }
 }
 
+// Rows of a fixed-width filter (S, SW as template arguments), G at a time: every load of G
+// input rows (SPAN vectors each, zero outside the image) is issued before the first is used,
+// kept in the dtype's own vectors. Why: one row at a time made the thread wait for the
+// memory once a filter row, and with a few warps a SM that wait bounded the kernel (20% of
+// the copy bandwidth at batch 32, issue 15's profiles).
+// The in-flight rows' registers (at most 4 rows): 48; 32 for bfloat16, whose conversions
+// spilled at 48 (ptxas -v).
+template <typename T> __host__ __device__ constexpr int raw_regs()
+{
+    return 48;
+}
+template <> __host__ __device__ constexpr int raw_regs<__nv_bfloat16>()
+{
+    return 32;
+}
+
+template <typename T, int V, int TW, int S, int SW>
+__device__ __forceinline__ void rows_fixed(const nnop__dw_kparams &p, const T *xn, const T *wc,
+                                           int ih0, int iw0, float *acc)
+{
+    constexpr int SPAN = (TW - 1) * SW + S;
+    constexpr int REGS = (V * (int)sizeof(T) + 3) / 4; // a vector's registers
+    constexpr int G0 = raw_regs<T>() / (SPAN * REGS);
+    constexpr int G = G0 < 1 ? 1 : G0 > 4 ? 4 : G0;
+    const int H = (int)p.xv.h, W = (int)p.xv.w, R = (int)p.wv.h;
+    const int xsh = (int)p.xv.sh, xsw = (int)p.xv.sw, wsh = (int)p.wv.sh, wsw = (int)p.wv.sw;
+    for (int r0 = 0; r0 < R; r0 += G) {
+        Vec<T, V> xr[G][SPAN];
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const int ih = ih0 + (r0 + g) * p.dil_h;
+            const bool row_in = r0 + g < R && ih >= 0 && ih < H;
+#pragma unroll
+            for (int j = 0; j < SPAN; j++) {
+                const int iw = iw0 + j;
+                if (row_in && iw >= 0 && iw < W) {
+                    xr[g][j] = ldv<T, V>(xn + ih * xsh + iw * xsw);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        xr[g][j].v[e] = fromf<T>(0.f);
+                }
+            }
+        }
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            if (r0 + g >= R)
+                break;
+            float wf[S][V];
+#pragma unroll
+            for (int s = 0; s < S; s++)
+                load_f<T, V>(wc + (r0 + g) * wsh + s * wsw, wf[s]);
+#pragma unroll
+            for (int j = 0; j < SPAN; j++) {
+                float xf[V];
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    xf[e] = tof(xr[g][j].v[e]);
+#pragma unroll
+                for (int t = 0; t < TW; t++) {
+                    const int s = j - t * SW; // the tap of output t that input column j feeds
+                    if (s >= 0 && s < S) {
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            acc[t * V + e] += xf[e] * wf[s][e];
+                    }
+                }
+            }
+        }
+    }
+}
+
 // Thread i: channel vector i % (C / V) (consecutive threads on consecutive channels), then
 // the tile of TW output columns, the output row, the sample.
-template <typename T, int V, int TW, int S, int SW>
+template <typename T, int V, int TW, int S, int SW, bool FLIGHT>
 __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kparams p)
 {
     const T *__restrict__ x = static_cast<const T *>(p.x);
@@ -171,11 +242,15 @@ __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kpar
 #pragma unroll
         for (int j = 0; j < TW * V; j++)
             acc[j] = 0.f;
-        for (int r = 0; r < (int)p.wv.h; r++) {
-            const int ih = ih0 + r * p.dil_h;
-            if (ih >= 0 && ih < (int)p.xv.h)
-                row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
-                                     acc);
+        if (S > 0 && FLIGHT) {
+            rows_fixed<T, V, TW, (S > 0 ? S : 1), SW>(p, xn, w + c0, ih0, iw0, acc);
+        } else {
+            for (int r = 0; r < (int)p.wv.h; r++) {
+                const int ih = ih0 + r * p.dil_h;
+                if (ih >= 0 && ih < (int)p.xv.h)
+                    row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
+                                         acc);
+            }
         }
         epilogue<V, TW>(p, acc, c0, n);
         T *yr = y + n * (int)p.yv.sn + oh * (int)p.yv.sh + c0;
@@ -189,125 +264,6 @@ __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kpar
                 o.v[e] = fromf<T>(acc[t * V + e]);
             stv<T, V>(yr + (ow0 + t) * (int)p.yv.sw, o);
         }
-    }
-}
-
-// ---------------------------------------------------------------- channels-last, shared tile
-// Why: the kernel above loads each input row once per output row that needs it, from L2, in
-// one round of loads a filter row: at batch 32 it ran at 20% of the copy bandwidth (issue 15's
-// profiles), bound by those dependent rounds. Here a block loads its input tile (all channels
-// of its group, with the halo and zero padding) in one round of independent loads, then each
-// thread computes TW outputs along W for 4 channels from shared memory.
-// Block: cl channel lanes (4 channels each) x pw x ph pixel threads, thread-fastest lane;
-// output tile ph rows x pw * TW columns; grid: (tiles, channel groups, samples).
-struct dw_tile {
-    int cl, pw, ph;
-    bool wide; // 16-byte loads into the tile (16-bit types, an even lane count)
-};
-
-constexpr int kTileV = 4; // channels a thread computes
-constexpr int kTileK = 4; // loads a thread issues before storing them to the tile
-constexpr int kTileSmem = 48 * 1024;
-
-__host__ __device__ inline int tile_in_rows(const nnop__dw_kparams &p, int ph)
-{
-    return (ph - 1) * p.stride_h + ((int)p.wv.h - 1) * p.dil_h + 1;
-}
-template <int TW, int S, int SW> __host__ __device__ inline int tile_in_cols(int pw)
-{
-    return (pw * TW - 1) * SW + S;
-}
-
-// The block's input tile: rows ih0.., columns iw0.., channels c0..c0 + cw of sample n, zero
-// outside the image, as LU-element vectors; kTileK loads in flight a thread.
-template <typename T, int LU>
-__device__ __forceinline__ void fill_tile(const nnop__dw_kparams &p, T *sx, const T *xn, int rows,
-                                          int cols, int cw, int ih0, int iw0)
-{
-    const int units = cw / LU, total = rows * cols * units;
-    const int H = (int)p.xv.h, W = (int)p.xv.w, xsh = (int)p.xv.sh, xsw = (int)p.xv.sw;
-    for (int base = threadIdx.x; base < total; base += kTileK * blockDim.x) {
-        Vec<T, LU> v[kTileK];
-#pragma unroll
-        for (int k = 0; k < kTileK; k++) {
-            const int i = base + k * blockDim.x, px = i / units, u = i - px * units;
-            const int r = px / cols, ih = ih0 + r, iw = iw0 + (px - r * cols);
-            if (i < total && ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                v[k] = ldv<T, LU>(xn + ih * xsh + iw * xsw + u * LU);
-            } else {
-#pragma unroll
-                for (int e = 0; e < LU; e++)
-                    v[k].v[e] = fromf<T>(0.f);
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < kTileK; k++)
-            if (base + k * blockDim.x < total)
-                stv<T, LU>(sx + (base + k * blockDim.x) * LU, v[k]);
-    }
-}
-
-template <typename T, int TW, int S, int SW>
-__global__ void __launch_bounds__(kThreads, 3) depthwise_tile_kernel(nnop__dw_kparams p, dw_tile g)
-{
-    constexpr int V = kTileV, SPAN = (TW - 1) * SW + S;
-    extern __shared__ __align__(16) unsigned char tile_smem[];
-    T *sx = reinterpret_cast<T *>(tile_smem);
-    const T *__restrict__ x = static_cast<const T *>(p.x);
-    const T *__restrict__ w = static_cast<const T *>(p.w);
-    T *__restrict__ y = static_cast<T *>(p.y);
-    const int OW = (int)p.yv.w, OH = (int)p.yv.h, cw = g.cl * V;
-    const int tiles_w = (OW + g.pw * TW - 1) / (g.pw * TW);
-    const int oh0 = (int)(blockIdx.x / tiles_w) * g.ph,
-              ow0 = (int)(blockIdx.x % tiles_w) * g.pw * TW;
-    const int c0 = (int)blockIdx.y * cw, n = (int)blockIdx.z;
-    const int rows = tile_in_rows(p, g.ph), cols = tile_in_cols<TW, S, SW>(g.pw);
-    const T *xn = x + n * (int)p.xv.sn + c0;
-    const int ih0 = oh0 * p.stride_h - p.pad_h, iw0 = ow0 * SW - p.pad_w;
-    if (g.wide)
-        fill_tile<T, 16 / sizeof(T)>(p, sx, xn, rows, cols, cw, ih0, iw0);
-    else
-        fill_tile<T, V>(p, sx, xn, rows, cols, cw, ih0, iw0);
-    __syncthreads();
-
-    const int lane = (int)threadIdx.x % g.cl, pix = (int)threadIdx.x / g.cl;
-    const int pw = pix % g.pw, ph = pix / g.pw;
-    const int oh = oh0 + ph, ow = ow0 + pw * TW;
-    if (ph >= g.ph || oh >= OH || ow >= OW)
-        return;
-    float acc[TW * V];
-#pragma unroll
-    for (int j = 0; j < TW * V; j++)
-        acc[j] = 0.f;
-    const int c = c0 + lane * V, wsh = (int)p.wv.sh, wsw = (int)p.wv.sw;
-    for (int r = 0; r < (int)p.wv.h; r++) {
-        const T *sr = sx + ((ph * p.stride_h + r * p.dil_h) * cols + pw * TW * SW) * cw + lane * V;
-        float xs[SPAN][V];
-#pragma unroll
-        for (int j = 0; j < SPAN; j++)
-            load_f<T, V>(sr + j * cw, xs[j]);
-#pragma unroll
-        for (int s = 0; s < S; s++) {
-            float wf[V];
-            load_f<T, V>(w + r * wsh + s * wsw + c, wf);
-#pragma unroll
-            for (int t = 0; t < TW; t++)
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    acc[t * V + e] += xs[t * SW + s][e] * wf[e];
-        }
-    }
-    epilogue<V, TW>(p, acc, c, n);
-    T *yr = y + n * (int)p.yv.sn + oh * (int)p.yv.sh + c;
-#pragma unroll
-    for (int t = 0; t < TW; t++) {
-        if (ow + t >= OW)
-            break;
-        Vec<T, V> o;
-#pragma unroll
-        for (int e = 0; e < V; e++)
-            o.v[e] = fromf<T>(acc[t * V + e]);
-        stv<T, V>(yr + (ow + t) * (int)p.yv.sw, o);
     }
 }
 
@@ -362,87 +318,25 @@ bool vector_fits(const nnop__dw_kparams *p, int V, size_t es)
            w.sw % V == 0 && aligned(p->x, V * es) && aligned(p->y, V * es) && aligned(p->w, V * es);
 }
 
+// Experiment switch (removed once measured): NNOP_DW_VARIANT=a the row-at-a-time kernel with
+// 8 outputs a thread, b rows in flight with 8, c (default) rows in flight with 4.
+#include <stdlib.h>
+static int dw_variant()
+{
+    const char *v = getenv("NNOP_DW_VARIANT");
+    return v && v[0] == 'a' ? 0 : v && v[0] == 'b' ? 1 : 2;
+}
+
 template <typename T, int V, int TW, int S, int SW>
 void go(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t items = p->yv.n * p->yv.h * ((p->yv.w + TW - 1) / TW) * (p->yv.c / V);
-    depthwise_cl_kernel<T, V, TW, S, SW><<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
-}
-
-// ---------------------------------------------------------------- the shared-tile launch
-// The lane count: the largest divisor of C / 4 up to 16 (64 16-bit channels, 128 bytes a
-// pixel), up to 32 where that leaves fewer than 8; 0 where C is not a multiple of 4.
-int tile_lanes(int64_t c)
-{
-    if (c % kTileV != 0)
-        return 0;
-    const int64_t cv = c / kTileV;
-    int best = 1;
-    for (int d = 16; d >= 1 && best == 1; d--)
-        if (cv % d == 0)
-            best = d;
-    for (int d = 32; d > 16 && best < 8; d--)
-        if (cv % d == 0)
-            best = d;
-    return best;
-}
-
-// The tile shape (pw x ph pixel threads) that minimizes a block's work (input tile plus output
-// slots, in pixels) times the waves of blocks, with 132 SMs x 3 blocks a wave (80 registers): big
-// tiles where the blocks fill the GPU (less halo), smaller ones where they would not. False where
-// no shape fits the shared memory.
-bool tile_shape(const nnop__dw_kparams *p, size_t es, int TW, int S, int SW, dw_tile *g)
-{
-    const int64_t OH = p->yv.h, OW = p->yv.w, groups = p->yv.c / (kTileV * g->cl);
-    const int most = kThreads / g->cl;
-    double best = -1.0;
-    for (int pw = 1; pw <= most && (pw - 1) * TW < OW; pw++)
-        for (int ph = 1; pw * ph <= most && ph - 1 < OH; ph++) {
-            const int64_t rows = tile_in_rows(*p, ph), cols = (pw * TW - 1) * SW + S;
-            if (rows * cols * g->cl * kTileV * (int64_t)es > kTileSmem)
-                break;
-            const int64_t tiles = ((OH + ph - 1) / ph) * ((OW + pw * TW - 1) / (pw * TW));
-            const double blocks = (double)(tiles * groups * p->yv.n);
-            const double work = (double)(rows * cols + ph * pw * TW + 64);
-            const double cost = work * (blocks > 132.0 * 3 ? blocks / (132.0 * 3) : 1.0);
-            if (best < 0 || cost < best)
-                best = cost, g->pw = pw, g->ph = ph;
-        }
-    return best >= 0;
-}
-
-template <typename T, int TW, int S, int SW> bool go_tile(const nnop__dw_kparams *p, cudaStream_t s)
-{
-    dw_tile g = {tile_lanes(p->yv.c), 0, 0, false};
-    if (g.cl == 0 || p->yv.n > 65535 || p->yv.c / (kTileV * g.cl) > 65535 ||
-        !tile_shape(p, sizeof(T), TW, S, SW, &g))
-        return false;
-    constexpr int LU = 16 / sizeof(T);
-    const nnop__kview &x = p->xv;
-    g.wide = LU > kTileV && (g.cl * kTileV) % LU == 0 && x.sn % LU == 0 && x.sh % LU == 0 &&
-             x.sw % LU == 0 && aligned(p->x, 16);
-    const int64_t tiles = ((p->yv.h + g.ph - 1) / g.ph) * ((p->yv.w + g.pw * TW - 1) / (g.pw * TW));
-    const size_t smem = (size_t)(tile_in_rows(*p, g.ph) * tile_in_cols<TW, S, SW>(g.pw)) *
-                        (size_t)(g.cl * kTileV) * sizeof(T);
-    const dim3 grid((unsigned)tiles, (unsigned)(p->yv.c / (kTileV * g.cl)), (unsigned)p->yv.n);
-    depthwise_tile_kernel<T, TW, S, SW><<<grid, g.cl * g.pw * g.ph, smem, s>>>(*p, g);
-    return true;
-}
-
-// The shared-tile kernel for filter widths 3, 5 and 7 at width stride 1 or 2 and width dilation
-// 1 (4 outputs a thread at stride 1, 2 at stride 2); false where it does not take the conv.
-template <typename T> bool by_filter_tile(const nnop__dw_kparams *p, cudaStream_t s)
-{
-    const int S = (int)p->wv.w, sw = p->stride_w;
-    if (p->dil_w != 1 || (sw != 1 && sw != 2))
-        return false;
-    if (S == 3)
-        return sw == 1 ? go_tile<T, 4, 3, 1>(p, s) : go_tile<T, 2, 3, 2>(p, s);
-    if (S == 5)
-        return sw == 1 ? go_tile<T, 4, 5, 1>(p, s) : go_tile<T, 2, 5, 2>(p, s);
-    if (S == 7)
-        return sw == 1 ? go_tile<T, 4, 7, 1>(p, s) : go_tile<T, 2, 7, 2>(p, s);
-    return false;
+    if (S > 0 && dw_variant() != 0)
+        depthwise_cl_kernel<T, V, TW, S, SW, true>
+                <<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
+    else
+        depthwise_cl_kernel<T, V, TW, S, SW, false>
+                <<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
 }
 
 // The filter width and stride as template arguments where the kernel has them fixed; at
@@ -462,15 +356,19 @@ template <typename T, int V, int TW> void by_filter(const nnop__dw_kparams *p, c
         go<T, V, TW, 0, 1>(p, s);
 }
 
-// TW = 8 outputs a thread where that still fills the GPU (132 SMs x 2 blocks of 256 threads
-// at 128 registers), else 2: small layers (batch 1) need the threads more than the reuse.
+// TW = 8 (4 with rows in flight) outputs a thread where that still fills the GPU (132 SMs x
+// 2 blocks of 256 threads at 128 registers), else 2: small layers (batch 1) need the threads
+// more than the reuse.
 template <typename T, int V> void by_tile(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t columns = p->yv.n * p->yv.h * (p->yv.c / V);
-    if (columns * ((p->yv.w + 7) / 8) >= 132 * 2 * kThreads)
+    const int big = dw_variant() == 2 ? 4 : 8;
+    if (columns * ((p->yv.w + big - 1) / big) < 132 * 2 * kThreads)
+        by_filter<T, V, 2>(p, s);
+    else if (big == 8)
         by_filter<T, V, 8>(p, s);
     else
-        by_filter<T, V, 2>(p, s);
+        by_filter<T, V, 4>(p, s);
 }
 
 bool fits_32bit(const nnop__dw_kparams *p)
@@ -485,8 +383,6 @@ template <typename T> void launch(const nnop__dw_kparams *p, cudaStream_t s)
     const int64_t total = p->yv.n * p->yv.c * p->yv.h * p->yv.w;
     const bool c_fastest = p->yv.sc == 1 && p->yv.c > 1;
     const bool small = fits_32bit(p);
-    if (small && vector_fits(p, 4, sizeof(T)) && by_filter_tile<T>(p, s))
-        return;
     if (small && vector_fits(p, 4, sizeof(T)))
         by_tile<T, 4>(p, s);
     else if (small && vector_fits(p, 1, sizeof(T)))
