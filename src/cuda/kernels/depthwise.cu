@@ -37,9 +37,33 @@ using nnop_k::tof;
 using nnop_k::Vec;
 
 // ---------------------------------------------------------------- the fused epilogue
+// The activation on n values. Why: the kernel is bound by instruction issue, not memory (ncu,
+// 2026-12-02: 69% issue slots busy, 10% of DRAM bandwidth, 3x3 + batch-norm + SiLU at batch
+// 32), and SiLU's and sigmoid's exact expf and IEEE division are most of the epilogue's
+// instructions. For 16-bit outputs, whose rounding (4.9e-4 for f16) is far above the
+// intrinsics' error (a few 1e-6 relative), they take __expf and __fdividef; float outputs keep
+// the exact functions.
+constexpr int kActSigmoid = 7, kActSilu = 9; // nnop_act_kind values (nnop.h), as act_k's
+
+template <typename T, int N>
+__device__ __forceinline__ void act_out(const nnop__epi_op &o, float *v)
+{
+    if (sizeof(T) == 2 && o.act == kActSilu) {
+#pragma unroll
+        for (int e = 0; e < N; e++)
+            v[e] = __fdividef(v[e], 1.f + __expf(-v[e]));
+    } else if (sizeof(T) == 2 && o.act == kActSigmoid) {
+#pragma unroll
+        for (int e = 0; e < N; e++)
+            v[e] = __fdividef(1.f, 1.f + __expf(-v[e]));
+    } else {
+        act_vec<N>(o, v);
+    }
+}
+
 // The per-channel ops of p.ops on v[t * V + e], channel c0 + e of sample n (the entry fuses
 // no other kind: depthwise.c, fusable).
-template <int V, int TW>
+template <typename T, int V, int TW>
 __device__ __forceinline__ void epilogue(const nnop__dw_kparams &p, float *v, int c0, int n)
 {
     for (int k = 0; k < p.n_ops; k++) {
@@ -49,7 +73,7 @@ __device__ __forceinline__ void epilogue(const nnop__dw_kparams &p, float *v, in
         for (int e = 0; e < V; e++)
             a[e] = 1.f, b[e] = 0.f;
         if (o.kind == NNOP_EPI_ACT) {
-            act_vec<V * TW>(o, v);
+            act_out<T, V * TW>(o, v);
             continue;
         }
 #pragma unroll
@@ -147,81 +171,9 @@ __device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, cons
     }
 }
 
-// Rows of a fixed-width filter (S, SW as template arguments), G at a time: every load of G
-// input rows (SPAN vectors each, zero outside the image) is issued before the first is used,
-// kept in the dtype's own vectors. Why: one row at a time made the thread wait for the
-// memory once a filter row, and with a few warps a SM that wait bounded the kernel (20% of
-// the copy bandwidth at batch 32, issue 15's profiles).
-// The in-flight rows' registers (at most 4 rows): 48; 32 for bfloat16, whose conversions
-// spilled at 48 (ptxas -v).
-template <typename T> __host__ __device__ constexpr int raw_regs()
-{
-    return 48;
-}
-template <> __host__ __device__ constexpr int raw_regs<__nv_bfloat16>()
-{
-    return 32;
-}
-
-template <typename T, int V, int TW, int S, int SW>
-__device__ __forceinline__ void rows_fixed(const nnop__dw_kparams &p, const T *xn, const T *wc,
-                                           int ih0, int iw0, float *acc)
-{
-    constexpr int SPAN = (TW - 1) * SW + S;
-    constexpr int REGS = (V * (int)sizeof(T) + 3) / 4; // a vector's registers
-    constexpr int G0 = raw_regs<T>() / (SPAN * REGS);
-    constexpr int G = G0 < 1 ? 1 : G0 > 4 ? 4 : G0;
-    const int H = (int)p.xv.h, W = (int)p.xv.w, R = (int)p.wv.h;
-    const int xsh = (int)p.xv.sh, xsw = (int)p.xv.sw, wsh = (int)p.wv.sh, wsw = (int)p.wv.sw;
-    for (int r0 = 0; r0 < R; r0 += G) {
-        Vec<T, V> xr[G][SPAN];
-#pragma unroll
-        for (int g = 0; g < G; g++) {
-            const int ih = ih0 + (r0 + g) * p.dil_h;
-            const bool row_in = r0 + g < R && ih >= 0 && ih < H;
-#pragma unroll
-            for (int j = 0; j < SPAN; j++) {
-                const int iw = iw0 + j;
-                if (row_in && iw >= 0 && iw < W) {
-                    xr[g][j] = ldv<T, V>(xn + ih * xsh + iw * xsw);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < V; e++)
-                        xr[g][j].v[e] = fromf<T>(0.f);
-                }
-            }
-        }
-#pragma unroll
-        for (int g = 0; g < G; g++) {
-            if (r0 + g >= R)
-                break;
-            float wf[S][V];
-#pragma unroll
-            for (int s = 0; s < S; s++)
-                load_f<T, V>(wc + (r0 + g) * wsh + s * wsw, wf[s]);
-#pragma unroll
-            for (int j = 0; j < SPAN; j++) {
-                float xf[V];
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    xf[e] = tof(xr[g][j].v[e]);
-#pragma unroll
-                for (int t = 0; t < TW; t++) {
-                    const int s = j - t * SW; // the tap of output t that input column j feeds
-                    if (s >= 0 && s < S) {
-#pragma unroll
-                        for (int e = 0; e < V; e++)
-                            acc[t * V + e] += xf[e] * wf[s][e];
-                    }
-                }
-            }
-        }
-    }
-}
-
 // Thread i: channel vector i % (C / V) (consecutive threads on consecutive channels), then
 // the tile of TW output columns, the output row, the sample.
-template <typename T, int V, int TW, int S, int SW, bool FLIGHT>
+template <typename T, int V, int TW, int S, int SW>
 __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kparams p)
 {
     const T *__restrict__ x = static_cast<const T *>(p.x);
@@ -242,17 +194,13 @@ __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kpar
 #pragma unroll
         for (int j = 0; j < TW * V; j++)
             acc[j] = 0.f;
-        if (S > 0 && FLIGHT) {
-            rows_fixed<T, V, TW, (S > 0 ? S : 1), SW>(p, xn, w + c0, ih0, iw0, acc);
-        } else {
-            for (int r = 0; r < (int)p.wv.h; r++) {
-                const int ih = ih0 + r * p.dil_h;
-                if (ih >= 0 && ih < (int)p.xv.h)
-                    row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
-                                         acc);
-            }
+        for (int r = 0; r < (int)p.wv.h; r++) {
+            const int ih = ih0 + r * p.dil_h;
+            if (ih >= 0 && ih < (int)p.xv.h)
+                row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
+                                     acc);
         }
-        epilogue<V, TW>(p, acc, c0, n);
+        epilogue<T, V, TW>(p, acc, c0, n);
         T *yr = y + n * (int)p.yv.sn + oh * (int)p.yv.sh + c0;
 #pragma unroll
         for (int t = 0; t < TW; t++) {
@@ -318,25 +266,11 @@ bool vector_fits(const nnop__dw_kparams *p, int V, size_t es)
            w.sw % V == 0 && aligned(p->x, V * es) && aligned(p->y, V * es) && aligned(p->w, V * es);
 }
 
-// Experiment switch (removed once measured): NNOP_DW_VARIANT=a the row-at-a-time kernel with
-// 8 outputs a thread, b rows in flight with 8, c (default) rows in flight with 4.
-#include <stdlib.h>
-static int dw_variant()
-{
-    const char *v = getenv("NNOP_DW_VARIANT");
-    return v && v[0] == 'a' ? 0 : v && v[0] == 'b' ? 1 : 2;
-}
-
 template <typename T, int V, int TW, int S, int SW>
 void go(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t items = p->yv.n * p->yv.h * ((p->yv.w + TW - 1) / TW) * (p->yv.c / V);
-    if (S > 0 && dw_variant() != 0)
-        depthwise_cl_kernel<T, V, TW, S, SW, true>
-                <<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
-    else
-        depthwise_cl_kernel<T, V, TW, S, SW, false>
-                <<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
+    depthwise_cl_kernel<T, V, TW, S, SW><<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
 }
 
 // The filter width and stride as template arguments where the kernel has them fixed; at
@@ -356,19 +290,15 @@ template <typename T, int V, int TW> void by_filter(const nnop__dw_kparams *p, c
         go<T, V, TW, 0, 1>(p, s);
 }
 
-// TW = 8 (4 with rows in flight) outputs a thread where that still fills the GPU (132 SMs x
-// 2 blocks of 256 threads at 128 registers), else 2: small layers (batch 1) need the threads
-// more than the reuse.
+// TW = 8 outputs a thread where that still fills the GPU (132 SMs x 2 blocks of 256 threads
+// at 128 registers), else 2: small layers (batch 1) need the threads more than the reuse.
 template <typename T, int V> void by_tile(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t columns = p->yv.n * p->yv.h * (p->yv.c / V);
-    const int big = dw_variant() == 2 ? 4 : 8;
-    if (columns * ((p->yv.w + big - 1) / big) < 132 * 2 * kThreads)
-        by_filter<T, V, 2>(p, s);
-    else if (big == 8)
+    if (columns * ((p->yv.w + 7) / 8) >= 132 * 2 * kThreads)
         by_filter<T, V, 8>(p, s);
     else
-        by_filter<T, V, 4>(p, s);
+        by_filter<T, V, 2>(p, s);
 }
 
 bool fits_32bit(const nnop__dw_kparams *p)
