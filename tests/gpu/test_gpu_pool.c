@@ -114,13 +114,17 @@ static const pool_case cases[] = {
     {"gap_f16_nchw_3x5", K_GAP, F16, NCHW, 3, 170, 3, 5, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_bf16_nchw_8x8_many", K_GAP, BF16, NCHW, 17, 129, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"gap_f32_nchw_9x9", K_GAP, F32, NCHW, 2, 30, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 4},
-    /* softmax: rows in registers (vector and scalar), long rows (two passes), channels
+    /* softmax: rows in registers (vector and scalar), long rows (a block a row), channels
      * strided by H*W (NCHW) */
     {"softmax_f32_2d_c1000", K_SOFTMAX, F32, NCHW, 7, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
     {"softmax_f16_2d_c1000", K_SOFTMAX, F16, NCHW, 7, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
     {"softmax_bf16_2d_c10", K_SOFTMAX, BF16, NCHW, 9, 10, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
     {"softmax_f32_2d_c3001_long", K_SOFTMAX, F32, NCHW, 5, 3001, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
     {"softmax_f16_2d_c4096_long", K_SOFTMAX, F16, NCHW, 5, 4096, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    /* 8 lanes a row (50 vectors), and long rows past the registers (read twice) */
+    {"softmax_f32_2d_c200_8lanes", K_SOFTMAX, F32, NCHW, 11, 200, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    {"softmax_f16_2d_c40000_long", K_SOFTMAX, F16, NCHW, 3, 40000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    {"softmax_f32_2d_c5001_long", K_SOFTMAX, F32, NCHW, 2, 5001, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
     {"softmax_bf16_nhwc_c16", K_SOFTMAX, BF16, NHWC, 2, 16, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f16_nchw_c19", K_SOFTMAX, F16, NCHW, 2, 19, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f32_nchw_c8", K_SOFTMAX, F32, NCHW, 2, 8, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 4},
@@ -135,6 +139,9 @@ static const pool_case cases[] = {
     {"flatten_f16_nhwc_c64_7x7", K_FLATTEN, F16, NHWC, 3, 64, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f32_nhwc_c5_9x11", K_FLATTEN, F32, NHWC, 2, 5, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_bf16_nhwc_c40_33x3", K_FLATTEN, BF16, NHWC, 2, 40, 33, 3, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    /* partial 64 x 64 tiles on both sides */
+    {"flatten_f16_nhwc_c130_9x9", K_FLATTEN, F16, NHWC, 2, 130, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"flatten_f32_nhwc_c70_10x13", K_FLATTEN, F32, NHWC, 2, 70, 10, 13, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f16_nchw", K_FLATTEN, F16, NCHW, 2, 6, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f16_nhwc_1x1", K_FLATTEN, F16, NHWC, 3, 24, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     /* standalone epilogue chain (add, bias, silu): vector path and scalar tail */

@@ -47,33 +47,23 @@ void nnop__dw_tap_major(const void *w, const nnop_tensor_desc *d, void *out)
 /* The weights' slot and view. Channels-last, the kernel's threads run along channels: with
  * weights [C][R][S] each warp's load of one tap touched 32 lines (R*S elements apart), so
  * constant weights go tap-major ([R][S][C], nnop__dw_tap_major) and those loads are
- * contiguous; the kernel reads either through the view's strides. The tap-major copy is
- * float: the kernel is bound by instruction issue (ncu), and 16-bit weights cost it a
- * conversion per weight vector a filter row. */
+ * contiguous; the kernel reads either through the view's strides. */
 static nnop_status weights(nnop_plan *p, const nnop__node *n, nnop__cuda_step *st)
 {
     const nnop__value *w = &p->g->values[n->in[1]];
     const nnop_tensor_desc *y = &p->g->values[n->out].desc;
-    const int64_t count = nnop_tensor_elements(&w->desc);
+    size_t bytes = nnop_tensor_bytes(&w->desc);
     void *tm;
-    float *tf;
     nnop_status r;
     st->dw.wv = nnop__kview_of(&w->desc);
     if (!nnop__value_is_const(p->g, n->in[1]) || y->strides[1] != 1 || y->dims[1] < 2)
         return nnop__slot_value(p, n->in[1], &st->w_slot);
-    tm = malloc(nnop_tensor_bytes(&w->desc));
-    tf = malloc((size_t)count * sizeof *tf);
-    if (!tm || !tf) {
-        free(tm);
-        free(tf);
+    tm = malloc(bytes);
+    if (!tm)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
-    }
     nnop__dw_tap_major(w->data, &w->desc, tm);
-    nnop__to_f32(w->desc.dtype, tm, tf, count);
-    r = nnop__slot_upload(p, tf, (size_t)count * sizeof *tf, &st->w_slot);
+    r = nnop__slot_upload(p, tm, bytes, &st->w_slot);
     free(tm);
-    free(tf);
-    st->dw.w_f32 = 1;
     st->dw.wv.sn = 1;
     st->dw.wv.sc = 0;
     st->dw.wv.sh = st->dw.wv.w * st->dw.wv.n;

@@ -3,10 +3,9 @@
 // the one store: cuDNN's engines on sm_90 took 3-22 ms for what moves a few megabytes
 // (issue 12), and a separate epilogue pass reads and writes the output once more.
 //
-// Channels-last with the float tap-major weights (impl/depthwise.c converts them once: the
-// kernel is bound by instruction issue, so none is converted here): each thread computes TW
-// outputs along W for V channels. For the common filter widths (3, 5, 7) at stride 1 or 2 and
-// width dilation 1, it loads an input row's span of (TW - 1) * stride + S vectors once into
+// Channels-last with channel-contiguous (tap-major) weights: each thread computes TW outputs
+// along W for V channels. For the common filter widths (3, 5, 7) at stride 1 or 2 and width
+// dilation 1, it loads an input row's span of (TW - 1) * stride + S vectors once into
 // registers and reuses each for every tap that covers it: 7x7 stride 1 with TW = 8 is 14
 // loads a row for 56 outputs' taps, where one thread per output loaded 7 per output. Other
 // widths and dilations loop over the taps. Any other layout (or weights not channel
@@ -124,36 +123,28 @@ template <typename T, int V> __device__ __forceinline__ void load_f(const T *p, 
 // One input row's contribution to TW outputs at columns ow0 + t (input columns iw0 + t * SW
 // + s): S and SW fixed, the span loaded once; S == 0: any width, stride and dilation.
 template <typename T, int V, int TW, int S, int SW>
-__device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, const float *wr,
-                                    int iw0, float *acc)
+__device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, const T *wr, int iw0,
+                                    float *acc)
 {
     const int W = (int)p.xv.w, xsw = (int)p.xv.sw, wsw = (int)p.wv.sw;
     if (S > 0) {
         constexpr int SPAN = (TW - 1) * SW + (S > 0 ? S : 1);
         float xs[SPAN][V];
-        // inside the row, no test a load (the common case); not for the widest spans, where the
-        // second copy of the loads spilled (ptxas -v)
-        if (SPAN <= 10 && iw0 >= 0 && iw0 + SPAN <= W) {
 #pragma unroll
-            for (int j = 0; j < SPAN; j++)
-                load_f<T, V>(xr + (iw0 + j) * xsw, xs[j]);
-        } else {
+        for (int j = 0; j < SPAN; j++) {
+            const int iw = iw0 + j;
+            if (iw >= 0 && iw < W) {
+                load_f<T, V>(xr + iw * xsw, xs[j]);
+            } else {
 #pragma unroll
-            for (int j = 0; j < SPAN; j++) {
-                const int iw = iw0 + j;
-                if (iw >= 0 && iw < W) {
-                    load_f<T, V>(xr + iw * xsw, xs[j]);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < V; e++)
-                        xs[j][e] = 0.f;
-                }
+                for (int e = 0; e < V; e++)
+                    xs[j][e] = 0.f;
             }
         }
 #pragma unroll
         for (int s = 0; s < S; s++) {
             float wf[V];
-            load_f<float, V>(wr + s * wsw, wf);
+            load_f<T, V>(wr + s * wsw, wf);
 #pragma unroll
             for (int t = 0; t < TW; t++)
 #pragma unroll
@@ -164,7 +155,7 @@ __device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, cons
         const int sw = p.stride_w, dw = p.dil_w;
         for (int s = 0; s < (int)p.wv.w; s++) {
             float wf[V];
-            load_f<float, V>(wr + s * wsw, wf);
+            load_f<T, V>(wr + s * wsw, wf);
 #pragma unroll
             for (int t = 0; t < TW; t++) {
                 const int iw = iw0 + t * sw + s * dw;
@@ -186,7 +177,7 @@ template <typename T, int V, int TW, int S, int SW>
 __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kparams p)
 {
     const T *__restrict__ x = static_cast<const T *>(p.x);
-    const float *__restrict__ w = static_cast<const float *>(p.w); // w_f32 (vector_fits)
+    const T *__restrict__ w = static_cast<const T *>(p.w);
     T *__restrict__ y = static_cast<T *>(p.y);
     const int cv = (int)p.yv.c / V, OW = (int)p.yv.w, OH = (int)p.yv.h;
     const int tiles = (OW + TW - 1) / TW;
@@ -225,13 +216,6 @@ __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kpar
 }
 
 // ---------------------------------------------------------------- any layout
-// Weight i: float where the weights are the float tap-major copy, else of the conv's dtype.
-template <typename T, typename I>
-__device__ __forceinline__ float weight(const nnop__dw_kparams &p, const T *w, I i)
-{
-    return p.w_f32 ? static_cast<const float *>(p.w)[i] : load(w, i);
-}
-
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads) depthwise_kernel(nnop__dw_kparams p, bool c_fastest)
 {
@@ -245,7 +229,7 @@ __global__ void __launch_bounds__(kThreads) depthwise_kernel(nnop__dw_kparams p,
         coords<I>(i, p.yv, c_fastest, &n, &c, &oh, &ow);
         const I h0 = oh * p.stride_h - p.pad_h, w0 = ow * p.stride_w - p.pad_w;
         const T *xc = x + n * (I)p.xv.sn + c * (I)p.xv.sc;
-        const I wc = c * (I)p.wv.sn;
+        const T *wc = w + c * (I)p.wv.sn;
         float acc = 0.f;
         for (I r = 0; r < (I)p.wv.h; r++) {
             I ih = h0 + r * p.dil_h;
@@ -255,7 +239,7 @@ __global__ void __launch_bounds__(kThreads) depthwise_kernel(nnop__dw_kparams p,
                 I iw = w0 + s * p.dil_w;
                 if (iw >= 0 && iw < (I)p.xv.w)
                     acc += load(xc, ih * (I)p.xv.sh + iw * (I)p.xv.sw) *
-                           weight(p, w, wc + r * (I)p.wv.sh + s * (I)p.wv.sw);
+                           load(wc, r * (I)p.wv.sh + s * (I)p.wv.sw);
             }
         }
         const I yi = n * (I)p.yv.sn + c * (I)p.yv.sc + oh * (I)p.yv.sh + ow * (I)p.yv.sw;
@@ -272,15 +256,14 @@ int64_t extent(const nnop__kview &v)
 }
 
 // The channels-last kernel takes V channels a thread (4: 16 or 8 bytes; 1 for other counts):
-// the float tap-major weights, channels contiguous in x, y and w, C and every other stride a
-// multiple of V, the pointers aligned to V elements.
+// channels contiguous in x, y and w, C and every other stride a multiple of V, the pointers aligned
+// to V elements.
 bool vector_fits(const nnop__dw_kparams *p, int V, size_t es)
 {
     const nnop__kview &x = p->xv, &y = p->yv, &w = p->wv;
-    return p->w_f32 && x.sc == 1 && y.sc == 1 && w.sn == 1 && y.c % V == 0 && x.sn % V == 0 &&
-           x.sh % V == 0 && x.sw % V == 0 && y.sn % V == 0 && y.sh % V == 0 && y.sw % V == 0 &&
-           w.sh % V == 0 && w.sw % V == 0 && aligned(p->x, V * es) && aligned(p->y, V * es) &&
-           aligned(p->w, V * sizeof(float));
+    return x.sc == 1 && y.sc == 1 && w.sn == 1 && y.c % V == 0 && x.sn % V == 0 && x.sh % V == 0 &&
+           x.sw % V == 0 && y.sn % V == 0 && y.sh % V == 0 && y.sw % V == 0 && w.sh % V == 0 &&
+           w.sw % V == 0 && aligned(p->x, V * es) && aligned(p->y, V * es) && aligned(p->w, V * es);
 }
 
 template <typename T, int V, int TW, int S, int SW>

@@ -625,83 +625,145 @@ template <int V> __device__ __forceinline__ void sm_push_vec(float &m, float &s,
     m = mn;
 }
 
-// Softmax over rows of C contiguous elements (2-D, NHWC, or 1x1 spatial): one warp per row.
-// Rows up to 32 * V * kSmK elements stay in registers (one read, one write, exact max then
-// sum as the reference); longer rows take two reads (online max and sum, then the write).
+// Softmax over rows of C contiguous elements (2-D, NHWC, or 1x1 spatial), rows of up to
+// L * kSmK vectors: L lanes a row (32 / L rows a warp), the row in registers (one read, one
+// write, exact max then sum as the reference). L is the fewest lanes that hold the row: a warp
+// a row left a 1000-class f16 row at 4 loads a lane and 47% of the copy bandwidth
+// (bench_kernels, 2026-12-02), and a 10-class row at 10 busy lanes of 32.
 const int kSmK = 8;
-template <typename T, int V>
+template <typename T, int V, int L>
 __global__ void __launch_bounds__(kThreads)
         softmax_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int rows, int c)
 {
-    int lane = threadIdx.x & 31;
-    int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    int nwarps = (gridDim.x * blockDim.x) >> 5;
+    constexpr int G = 32 / L; // rows a warp
+    const int lane = threadIdx.x % L, sub = (threadIdx.x & 31) / L;
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int nwarps = (gridDim.x * blockDim.x) >> 5;
     const int cv = c / V;
-    for (int r = warp; r < rows; r += nwarps) {
+    // rb is the same in every lane of the warp, so all of them reach every shuffle
+    for (int rb = warp * G; rb < rows; rb += nwarps * G) {
+        const int r = rb + sub;
+        const bool live = r < rows;
+        const T *xr = x + (size_t)(live ? r : 0) * c;
+        T *yr = y + (size_t)r * c;
+        float v[kSmK][V];
+        float mx = -INFINITY, sum = 0.f;
+#pragma unroll
+        for (int k = 0; k < kSmK; k++) {
+            int j = k * L + lane;
+            if (live && j < cv) {
+                Vec<T, V> a = ldv<T, V>(xr + j * V);
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    v[k][e] = tof(a.v[e]);
+                    mx = v[k][e] > mx ? v[k][e] : mx;
+                }
+            }
+        }
+        for (int o = L / 2; o > 0; o >>= 1)
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+#pragma unroll
+        for (int k = 0; k < kSmK; k++)
+            if (live && k * L + lane < cv)
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    v[k][e] = expf(v[k][e] - mx);
+                    sum += v[k][e];
+                }
+        for (int o = L / 2; o > 0; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        const float inv = 1.f / sum; // one division a row, not one an element
+#pragma unroll
+        for (int k = 0; k < kSmK; k++) {
+            int j = k * L + lane;
+            if (live && j < cv) {
+                Vec<T, V> a;
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    a.v[e] = fromf<T>(v[k][e] * inv);
+                stv<T, V>(yr + j * V, a);
+            }
+        }
+    }
+}
+
+// The (max, sum) pairs of a block's threads merged, in every thread (sm: 2 x warps floats).
+__device__ __forceinline__ void sm_block_merge(float &m, float &s, float *sm)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+        float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        sm_merge(m, s, m2, s2);
+    }
+    const int warps = blockDim.x >> 5, w = threadIdx.x >> 5;
+    __syncthreads(); // the last row's readers are done with sm
+    if ((threadIdx.x & 31) == 0)
+        sm[w] = m, sm[warps + w] = s;
+    __syncthreads();
+    m = sm[0], s = sm[warps];
+    for (int k = 1; k < warps; k++)
+        sm_merge(m, s, sm[k], sm[warps + k]);
+}
+
+// Rows longer than 32 * kSmK vectors: a block a row. The first kLongK * kLongThreads vectors
+// stay in registers as loaded (16-bit stays packed); any beyond are read twice. A warp a row
+// with two reads of every element took 31% of the copy bandwidth on 32000-class f16 rows.
+constexpr int kLongThreads = 512, kLongK = 8;
+template <typename T, int V>
+__global__ void __launch_bounds__(kLongThreads)
+        softmax_long_kernel(const T *__restrict__ x, T *__restrict__ y, int rows, int c)
+{
+    __shared__ float sm[2 * kLongThreads / 32];
+    const int cv = c / V;
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + (size_t)r * c;
         T *yr = y + (size_t)r * c;
-        if (cv <= 32 * kSmK) {
-            float v[kSmK][V];
-            float mx = -INFINITY, sum = 0.f;
+        Vec<T, V> keep[kLongK];
+        float m = -INFINITY, s = 0.f;
 #pragma unroll
-            for (int k = 0; k < kSmK; k++) {
-                int j = k * 32 + lane;
-                if (j < cv) {
-                    Vec<T, V> a = ldv<T, V>(xr + j * V);
+        for (int k = 0; k < kLongK; k++) {
+            const int j = k * kLongThreads + threadIdx.x;
+            if (j < cv)
+                keep[k] = ldv<T, V>(xr + j * V);
+        }
 #pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        v[k][e] = tof(a.v[e]);
-                        mx = v[k][e] > mx ? v[k][e] : mx;
-                    }
-                }
-            }
-            for (int o = 16; o > 0; o >>= 1)
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-#pragma unroll
-            for (int k = 0; k < kSmK; k++)
-                if (k * 32 + lane < cv)
-#pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        v[k][e] = expf(v[k][e] - mx);
-                        sum += v[k][e];
-                    }
-            for (int o = 16; o > 0; o >>= 1)
-                sum += __shfl_xor_sync(0xffffffffu, sum, o);
-            const float inv = 1.f / sum; // one division a row, not one an element
-#pragma unroll
-            for (int k = 0; k < kSmK; k++) {
-                int j = k * 32 + lane;
-                if (j < cv) {
-                    Vec<T, V> a;
-#pragma unroll
-                    for (int e = 0; e < V; e++)
-                        a.v[e] = fromf<T>(v[k][e] * inv);
-                    stv<T, V>(yr + j * V, a);
-                }
-            }
-        } else {
-            float m = -INFINITY, s = 0.f;
-            for (int j = lane; j < cv; j += 32) {
-                Vec<T, V> a = ldv<T, V>(xr + j * V);
+        for (int k = 0; k < kLongK; k++) {
+            const int j = k * kLongThreads + threadIdx.x;
+            if (j < cv) {
                 float f[V];
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    f[e] = tof(a.v[e]);
+                    f[e] = tof(keep[k].v[e]);
                 sm_push_vec<V>(m, s, f);
             }
-            for (int o = 16; o > 0; o >>= 1) {
-                float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-                float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-                sm_merge(m, s, m2, s2);
-            }
-            const float inv = 1.f / s;
-            for (int j = lane; j < cv; j += 32) {
-                Vec<T, V> a = ldv<T, V>(xr + j * V);
+        }
+        for (int j = kLongK * kLongThreads + threadIdx.x; j < cv; j += kLongThreads) {
+            Vec<T, V> a = ldv<T, V>(xr + j * V);
+            float f[V];
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                f[e] = tof(a.v[e]);
+            sm_push_vec<V>(m, s, f);
+        }
+        sm_block_merge(m, s, sm);
+        const float inv = 1.f / s;
+#pragma unroll
+        for (int k = 0; k < kLongK; k++) {
+            const int j = k * kLongThreads + threadIdx.x;
+            if (j < cv) {
+                Vec<T, V> a;
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    a.v[e] = fromf<T>(expf(tof(a.v[e]) - m) * inv);
+                    a.v[e] = fromf<T>(expf(tof(keep[k].v[e]) - m) * inv);
                 stv<T, V>(yr + j * V, a);
             }
+        }
+        for (int j = kLongK * kLongThreads + threadIdx.x; j < cv; j += kLongThreads) {
+            Vec<T, V> a = ldv<T, V>(xr + j * V);
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                a.v[e] = fromf<T>(expf(tof(a.v[e]) - m) * inv);
+            stv<T, V>(yr + j * V, a);
         }
     }
 }
@@ -740,31 +802,42 @@ __global__ void softmax_strided_kernel(const void *x, void *y, int dt, nnop__kvi
 }
 
 // Flatten of a channels-last tensor: per image a [H*W][C] -> [C][H*W] transpose through a
-// 32 x 33 shared tile (both the reads and the writes are row-contiguous).
+// 64 x 64 shared tile (both the reads and the writes are row-contiguous). 64, not 32: each
+// thread has 16 independent loads in flight before the barrier (a 32 x 32 tile of 16-bit
+// elements moved 2 KB a block a round: 30% of the copy bandwidth, bench_kernels 2026-12-02).
+// Rows padded so that a warp's column read hits 32 banks (1 word for 4-byte, 2 elements for
+// 2-byte elements).
+constexpr int kTile = 64;
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
         transpose_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int hw, int c)
 {
-    __shared__ T tile[32][33];
-    const int tiles_p = (hw + 31) / 32, tiles_c = (c + 31) / 32;
+    __shared__ T tile[kTile][kTile + 4 / sizeof(T)];
+    const int tiles_p = (hw + kTile - 1) / kTile, tiles_c = (c + kTile - 1) / kTile;
     const int total = n_ * tiles_p * tiles_c;
     for (int b = blockIdx.x; b < total; b += gridDim.x) {
         int tc = b % tiles_c, t = b / tiles_c;
         int tp = t % tiles_p, n = t / tiles_p;
         const T *xb = x + (size_t)n * hw * c;
         T *yb = y + (size_t)n * hw * c;
-        int c0 = tc * 32, p0 = tp * 32;
-        for (int r = threadIdx.y; r < 32; r += blockDim.y) {
-            int p = p0 + r, cc = c0 + threadIdx.x;
-            if (p < hw && cc < c)
-                tile[r][threadIdx.x] = xb[(size_t)p * c + cc];
-        }
+        int c0 = tc * kTile, p0 = tp * kTile;
+#pragma unroll
+        for (int r = threadIdx.y; r < kTile; r += kThreads / 32)
+#pragma unroll
+            for (int h = 0; h < kTile; h += 32) {
+                int p = p0 + r, cc = c0 + h + threadIdx.x;
+                if (p < hw && cc < c)
+                    tile[r][h + threadIdx.x] = xb[(size_t)p * c + cc];
+            }
         __syncthreads();
-        for (int r = threadIdx.y; r < 32; r += blockDim.y) {
-            int cc = c0 + r, p = p0 + threadIdx.x;
-            if (p < hw && cc < c)
-                yb[(size_t)cc * hw + p] = tile[threadIdx.x][r];
-        }
+#pragma unroll
+        for (int r = threadIdx.y; r < kTile; r += kThreads / 32)
+#pragma unroll
+            for (int h = 0; h < kTile; h += 32) {
+                int cc = c0 + r, p = p0 + h + threadIdx.x;
+                if (p < hw && cc < c)
+                    yb[(size_t)cc * hw + p] = tile[h + threadIdx.x][r];
+            }
         __syncthreads();
     }
 }
@@ -1186,6 +1259,34 @@ void gap_typed(const void *x, void *y, float *sums, const nnop__kview &xv, int n
     }
 }
 
+// Lanes a row for rows of cv vectors in registers: the fewest of 4, 8, 16, 32 that hold it
+// (0: longer rows, a block each).
+int softmax_lanes(int64_t cv)
+{
+    for (int l = 4; l <= 32; l *= 2)
+        if (cv <= (int64_t)l * kSmK)
+            return l;
+    return 0;
+}
+
+template <typename T, int V>
+void softmax_rows(const T *x, T *y, int rows, int c, cudaStream_t s)
+{
+    const int lanes = softmax_lanes(c / V);
+    const unsigned b = blocks_for((int64_t)rows * (lanes ? lanes : 32));
+    if (lanes == 4)
+        softmax_rows_kernel<T, V, 4><<<b, kThreads, 0, s>>>(x, y, rows, c);
+    else if (lanes == 8)
+        softmax_rows_kernel<T, V, 8><<<b, kThreads, 0, s>>>(x, y, rows, c);
+    else if (lanes == 16)
+        softmax_rows_kernel<T, V, 16><<<b, kThreads, 0, s>>>(x, y, rows, c);
+    else if (lanes == 32)
+        softmax_rows_kernel<T, V, 32><<<b, kThreads, 0, s>>>(x, y, rows, c);
+    else
+        softmax_long_kernel<T, V><<<(unsigned)(rows < kMaxBlocks ? rows : kMaxBlocks),
+                                    kLongThreads, 0, s>>>(x, y, rows, c);
+}
+
 template <typename T>
 void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig, cudaStream_t s)
 {
@@ -1194,11 +1295,10 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
     T *yt = static_cast<T *>(y);
     int n = (int)v.n, c = (int)v.c, hw = (int)(v.h * v.w);
     if (rows_contig) {
-        unsigned b = blocks_for((int64_t)n * hw * 32);
         if (c % V == 0 && aligned(x, 16) && aligned(y, 16))
-            softmax_rows_kernel<T, V><<<b, kThreads, 0, s>>>(xt, yt, n * hw, c);
+            softmax_rows<T, V>(xt, yt, n * hw, c, s);
         else
-            softmax_rows_kernel<T, 1><<<b, kThreads, 0, s>>>(xt, yt, n * hw, c);
+            softmax_rows<T, 1>(xt, yt, n * hw, c, s);
     } else {
         softmax_cstrided_kernel<T>
                 <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
@@ -1433,9 +1533,9 @@ extern "C" cudaError_t nnop__k_flatten(const void *x, void *y, int dtype, const 
     if (packed_nchw(*xv)) /* logical order is memory order: a copy */
         return cudaMemcpyAsync(y, x, (size_t)n * dtype_size(dtype), cudaMemcpyDeviceToDevice, s);
     if (packed_nhwc(*xv) && n <= kMax32) {
-        int64_t tiles = xv->n * ((hw + 31) / 32) * ((xv->c + 31) / 32);
+        int64_t tiles = xv->n * ((hw + kTile - 1) / kTile) * ((xv->c + kTile - 1) / kTile);
         unsigned b = (unsigned)(tiles < kMaxBlocks ? tiles : kMaxBlocks);
-        dim3 block(32, 8);
+        dim3 block(32, kThreads / 32);
         if (dtype == 0)
             transpose_kernel<unsigned><<<b, block, 0, s>>>(static_cast<const unsigned *>(x),
                                                            static_cast<unsigned *>(y), (int)xv->n,

@@ -106,15 +106,12 @@ cudaError_t nnop__k_stem_conv(const nnop__stem_kparams *p, cudaStream_t s);
 /* Depthwise convolution (depthwise.cu): groups = C = K, w [C, 1, R, S]; any strides, float
  * accumulation, y of x's dtype; then ops[0..n_ops) on each output before its store, of the
  * per-channel kinds only: BIAS, SCALE_SHIFT, BN, ACT, and MUL/SUB/DIV with a CHANNEL or
- * SAMPLE operand (xsn = yv.sn). w is of x's dtype, or float where w_f32 is set (the
- * tap-major constants: the kernel then converts no weight). Channels-last with float
- * weights of channel stride 1 (tap-major) takes a tiled kernel, any other layout one thread
- * per output. */
+ * SAMPLE operand (xsn = yv.sn). Channels-last with w's channel stride 1 (tap-major) takes a
+ * tiled kernel, any other layout one thread per output. */
 typedef struct nnop__dw_kparams {
     const void *x, *w;
     void *y;
     int dtype;
-    int w_f32;
     nnop__kview xv, wv, yv;
     int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
     int n_ops;
