@@ -1269,8 +1269,7 @@ int softmax_lanes(int64_t cv)
     return 0;
 }
 
-template <typename T, int V>
-void softmax_rows(const T *x, T *y, int rows, int c, cudaStream_t s)
+template <typename T, int V> void softmax_rows(const T *x, T *y, int rows, int c, cudaStream_t s)
 {
     const int lanes = softmax_lanes(c / V);
     const unsigned b = blocks_for((int64_t)rows * (lanes ? lanes : 32));
@@ -1283,8 +1282,9 @@ void softmax_rows(const T *x, T *y, int rows, int c, cudaStream_t s)
     else if (lanes == 32)
         softmax_rows_kernel<T, V, 32><<<b, kThreads, 0, s>>>(x, y, rows, c);
     else
-        softmax_long_kernel<T, V><<<(unsigned)(rows < kMaxBlocks ? rows : kMaxBlocks),
-                                    kLongThreads, 0, s>>>(x, y, rows, c);
+        softmax_long_kernel<T, V>
+                <<<(unsigned)(rows < kMaxBlocks ? rows : kMaxBlocks), kLongThreads, 0, s>>>(
+                        x, y, rows, c);
 }
 
 template <typename T>
