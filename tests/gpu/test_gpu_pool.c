@@ -85,6 +85,20 @@ static const pool_case cases[] = {
     /* enough outputs that the grid-stride loops go round more than once */
     {"max_f16_nhwc_3x3_s2_p1_big", K_MAX, F16, NHWC, 8, 64, 112, 112, 3, 3, 2, 2, 1, 1, 0, 0, 4},
     {"max_f32_nchw_3x3_s1_p1_big", K_MAX, F32, NCHW, 4, 16, 200, 200, 3, 3, 1, 1, 1, 1, 0, 0, 4},
+    /* the band kernel (rows staged in shared memory): several small planes a block with a
+     * partial last group, many bands a plane, ragged 16-byte ends (odd rows), NHWC C = 3,
+     * and a row too wide for a band (the one-output-a-thread fallback) */
+    {"max_f16_nchw_3x3_s2_p1_grouped", K_MAX, F16, NCHW, 8, 200, 9, 7, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"avg_f32_nchw_2x2_s2_grouped", K_AVG, F32, NCHW, 4, 301, 6, 6, 2, 2, 2, 2, 0, 0, 0, 0, 4},
+    {"avg_bf16_nchw_3x3_s2_p1_grouped_incl", K_AVG, BF16, NCHW, 5, 211, 7, 7, 3, 3, 2, 2, 1, 1, 1, 0, 4},
+    {"max_f16_nchw_3x3_s2_p1_bands", K_MAX, F16, NCHW, 2, 32, 201, 301, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"avg_f32_nchw_5x5_s1_p2_bands_excl", K_AVG, F32, NCHW, 1, 3, 150, 257, 5, 5, 1, 1, 2, 2, 0, 0, 4},
+    {"max_f32_nchw_3x3_s2_p1_too_wide", K_MAX, F32, NCHW, 1, 2, 5, 3000, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f16_nhwc_3x3_s2_p1_c3_w75", K_MAX, F16, NHWC, 3, 3, 40, 75, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"avg_bf16_nhwc_2x2_s2_c3_big", K_AVG, BF16, NHWC, 4, 3, 64, 224, 2, 2, 2, 2, 0, 0, 0, 0, 4},
+    {"max_f32_nhwc_3x3_s2_p1_c7_grouped", K_MAX, F32, NHWC, 1200, 7, 5, 5, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f16_nhwc_3x3_s1_p1_c9_nan", K_MAX, F16, NHWC, 2, 9, 11, 13, 3, 3, 1, 1, 1, 1, 0, 29, 4},
+    {"max_f32_nchw_3x3_s2_p1_grouped_nan", K_MAX, F32, NCHW, 8, 200, 9, 7, 3, 3, 2, 2, 1, 1, 0, 29, 4},
     /* NaN inputs: max pooling's output is NaN wherever its window holds one */
     {"max_f16_nhwc_3x3_s2_p1_c64_nan", K_MAX, F16, NHWC, 2, 64, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
     {"max_bf16_nhwc_3x3_s2_p1_c64_nan", K_MAX, BF16, NHWC, 2, 64, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
@@ -135,6 +149,13 @@ static const pool_case cases[] = {
     {"softmax_f32_nchw_c1", K_SOFTMAX, F32, NCHW, 2, 1, 9, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f16_nchw_c45", K_SOFTMAX, F16, NCHW, 2, 45, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f32_nchw_c21_nan", K_SOFTMAX, F32, NCHW, 2, 21, 6, 7, 0, 0, 0, 0, 0, 0, 0, 31, 4},
+    /* channels first, C <= 32 and H*W a multiple of 4 (2 for f32): positions in registers,
+     * 8-byte loads */
+    {"softmax_f16_nchw_c21_16x16_reg", K_SOFTMAX, F16, NCHW, 3, 21, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_bf16_nchw_c32_8x6_reg", K_SOFTMAX, BF16, NCHW, 2, 32, 8, 6, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f32_nchw_c1_3x2_reg", K_SOFTMAX, F32, NCHW, 3, 1, 3, 2, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f32_nchw_c21_6x8_reg_nan", K_SOFTMAX, F32, NCHW, 2, 21, 6, 8, 0, 0, 0, 0, 0, 0, 0, 31, 4},
+    {"softmax_f16_nchw_c33_8x8", K_SOFTMAX, F16, NCHW, 2, 33, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     /* flatten: NHWC transpose (16- and 32-bit), NCHW and 1x1 spatial copies */
     {"flatten_f16_nhwc_c64_7x7", K_FLATTEN, F16, NHWC, 3, 64, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f32_nhwc_c5_9x11", K_FLATTEN, F32, NHWC, 2, 5, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},

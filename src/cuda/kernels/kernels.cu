@@ -426,6 +426,88 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// Copies count elements from src (any element-aligned address) into shared memory so that
+// stage[off + i] = src[i], with off = src's offset in its 16-byte line in elements: the aligned
+// middle moves as 16-byte vectors (coalesced loads, conflict-free shared stores), the two
+// ragged ends element by element. stage is 16-byte aligned and holds count + 16 / sizeof(T).
+template <typename T>
+__device__ __forceinline__ int stage_flat(T *stage, const T *__restrict__ src, int count)
+{
+    constexpr int V = 16 / (int)sizeof(T);
+    const int off = (int)(((uintptr_t)src & 15) / sizeof(T));
+    const int head = off ? min(V - off, count) : 0;
+    const int nvec = (count - head) / V, tail = head + nvec * V;
+    const uint4 *vs = reinterpret_cast<const uint4 *>(src + head);
+    uint4 *vd = reinterpret_cast<uint4 *>(stage + off + head);
+#pragma unroll 4
+    for (int i = threadIdx.x; i < nvec; i += blockDim.x)
+        vd[i] = __ldg(vs + i);
+    const int t = (int)threadIdx.x;
+    if (t < head)
+        stage[off + t] = src[t];
+    if (t < count - tail)
+        stage[off + tail + t] = src[tail + t];
+    return off;
+}
+
+// Pooling through a band of whole input rows in shared memory, for the layouts where
+// one-output-a-thread loads are narrow: channels first (a plane is n, c) and channels last
+// with C not a multiple of a 16-byte vector (a plane is a sample). The rows under ob output
+// rows of one plane are contiguous (and so are pp whole small planes, pp > 1 only when
+// ob covers a plane), so a block stages them with 16-byte loads and then computes their
+// outputs from shared memory (the windows' overlap costs no global reads); the outputs,
+// contiguous too, are written coalesced. One output a thread held scalar 2-byte loads at 31%
+// of the copy bandwidth (NCHW f16 3x3/2, bench_kernels 2026-12-02) and 29% for C = 3.
+const int kBandBytes = 32768;
+template <typename T, bool MAX, bool CL, int KH, int KW>
+__global__ void __launch_bounds__(kThreads)
+        pool_band_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g, int planes, int ob,
+                         int pp)
+{
+    __shared__ __align__(16) unsigned char raw[kBandBytes];
+    T *stage = reinterpret_cast<T *>(raw);
+    typedef typename std::conditional<MAX, MaxAcc<T, 1>, SumAcc<T, 1>>::type Acc;
+    const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw, cin = CL ? g.c : 1;
+    const int bands = (g.oh + ob - 1) / ob, groups = (planes + pp - 1) / pp;
+    const int row_in = g.w * cin, row_out = g.ow * cin, plane_out = g.oh * row_out;
+    for (int b = blockIdx.x; b < groups * bands; b += gridDim.x) {
+        const int p0 = b / bands * pp, npl = min(pp, planes - p0);
+        const int oh0 = (b % bands) * ob, rows = min(ob, g.oh - oh0);
+        const int hs = pp > 1 ? 0 : max(oh0 * g.sh - g.ph, 0);
+        const int he = pp > 1 ? g.h : min((oh0 + rows - 1) * g.sh - g.ph + kh, g.h);
+        const int count = pp > 1 ? npl * g.h * row_in : max(he - hs, 0) * row_in;
+        const int off = stage_flat(stage, x + ((size_t)p0 * g.h + hs) * row_in, count);
+        __syncthreads();
+        T *yb = y + (size_t)p0 * plane_out + (size_t)oh0 * row_out;
+        const int nout = pp > 1 ? npl * plane_out : rows * row_out;
+        for (int i = threadIdx.x; i < nout; i += blockDim.x) {
+            int q = 0, k = i; // plane in the group, index in its band
+            if (pp > 1) {
+                q = i / plane_out;
+                k = i - q * plane_out;
+            }
+            const int c = CL ? k % cin : 0, pix = CL ? k / cin : k;
+            const int oh = oh0 + pix / g.ow, ow = pix - (pix / g.ow) * g.ow;
+            const int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+            const T *at = stage + off + (q * g.h + h0 - hs) * row_in + w0 * cin + c;
+            Acc acc;
+            acc.init();
+#pragma unroll
+            for (int r = 0; r < kh; r++)
+#pragma unroll
+                for (int s = 0; s < kw; s++) {
+                    if (h0 + r >= 0 && h0 + r < g.h && w0 + s >= 0 && w0 + s < g.w) {
+                        Vec<T, 1> v;
+                        v.v[0] = at[r * row_in + s * cin];
+                        acc.add(v);
+                    }
+                }
+            yb[i] = pool_result(acc, MAX ? 1.f : avg_inv(g, h0, w0, kh, kw)).v[0];
+        }
+        __syncthreads();
+    }
+}
+
 // Any strides, 64-bit indices: tensors past the 32-bit kernels' reach or of mixed layouts.
 __global__ void pool_strided_kernel(nnop__pool_kparams p)
 {
@@ -552,30 +634,35 @@ __global__ void __launch_bounds__(kThreads)
 
 // Global average pooling, channels first, short rows (H*W <= kGapSmallHW, 7x7 heads): a
 // warp a row would leave most lanes idle and read 196-byte pieces; instead a block stages
-// R whole rows, R * H*W contiguous elements read flat (every lane, full lines), in shared
-// memory, then each of R threads sums one row there (an odd or any H*W: no bank conflicts
-// for odd, a few for even).
+// `per` whole rows, per * H*W contiguous elements, in shared memory with 16-byte loads
+// (stage_flat), then each of `per` threads sums one row there. Scalar staging loads held a
+// 7x7 f32 head at 45% of the copy bandwidth (bench_kernels, 2026-12-02).
 const int kGapSmallHW = 64;
-const int kGapMaxChunks = 32;    // channels-last: H*W chunks a sample at most
-const int kGapSmallElems = 8192; // 32 KiB of float staging a block
+const int kGapMaxChunks = 32; // channels-last: H*W chunks a sample at most
+const int kGapSmallBytes = 32768;
+template <typename T> __host__ __device__ constexpr int gap_small_rows(int hw)
+{
+    return (kGapSmallBytes / (int)sizeof(T) - 16 / (int)sizeof(T)) / hw < kThreads
+                   ? (kGapSmallBytes / (int)sizeof(T) - 16 / (int)sizeof(T)) / hw
+                   : kThreads;
+}
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
         gap_nchw_small_kernel(const T *__restrict__ x, T *__restrict__ y, int rows, int hw,
                               float inv)
 {
-    __shared__ float stage[kGapSmallElems];
-    const int per = min(kThreads, kGapSmallElems / hw); // rows a block stages at once
+    __shared__ __align__(16) unsigned char raw[kGapSmallBytes];
+    T *stage = reinterpret_cast<T *>(raw);
+    const int per = gap_small_rows<T>(hw);
     for (int r0 = blockIdx.x * per; r0 < rows; r0 += gridDim.x * per) {
-        const int nrows = min(per, rows - r0), count = nrows * hw;
-        const T *xb = x + (size_t)r0 * hw;
-        for (int i = threadIdx.x; i < count; i += blockDim.x)
-            stage[i] = tof(xb[i]);
+        const int nrows = min(per, rows - r0);
+        const int off = stage_flat(stage, x + (size_t)r0 * hw, nrows * hw);
         __syncthreads();
         if ((int)threadIdx.x < nrows) {
-            const float *row = stage + threadIdx.x * hw;
+            const T *row = stage + off + threadIdx.x * hw;
             float s = 0.f;
             for (int k = 0; k < hw; k++)
-                s += row[k];
+                s += tof(row[k]);
             y[r0 + threadIdx.x] = fromf<T>(s * inv);
         }
         __syncthreads();
@@ -783,6 +870,53 @@ __global__ void __launch_bounds__(kThreads)
             sm_push(m, s, tof(x[base + (size_t)k * hw]));
         for (int k = 0; k < c; k++)
             y[base + (size_t)k * hw] = fromf<T>(expf(tof(x[base + (size_t)k * hw]) - m) / s);
+    }
+}
+
+// The same for C <= kSmRegC: a thread owns V consecutive positions (one 8-byte load a
+// channel) and keeps its C x V values in registers, so x is read once (the loop above reads it
+// twice and did one 2-byte load a channel: C = 21 f16 at 37% of the copy bandwidth,
+// bench_kernels 2026-12-02). The max is exact before the sum, as in the reference.
+const int kSmRegC = 32;
+template <typename T, int V>
+__global__ void __launch_bounds__(kThreads)
+        softmax_cstrided_reg_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int c,
+                                    int hw)
+{
+    const int hv = hw / V, total = n_ * hv;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        const int n = i / hv;
+        const size_t base = (size_t)n * c * hw + (size_t)(i - n * hv) * V;
+        Vec<T, V> r[kSmRegC];
+        float m[V], s[V];
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            m[e] = -INFINITY, s[e] = 0.f;
+#pragma unroll
+        for (int k = 0; k < kSmRegC; k++)
+            if (k < c) {
+                r[k] = ldv<T, V>(x + base + (size_t)k * hw);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    m[e] = fmaxf(m[e], tof(r[k].v[e]));
+            }
+#pragma unroll
+        for (int k = 0; k < kSmRegC; k++)
+            if (k < c)
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    float v = tof(r[k].v[e]);
+                    s[e] += v == -INFINITY ? 0.f : expf(v - m[e]);
+                }
+#pragma unroll
+        for (int k = 0; k < kSmRegC; k++)
+            if (k < c) {
+                Vec<T, V> o;
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    o.v[e] = fromf<T>(expf(tof(r[k].v[e]) - m[e]) / s[e]);
+                stv<T, V>(y + base + (size_t)k * hw, o);
+            }
     }
 }
 
@@ -1152,11 +1286,59 @@ void pool_nhwc(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaSt
         pool_nhwc_kernel<T, V, MAX, 0, 0><<<b, kThreads, 0, s>>>(x, y, g);
 }
 
+// The band of pool_band_kernel for planes of row_in elements an input row: *ob output rows a
+// band, as many as the staging buffer holds, fewer where that leaves under 4 blocks a SM;
+// *pp whole planes a block where one band covers a plane and several fit (7x7 maps). False:
+// not even one band fits.
+template <typename T>
+bool band_shape(const PoolGeo &g, int64_t planes, int64_t row_in, int *ob, int *pp)
+{
+    const int64_t cap = kBandBytes / (int64_t)sizeof(T) - 16 / (int64_t)sizeof(T), want = 4 * 132;
+    if ((int64_t)g.kh * row_in > cap)
+        return false;
+    int64_t rows = (cap / row_in - g.kh) / g.sh + 1, group = 1;
+    if (rows >= g.oh) {
+        rows = g.oh;
+        int64_t fit = cap / ((int64_t)g.h * row_in), spread = planes / want;
+        group = fit < spread ? fit : spread;
+    } else if (planes * ((g.oh + rows - 1) / rows) < want) {
+        int64_t bands = (want + planes - 1) / planes, fewer = (g.oh + bands - 1) / bands;
+        rows = fewer < rows ? fewer : rows;
+    }
+    *ob = (int)(rows < 1 ? 1 : rows);
+    *pp = (int)(group < 1 ? 1 : group);
+    return true;
+}
+
+// pool_band_kernel, true; false where a band does not fit.
+template <typename T, bool MAX, bool CL>
+bool pool_band(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
+{
+    const int64_t planes = CL ? g.n : (int64_t)g.n * g.c, row_in = (int64_t)g.w * (CL ? g.c : 1);
+    int ob, pp;
+    if (!band_shape<T>(g, planes, row_in, &ob, &pp))
+        return false;
+    const int64_t blocks = (planes + pp - 1) / pp * ((g.oh + ob - 1) / ob);
+    const unsigned b = (unsigned)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+    const T *x = static_cast<const T *>(p->x);
+    T *y = static_cast<T *>(p->y);
+    const int np = (int)planes;
+    if (g.kh == 3 && g.kw == 3)
+        pool_band_kernel<T, MAX, CL, 3, 3><<<b, kThreads, 0, s>>>(x, y, g, np, ob, pp);
+    else if (g.kh == 2 && g.kw == 2)
+        pool_band_kernel<T, MAX, CL, 2, 2><<<b, kThreads, 0, s>>>(x, y, g, np, ob, pp);
+    else
+        pool_band_kernel<T, MAX, CL, 0, 0><<<b, kThreads, 0, s>>>(x, y, g, np, ob, pp);
+    return true;
+}
+
 template <typename T, bool MAX>
 void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaStream_t s)
 {
     const T *x = static_cast<const T *>(p->x);
     T *y = static_cast<T *>(p->y);
+    if (pool_band<T, MAX, false>(p, g, s))
+        return;
     if (g.kh == 3 && g.kw == 3)
         pool_nchw_kernel<T, MAX, 3, 3><<<b, kThreads, 0, s>>>(x, y, g);
     else
@@ -1176,7 +1358,8 @@ template <typename T> void pool_typed(const nnop__pool_kparams *p, int nhwc, cud
         unsigned b = blocks_for(elems(yv) / (vec ? V : 1));
         if (vec)
             p->is_max ? pool_nhwc<T, V, true>(p, g, b, s) : pool_nhwc<T, V, false>(p, g, b, s);
-        else
+        else if (!(p->is_max ? pool_band<T, true, true>(p, g, s)
+                             : pool_band<T, false, true>(p, g, s)))
             p->is_max ? pool_nhwc<T, 1, true>(p, g, b, s) : pool_nhwc<T, 1, false>(p, g, b, s);
     } else {
         unsigned b = blocks_for(elems(yv));
@@ -1246,7 +1429,7 @@ void gap_typed(const void *x, void *y, float *sums, const nnop__kview &xv, int n
             gap_finish_kernel<T>
                     <<<blocks_for((int64_t)n * c), kThreads, 0, s>>>(sums, yt, n, c, chunks, inv);
     } else if (hw <= kGapSmallHW) {
-        int64_t per = kGapSmallElems / hw < kThreads ? kGapSmallElems / hw : kThreads;
+        int64_t per = gap_small_rows<T>(hw);
         int64_t groups = ((int64_t)n * c + per - 1) / per;
         unsigned b = (unsigned)(groups < kMaxBlocks ? groups : kMaxBlocks);
         gap_nchw_small_kernel<T><<<b, kThreads, 0, s>>>(xt, yt, n * c, hw, inv);
@@ -1300,8 +1483,13 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
         else
             softmax_rows<T, 1>(xt, yt, n * hw, c, s);
     } else {
-        softmax_cstrided_kernel<T>
-                <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
+        constexpr int V8 = 8 / (int)sizeof(T); // 8-byte loads: 2 f32 or 4 16-bit positions
+        if (c <= kSmRegC && hw % V8 == 0 && aligned(x, 8) && aligned(y, 8))
+            softmax_cstrided_reg_kernel<T, V8>
+                    <<<blocks_for((int64_t)n * hw / V8), kThreads, 0, s>>>(xt, yt, n, c, hw);
+        else
+            softmax_cstrided_kernel<T>
+                    <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
     }
 }
 
