@@ -140,6 +140,32 @@ template <typename T2, typename T, int V> struct MaxAccPairs {
 };
 template <> struct MaxAcc<__half, 8> : MaxAccPairs<__half2, __half, 8> {
 };
+// One 16-bit value: native max (HMNMX .NAN), no conversions a tap.
+template <typename T> struct MaxAccNative1 {
+    T a;
+    __device__ __forceinline__ void init()
+    {
+        a = fromf<T>(-INFINITY);
+    }
+    __device__ __forceinline__ void add(const Vec<T, 1> &v)
+    {
+        a = __hmax_nan(a, v.v[0]);
+    }
+    __device__ __forceinline__ void merge(const MaxAccNative1 &o)
+    {
+        a = __hmax_nan(a, o.a);
+    }
+    __device__ __forceinline__ Vec<T, 1> get() const
+    {
+        Vec<T, 1> r;
+        r.v[0] = a;
+        return r;
+    }
+};
+template <> struct MaxAcc<__half, 1> : MaxAccNative1<__half> {
+};
+template <> struct MaxAcc<__nv_bfloat16, 1> : MaxAccNative1<__nv_bfloat16> {
+};
 template <> struct MaxAcc<__nv_bfloat16, 8> : MaxAccPairs<__nv_bfloat162, __nv_bfloat16, 8> {
 };
 
@@ -459,6 +485,48 @@ __device__ __forceinline__ int stage_flat(T *stage, const T *__restrict__ src, i
 // contiguous too, are written coalesced. One output a thread held scalar 2-byte loads at 31%
 // of the copy bandwidth (NCHW f16 3x3/2, bench_kernels 2026-12-02) and 29% for C = 3.
 const int kBandBytes = 32768;
+
+// One window of pool_band_kernel: `at` is the window's top-left element in the staged band
+// (row_in elements a row, cin a column); inside the input (the common case) every tap is
+// loaded without a test.
+template <typename Acc, typename T, int KH, int KW>
+__device__ __forceinline__ void band_window(Acc &acc, const T *at, const PoolGeo &g, int h0, int w0,
+                                            int row_in, int cin)
+{
+    const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
+    acc.init();
+    if (h0 >= 0 && h0 + kh <= g.h && w0 >= 0 && w0 + kw <= g.w) {
+#pragma unroll
+        for (int r = 0; r < kh; r++)
+#pragma unroll
+            for (int s = 0; s < kw; s++) {
+                Vec<T, 1> v;
+                v.v[0] = at[r * row_in + s * cin];
+                acc.add(v);
+            }
+        return;
+    }
+#pragma unroll
+    for (int r = 0; r < kh; r++)
+#pragma unroll
+        for (int s = 0; s < kw; s++)
+            if (h0 + r >= 0 && h0 + r < g.h && w0 + s >= 0 && w0 + s < g.w) {
+                Vec<T, 1> v;
+                v.v[0] = at[r * row_in + s * cin];
+                acc.add(v);
+            }
+}
+
+// Pooling through a band of whole input rows in shared memory, for the layouts where
+// one-output-a-thread loads are narrow: channels first (a plane is n, c) and channels last
+// with C not a multiple of a 16-byte vector (a plane is a sample). The rows under ob output
+// rows of one plane are contiguous (and so are pp whole small planes, pp > 1 only when
+// ob covers a plane), so a block stages them with 16-byte loads and then computes their
+// outputs from shared memory (the windows' overlap costs no global reads); the outputs,
+// contiguous too, are written coalesced. A thread's outputs sit a fixed step apart, so
+// their (row, column, channel) advance by carries, not divisions: the computing half is
+// what bounds this kernel. One output a thread held scalar 2-byte loads at 31% of the copy
+// bandwidth (NCHW f16 3x3/2, bench_kernels 2026-12-02) and 29% for C = 3.
 template <typename T, bool MAX, bool CL, int KH, int KW>
 __global__ void __launch_bounds__(kThreads)
         pool_band_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g, int planes, int ob,
@@ -467,9 +535,13 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ __align__(16) unsigned char raw[kBandBytes];
     T *stage = reinterpret_cast<T *>(raw);
     typedef typename std::conditional<MAX, MaxAcc<T, 1>, SumAcc<T, 1>>::type Acc;
-    const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw, cin = CL ? g.c : 1;
+    const int kh = KH ? KH : g.kh, cin = CL ? g.c : 1;
     const int bands = (g.oh + ob - 1) / ob, groups = (planes + pp - 1) / pp;
-    const int row_in = g.w * cin, row_out = g.ow * cin, plane_out = g.oh * row_out;
+    const int row_in = g.w * cin, row_out = g.ow * cin;
+    // this thread's first output in a band (row, column, channel) and the block's step
+    const int t = (int)threadIdx.x, col0 = t % row_out, step_col = (int)blockDim.x % row_out;
+    const int row0 = t / row_out, step_rows = (int)blockDim.x / row_out;
+    const int ow0 = col0 / cin, c0 = col0 % cin, step_ow = step_col / cin, step_c = step_col % cin;
     for (int b = blockIdx.x; b < groups * bands; b += gridDim.x) {
         const int p0 = b / bands * pp, npl = min(pp, planes - p0);
         const int oh0 = (b % bands) * ob, rows = min(ob, g.oh - oh0);
@@ -478,31 +550,33 @@ __global__ void __launch_bounds__(kThreads)
         const int count = pp > 1 ? npl * g.h * row_in : max(he - hs, 0) * row_in;
         const int off = stage_flat(stage, x + ((size_t)p0 * g.h + hs) * row_in, count);
         __syncthreads();
-        T *yb = y + (size_t)p0 * plane_out + (size_t)oh0 * row_out;
-        const int nout = pp > 1 ? npl * plane_out : rows * row_out;
-        for (int i = threadIdx.x; i < nout; i += blockDim.x) {
-            int q = 0, k = i; // plane in the group, index in its band
+        T *yb = y + ((size_t)p0 * g.oh + oh0) * row_out;
+        const int all_rows = pp > 1 ? npl * g.oh : rows; // rows of outputs the block makes
+        int rr = row0, ow = ow0, c = c0;
+        while (rr < all_rows) {
+            int q = 0, oh = oh0 + rr; // plane in the group, output row
             if (pp > 1) {
-                q = i / plane_out;
-                k = i - q * plane_out;
+                q = rr / g.oh;
+                oh = rr - q * g.oh;
             }
-            const int c = CL ? k % cin : 0, pix = CL ? k / cin : k;
-            const int oh = oh0 + pix / g.ow, ow = pix - (pix / g.ow) * g.ow;
             const int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-            const T *at = stage + off + (q * g.h + h0 - hs) * row_in + w0 * cin + c;
             Acc acc;
-            acc.init();
-#pragma unroll
-            for (int r = 0; r < kh; r++)
-#pragma unroll
-                for (int s = 0; s < kw; s++) {
-                    if (h0 + r >= 0 && h0 + r < g.h && w0 + s >= 0 && w0 + s < g.w) {
-                        Vec<T, 1> v;
-                        v.v[0] = at[r * row_in + s * cin];
-                        acc.add(v);
-                    }
-                }
-            yb[i] = pool_result(acc, MAX ? 1.f : avg_inv(g, h0, w0, kh, kw)).v[0];
+            band_window<Acc, T, KH, KW>(acc,
+                                        stage + off + (q * g.h + h0 - hs) * row_in + w0 * cin + c,
+                                        g, h0, w0, row_in, cin);
+            yb[rr * row_out + ow * cin + c] =
+                    pool_result(acc, MAX ? 1.f : avg_inv(g, h0, w0, kh, KW ? KW : g.kw)).v[0];
+            c += step_c;
+            ow += step_ow;
+            rr += step_rows;
+            if (CL && c >= cin) {
+                c -= cin;
+                ow++;
+            }
+            if (ow >= g.ow) {
+                ow -= g.ow;
+                rr++;
+            }
         }
         __syncthreads();
     }
@@ -873,10 +947,11 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// The same for C <= kSmRegC: a thread owns V consecutive positions (one 8-byte load a
-// channel) and keeps its C x V values in registers, so x is read once (the loop above reads it
-// twice and did one 2-byte load a channel: C = 21 f16 at 37% of the copy bandwidth,
-// bench_kernels 2026-12-02). The max is exact before the sum, as in the reference.
+// The same for C <= kSmRegC: a thread owns V consecutive positions (one V-element load a
+// channel) and keeps its C x V exponentials in registers, so x is read once and each exp
+// taken once, with one reciprocal a position (the loop above reads x twice, takes every exp
+// twice and divides a value: C = 21 f16 at 37% of the copy bandwidth, bench_kernels
+// 2026-12-02). The max is exact before the sum, as in the reference.
 const int kSmRegC = 32;
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
@@ -886,36 +961,45 @@ __global__ void __launch_bounds__(kThreads)
     const int hv = hw / V, total = n_ * hv;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
         const int n = i / hv;
-        const size_t base = (size_t)n * c * hw + (size_t)(i - n * hv) * V;
-        Vec<T, V> r[kSmRegC];
-        float m[V], s[V];
-#pragma unroll
-        for (int e = 0; e < V; e++)
-            m[e] = -INFINITY, s[e] = 0.f;
+        const T *xb = x + (size_t)n * c * hw + (size_t)(i - n * hv) * V;
+        T *yb = y + (xb - x);
+        float e[kSmRegC][V], m[V], s[V];
 #pragma unroll
         for (int k = 0; k < kSmRegC; k++)
             if (k < c) {
-                r[k] = ldv<T, V>(x + base + (size_t)k * hw);
+                Vec<T, V> r = ldv<T, V>(xb + (size_t)k * hw);
 #pragma unroll
-                for (int e = 0; e < V; e++)
-                    m[e] = fmaxf(m[e], tof(r[k].v[e]));
+                for (int j = 0; j < V; j++)
+                    e[k][j] = tof(r.v[j]);
             }
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            m[j] = -INFINITY, s[j] = 0.f;
 #pragma unroll
         for (int k = 0; k < kSmRegC; k++)
             if (k < c)
 #pragma unroll
-                for (int e = 0; e < V; e++) {
-                    float v = tof(r[k].v[e]);
-                    s[e] += v == -INFINITY ? 0.f : expf(v - m[e]);
+                for (int j = 0; j < V; j++)
+                    m[j] = fmaxf(m[j], e[k][j]);
+#pragma unroll
+        for (int k = 0; k < kSmRegC; k++)
+            if (k < c)
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    e[k][j] = e[k][j] == -INFINITY ? 0.f : expf(e[k][j] - m[j]);
+                    s[j] += e[k][j];
                 }
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            s[j] = 1.f / s[j];
 #pragma unroll
         for (int k = 0; k < kSmRegC; k++)
             if (k < c) {
                 Vec<T, V> o;
 #pragma unroll
-                for (int e = 0; e < V; e++)
-                    o.v[e] = fromf<T>(expf(tof(r[k].v[e]) - m[e]) / s[e]);
-                stv<T, V>(y + base + (size_t)k * hw, o);
+                for (int j = 0; j < V; j++)
+                    o.v[j] = fromf<T>(e[k][j] * s[j]);
+                stv<T, V>(yb + (size_t)k * hw, o);
             }
     }
 }
@@ -1483,10 +1567,10 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
         else
             softmax_rows<T, 1>(xt, yt, n * hw, c, s);
     } else {
-        constexpr int V8 = 8 / (int)sizeof(T); // 8-byte loads: 2 f32 or 4 16-bit positions
-        if (c <= kSmRegC && hw % V8 == 0 && aligned(x, 8) && aligned(y, 8))
-            softmax_cstrided_reg_kernel<T, V8>
-                    <<<blocks_for((int64_t)n * hw / V8), kThreads, 0, s>>>(xt, yt, n, c, hw);
+        // 2 positions a thread: 8-byte f32 or 4-byte 16-bit loads, 2 C floats in registers
+        if (c <= kSmRegC && hw % 2 == 0 && aligned(x, 2 * sizeof(T)) && aligned(y, 2 * sizeof(T)))
+            softmax_cstrided_reg_kernel<T, 2>
+                    <<<blocks_for((int64_t)n * hw / 2), kThreads, 0, s>>>(xt, yt, n, c, hw);
         else
             softmax_cstrided_kernel<T>
                     <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
