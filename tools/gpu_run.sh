@@ -475,18 +475,29 @@ checkpoint
 if asked sanitize; then
     # compute-sanitizer over the own kernels and the threaded plan paths: the stem kernel's
     # cases (memcheck and racecheck), the network tests (prefetch and deserialization
-    # threads) and the cuBLASLt linear cases (memcheck)
+    # threads), the cuBLASLt linear cases (memcheck), the pooling/softmax cases (memcheck) and
+    # the shared-memory band and staging kernels (racecheck). NNOP_SANITIZE: another list of
+    # tool:test[:filter]
     echo "== sanitize"
+    san_n=0
     san() { # tool test [filter]
+        san_n=$((san_n + 1))
+        local log="$OUT/san_${san_n}_$1_$2.log"
         NNOP_REQUIRE_GPU=1 NNOP_TEST_FILTER="${3:-}" timeout 240 compute-sanitizer --tool "$1" \
-            --error-exitcode 9 "$BUILD/tests/$2" >"$OUT/san_$1_$2.log" 2>&1
+            --error-exitcode 9 "$BUILD/tests/$2" >"$log" 2>&1
         echo "compute-sanitizer $1 $2 ${3:-}: rc $? | $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' \
-            "$OUT/san_$1_$2.log" | tail -1) | $(grep -cE '^\[       OK' "$OUT/san_$1_$2.log") ok"
+            "$log" | tail -1) | $(grep -cE '^\[       OK' "$log") ok"
     }
-    san memcheck test_gpu_conv '*stem_kernel*'
-    san racecheck test_gpu_conv '*stem_kernel*'
-    san memcheck test_gpu_linear
-    san memcheck test_gpu_network
+    SAN_LIST=${NNOP_SANITIZE:-"memcheck:test_gpu_conv:*stem_kernel* racecheck:test_gpu_conv:*stem_kernel*
+        memcheck:test_gpu_linear memcheck:test_gpu_network memcheck:test_gpu_pool
+        racecheck:test_gpu_pool:*grouped* racecheck:test_gpu_pool:*bands*
+        racecheck:test_gpu_pool:gap_f32_nchw_7x7_many"}
+    set -f # the filters' * are cmocka's, not the shell's
+    for spec in $SAN_LIST; do
+        IFS=: read -r tool test filt <<<"$spec"
+        san "$tool" "$test" "$filt"
+    done
+    set +f
 fi
 checkpoint
 
