@@ -149,11 +149,13 @@ static const pool_case cases[] = {
     {"softmax_f32_nchw_c1", K_SOFTMAX, F32, NCHW, 2, 1, 9, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f16_nchw_c45", K_SOFTMAX, F16, NCHW, 2, 45, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f32_nchw_c21_nan", K_SOFTMAX, F32, NCHW, 2, 21, 6, 7, 0, 0, 0, 0, 0, 0, 0, 31, 4},
-    /* channels first, C <= 32 and H*W a multiple of 4 (2 for f32): positions in registers,
-     * 8-byte loads */
+    /* channels first, C <= 24 and H*W a multiple of the vector (8 positions for 16-bit, 2
+     * for f32): the loaded vectors in registers; odd H*W: the loop kernel */
     {"softmax_f16_nchw_c21_16x16_reg", K_SOFTMAX, F16, NCHW, 3, 21, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0, 4},
-    {"softmax_bf16_nchw_c32_8x6_reg", K_SOFTMAX, BF16, NCHW, 2, 32, 8, 6, 0, 0, 0, 0, 0, 0, 0, 0, 4},
-    {"softmax_f32_nchw_c1_3x2_reg", K_SOFTMAX, F32, NCHW, 3, 1, 3, 2, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_bf16_nchw_c24_8x6_reg", K_SOFTMAX, BF16, NCHW, 2, 24, 8, 6, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f32_nchw_c1_4x2_reg", K_SOFTMAX, F32, NCHW, 3, 1, 4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f32_nchw_c5_3x3", K_SOFTMAX, F32, NCHW, 3, 5, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"softmax_f16_nchw_c21_8x8_reg_nan", K_SOFTMAX, F16, NCHW, 2, 21, 8, 8, 0, 0, 0, 0, 0, 0, 0, 29, 4},
     {"softmax_f32_nchw_c21_6x8_reg_nan", K_SOFTMAX, F32, NCHW, 2, 21, 6, 8, 0, 0, 0, 0, 0, 0, 0, 31, 4},
     {"softmax_f16_nchw_c33_8x8", K_SOFTMAX, F16, NCHW, 2, 33, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     /* flatten: NHWC transpose (16- and 32-bit), NCHW and 1x1 spatial copies */

@@ -947,12 +947,18 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// The same for C <= kSmRegC: a thread owns V consecutive positions (one V-element load a
-// channel) and keeps its C x V exponentials in registers, so x is read once and each exp
-// taken once, with one reciprocal a position (the loop above reads x twice, takes every exp
-// twice and divides a value: C = 21 f16 at 37% of the copy bandwidth, bench_kernels
-// 2026-12-02). The max is exact before the sum, as in the reference.
-const int kSmRegC = 32;
+// The same for C <= kSmRegC (24: VOC 21, Cityscapes 19 classes; 32 spilled for bf16): a thread owns
+// V consecutive positions (one 16-byte load a channel for 16-bit, a warp 512 bytes of each channel
+// row; 8 bytes for f32) and keeps the C loaded vectors in registers, so x is read once, with one
+// reciprocal a position. Narrow accesses were the limit: one 2-byte load a channel and thread held
+// C = 21 f16 at 37% of the copy bandwidth, 4- and 8-byte ones at 31-34% (bench_kernels
+// 2026-12-02/03; the channel rows lie 128 KB apart). For 16-bit outputs the exponentials take
+// __expf, whose error is far below their rounding.
+const int kSmRegC = 24;
+template <typename T> __device__ __forceinline__ float sm_exp(float v)
+{
+    return sizeof(T) == 2 ? __expf(v) : expf(v);
+}
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
         softmax_cstrided_reg_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int c,
@@ -961,17 +967,13 @@ __global__ void __launch_bounds__(kThreads)
     const int hv = hw / V, total = n_ * hv;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
         const int n = i / hv;
-        const T *xb = x + (size_t)n * c * hw + (size_t)(i - n * hv) * V;
-        T *yb = y + (xb - x);
-        float e[kSmRegC][V], m[V], s[V];
+        const size_t at = (size_t)n * c * hw + (size_t)(i - n * hv) * V;
+        Vec<T, V> r[kSmRegC];
+        float m[V], s[V];
 #pragma unroll
         for (int k = 0; k < kSmRegC; k++)
-            if (k < c) {
-                Vec<T, V> r = ldv<T, V>(xb + (size_t)k * hw);
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    e[k][j] = tof(r.v[j]);
-            }
+            if (k < c)
+                r[k] = ldv<T, V>(x + at + (size_t)k * hw);
 #pragma unroll
         for (int j = 0; j < V; j++)
             m[j] = -INFINITY, s[j] = 0.f;
@@ -980,14 +982,14 @@ __global__ void __launch_bounds__(kThreads)
             if (k < c)
 #pragma unroll
                 for (int j = 0; j < V; j++)
-                    m[j] = fmaxf(m[j], e[k][j]);
+                    m[j] = fmaxf(m[j], tof(r[k].v[j]));
 #pragma unroll
         for (int k = 0; k < kSmRegC; k++)
             if (k < c)
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    e[k][j] = e[k][j] == -INFINITY ? 0.f : expf(e[k][j] - m[j]);
-                    s[j] += e[k][j];
+                    const float v = tof(r[k].v[j]);
+                    s[j] += v == -INFINITY ? 0.f : sm_exp<T>(v - m[j]);
                 }
 #pragma unroll
         for (int j = 0; j < V; j++)
@@ -998,8 +1000,8 @@ __global__ void __launch_bounds__(kThreads)
                 Vec<T, V> o;
 #pragma unroll
                 for (int j = 0; j < V; j++)
-                    o.v[j] = fromf<T>(e[k][j] * s[j]);
-                stv<T, V>(yb + (size_t)k * hw, o);
+                    o.v[j] = fromf<T>(sm_exp<T>(tof(r[k].v[j]) - m[j]) * s[j]);
+                stv<T, V>(y + at + (size_t)k * hw, o);
             }
     }
 }
@@ -1567,10 +1569,12 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
         else
             softmax_rows<T, 1>(xt, yt, n * hw, c, s);
     } else {
-        // 2 positions a thread: 8-byte f32 or 4-byte 16-bit loads, 2 C floats in registers
-        if (c <= kSmRegC && hw % 2 == 0 && aligned(x, 2 * sizeof(T)) && aligned(y, 2 * sizeof(T)))
-            softmax_cstrided_reg_kernel<T, 2>
-                    <<<blocks_for((int64_t)n * hw / 2), kThreads, 0, s>>>(xt, yt, n, c, hw);
+        // 16-bit: 16-byte vectors; f32: 8-byte ones (32 channels of 4 floats spilled)
+        constexpr int VR = sizeof(T) == 4 ? 2 : 8;
+        if (c <= kSmRegC && hw % VR == 0 && aligned(x, VR * sizeof(T)) &&
+            aligned(y, VR * sizeof(T)))
+            softmax_cstrided_reg_kernel<T, VR>
+                    <<<blocks_for((int64_t)n * hw / VR), kThreads, 0, s>>>(xt, yt, n, c, hw);
         else
             softmax_cstrided_kernel<T>
                     <<<blocks_for((int64_t)n * hw), kThreads, 0, s>>>(xt, yt, n, c, hw);
