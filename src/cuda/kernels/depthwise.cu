@@ -172,10 +172,8 @@ __device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, cons
 }
 
 // Thread i: channel vector i % (C / V) (consecutive threads on consecutive channels), then
-// the tile of TW output columns, the output row, the sample. KH > 0: the filter height fixed,
-// its rows unrolled (every row's loads in flight at once: at batch 1 a few thousand threads
-// each wait out one load latency a row otherwise).
-template <typename T, int V, int TW, int S, int SW, int KH>
+// the tile of TW output columns, the output row, the sample.
+template <typename T, int V, int TW, int S, int SW>
 __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kparams p)
 {
     const T *__restrict__ x = static_cast<const T *>(p.x);
@@ -196,9 +194,7 @@ __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kpar
 #pragma unroll
         for (int j = 0; j < TW * V; j++)
             acc[j] = 0.f;
-        const int kh = KH ? KH : (int)p.wv.h;
-#pragma unroll
-        for (int r = 0; r < kh; r++) {
+        for (int r = 0; r < (int)p.wv.h; r++) {
             const int ih = ih0 + r * p.dil_h;
             if (ih >= 0 && ih < (int)p.xv.h)
                 row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
@@ -270,52 +266,39 @@ bool vector_fits(const nnop__dw_kparams *p, int V, size_t es)
            w.sw % V == 0 && aligned(p->x, V * es) && aligned(p->y, V * es) && aligned(p->w, V * es);
 }
 
-template <typename T, int V, int TW, int S, int SW, int KH>
+template <typename T, int V, int TW, int S, int SW>
 void go(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t items = p->yv.n * p->yv.h * ((p->yv.w + TW - 1) / TW) * (p->yv.c / V);
-    depthwise_cl_kernel<T, V, TW, S, SW, KH><<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
-}
-
-// Square S x S filters with ROWS: the height fixed too (rows unrolled).
-template <typename T, int V, int TW, int S, int SW, bool ROWS>
-void go_square(const nnop__dw_kparams *p, cudaStream_t s)
-{
-    if (ROWS && p->wv.h == S)
-        go<T, V, TW, S, SW, ROWS ? S : 0>(p, s);
-    else
-        go<T, V, TW, S, SW, 0>(p, s);
+    depthwise_cl_kernel<T, V, TW, S, SW><<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
 }
 
 // The filter width and stride as template arguments where the kernel has them fixed; at
-// stride 2 at most 4 outputs a thread (8 would hold a 19-vector span: spills). ROWS: square
-// filters' rows unrolled too.
-template <typename T, int V, int TW, bool ROWS>
-void by_filter(const nnop__dw_kparams *p, cudaStream_t s)
+// stride 2 at most 4 outputs a thread (8 would hold a 19-vector span: spills).
+template <typename T, int V, int TW> void by_filter(const nnop__dw_kparams *p, cudaStream_t s)
 {
     constexpr int TW2 = TW > 4 ? 4 : TW;
     const int S = (int)p->wv.w, sw = p->stride_w;
     const bool fixed = p->dil_w == 1 && (sw == 1 || sw == 2);
     if (fixed && S == 3)
-        sw == 1 ? go_square<T, V, TW, 3, 1, ROWS>(p, s) : go_square<T, V, TW2, 3, 2, ROWS>(p, s);
+        sw == 1 ? go<T, V, TW, 3, 1>(p, s) : go<T, V, TW2, 3, 2>(p, s);
     else if (fixed && S == 5)
-        sw == 1 ? go_square<T, V, TW, 5, 1, ROWS>(p, s) : go_square<T, V, TW2, 5, 2, ROWS>(p, s);
+        sw == 1 ? go<T, V, TW, 5, 1>(p, s) : go<T, V, TW2, 5, 2>(p, s);
     else if (fixed && S == 7)
-        sw == 1 ? go_square<T, V, TW, 7, 1, ROWS>(p, s) : go_square<T, V, TW2, 7, 2, ROWS>(p, s);
+        sw == 1 ? go<T, V, TW, 7, 1>(p, s) : go<T, V, TW2, 7, 2>(p, s);
     else
-        go<T, V, TW, 0, 1, 0>(p, s);
+        go<T, V, TW, 0, 1>(p, s);
 }
 
 // TW = 8 outputs a thread where that still fills the GPU (132 SMs x 2 blocks of 256 threads
-// at 128 registers), else 2 with the rows unrolled: small layers (batch 1) need the threads
-// and the loads in flight more than the reuse.
+// at 128 registers), else 2: small layers (batch 1) need the threads more than the reuse.
 template <typename T, int V> void by_tile(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t columns = p->yv.n * p->yv.h * (p->yv.c / V);
     if (columns * ((p->yv.w + 7) / 8) >= 132 * 2 * kThreads)
-        by_filter<T, V, 8, false>(p, s);
+        by_filter<T, V, 8>(p, s);
     else
-        by_filter<T, V, 2, true>(p, s);
+        by_filter<T, V, 2>(p, s);
 }
 
 bool fits_32bit(const nnop__dw_kparams *p)
