@@ -484,9 +484,7 @@ __device__ __forceinline__ int stage_flat(T *stage, const T *__restrict__ src, i
 // outputs from shared memory (the windows' overlap costs no global reads); the outputs,
 // contiguous too, are written coalesced. One output a thread held scalar 2-byte loads at 31%
 // of the copy bandwidth (NCHW f16 3x3/2, bench_kernels 2026-12-02) and 29% for C = 3.
-// 512 threads a block: a block's staging and computing phases alternate, and with 32 KB a
-// block only 6 fit a SM; 512 threads each keep the SM's threads all busy.
-const int kBandBytes = 32768, kBandThreads = 512;
+const int kBandBytes = 32768;
 
 // One window of pool_band_kernel: `at` is the window's top-left element in the staged band
 // (row_in elements a row, cin a column); inside the input (the common case) every tap is
@@ -530,7 +528,7 @@ __device__ __forceinline__ void band_window(Acc &acc, const T *at, const PoolGeo
 // what bounds this kernel. One output a thread held scalar 2-byte loads at 31% of the copy
 // bandwidth (NCHW f16 3x3/2, bench_kernels 2026-12-02) and 29% for C = 3.
 template <typename T, bool MAX, bool CL, int KH, int KW>
-__global__ void __launch_bounds__(kBandThreads)
+__global__ void __launch_bounds__(kThreads)
         pool_band_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g, int planes, int ob,
                          int pp)
 {
@@ -1412,11 +1410,11 @@ bool pool_band(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
     T *y = static_cast<T *>(p->y);
     const int np = (int)planes;
     if (g.kh == 3 && g.kw == 3)
-        pool_band_kernel<T, MAX, CL, 3, 3><<<b, kBandThreads, 0, s>>>(x, y, g, np, ob, pp);
+        pool_band_kernel<T, MAX, CL, 3, 3><<<b, kThreads, 0, s>>>(x, y, g, np, ob, pp);
     else if (g.kh == 2 && g.kw == 2)
-        pool_band_kernel<T, MAX, CL, 2, 2><<<b, kBandThreads, 0, s>>>(x, y, g, np, ob, pp);
+        pool_band_kernel<T, MAX, CL, 2, 2><<<b, kThreads, 0, s>>>(x, y, g, np, ob, pp);
     else
-        pool_band_kernel<T, MAX, CL, 0, 0><<<b, kBandThreads, 0, s>>>(x, y, g, np, ob, pp);
+        pool_band_kernel<T, MAX, CL, 0, 0><<<b, kThreads, 0, s>>>(x, y, g, np, ob, pp);
     return true;
 }
 
