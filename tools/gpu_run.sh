@@ -4,7 +4,8 @@
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
 #   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|difftest-bg|difftest-collect|engines|doctor|bench-check|nnop-bench|sweep|depthwise|vision-errors|vision|vision-profile|newops|all]
-#   (default all; several may be given, comma-separated: tests,profile)
+#   (default all; several may be given, comma-separated: tests,profile; they run in the script's order,
+#   printed first, not in the order given)
 set -u
 WHAT=${1:-all}
 # asked NAME: whether NAME is among the comma-separated modes; wants NAME: that, or all.
@@ -20,6 +21,19 @@ asked() {
     return 1
 }
 wants() { asked "$1" || asked all; }
+# Stages run in this fixed order, whatever the order asked: say which will run, so that a
+# deadline cuts the ones expected (a call that asked newops,kernels,vision lost kernels to
+# NNOP_DEADLINE behind vision)
+STAGE_ORDER="doctor bench-check tests newops engines vision-profile nnop-bench sweep depthwise
+    difftest-random vision-errors vision bench kernels examples coldstart sanitize resnet profile
+    bench19 difftest-bg difftest-collect"
+order_note() {
+    local s run=""
+    for s in $STAGE_ORDER; do
+        case ",$WHAT," in *",$s,"*) run="$run $s" ;; esac
+    done
+    echo "== stages, in the order they run:${run:- all of the default set}"
+}
 # the device tool returns at most 8 files from $OUT: logs go to one folder, tarred at the end
 RESULTS=${OUT:-/tmp/nnop-out}
 OUT=/tmp/nnop-logs
@@ -39,6 +53,7 @@ trap finish EXIT
 checkpoint() { finish; }
 trap 'echo "== stopped by a signal"; exit 143' TERM INT
 
+order_note
 echo "== machine"
 date -u
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
