@@ -299,8 +299,15 @@ checkpoint
 if asked sweep; then
     # issue 12's conv sweep: the conv shapes of 17 torchvision networks (tools/export_conv_shapes.py)
     # through nnop-bench and through PyTorch eager, each against its roofline floor; markdown last.
-    # NNOP_SWEEP_FILE picks another problem file (a batch-1 subset: grep 'n1 \|\.n1$').
+    # NNOP_SWEEP_FILE picks another problem file (a batch-1 subset: grep 'n1 \|\.n1$');
+    # NNOP_SWEEP_PART=k/n runs every n-th problem from the k-th (1-based): the whole sweep
+    # (892 problems, two 420-s halves) does not fit the device's 600 s a call
     SW=${NNOP_SWEEP_FILE:-bench/problems/conv_sweep.txt}
+    if [ -n "${NNOP_SWEEP_PART:-}" ]; then
+        awk -v part="$NNOP_SWEEP_PART" 'BEGIN {split(part, a, "/")}
+            !/^conv/ {print; next} {if (i++ % a[2] == a[1] - 1) print}' "$SW" >/tmp/nnop_sweep_part.txt
+        SW=/tmp/nnop_sweep_part.txt
+    fi
     echo "== conv sweep ($SW: $(grep -c '^conv' "$SW") problems)"
     timeout "${NNOP_SWEEP_TIMEOUT:-420}" "$BUILD/tools/nnop-bench" --perf -f "$SW" \
         --json "$OUT/sweep.json" >"$OUT/sweep.txt" 2>"$OUT/sweep.err" || tail -5 "$OUT/sweep.err"
