@@ -1,5 +1,6 @@
 /* test_ops_softmax.c: known answers for softmax over dim 1: rows sum to 1, known values, shift
- * invariance, stability for large inputs, 4-D over channels in both layouts, f16 and bf16. */
+ * invariance, stability for large inputs, the NaN and -inf rules, 4-D over channels in both
+ * layouts, f16 and bf16. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -125,6 +126,22 @@ static void test_softmax_extreme_inputs_stay_finite(void **state)
     nnop_test_assert_floats(y, want, 6, 0.0);
 }
 
+/* nnop.h's rules: a NaN makes its whole slice NaN; -inf entries give 0 (the rest is the
+ * softmax of the finite entries); a slice of only -inf gives NaN. */
+static void test_softmax_nan_and_minus_inf_rules(void **state)
+{
+    nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 3, 3);
+    const float x[9] = {1, NAN, 3, -INFINITY, 0, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    float y[9];
+    int i;
+    run_softmax((nnop_context *)*state, &d, x, y);
+    for (i = 0; i < 3; i++)
+        assert_true(isnan(y[i]));
+    assert_true(y[3] == 0.0f && y[4] == 1.0f && y[5] == 0.0f);
+    for (i = 6; i < 9; i++)
+        assert_true(isnan(y[i]));
+}
+
 static void test_softmax_is_shift_invariant(void **state)
 {
     nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 2, 6);
@@ -193,6 +210,7 @@ int main(void)
             cmocka_unit_test(test_softmax_random_rows_match_formula),
             cmocka_unit_test(test_softmax_large_inputs_are_stable),
             cmocka_unit_test(test_softmax_extreme_inputs_stay_finite),
+            cmocka_unit_test(test_softmax_nan_and_minus_inf_rules),
             cmocka_unit_test(test_softmax_is_shift_invariant),
             cmocka_unit_test(test_softmax_4d_over_channels_nchw_and_nhwc),
             cmocka_unit_test(test_softmax_f16_and_bf16_match_formula),
