@@ -6,6 +6,10 @@ against PyTorch, from one nnop-bench run and its PyTorch peer on the same proble
     python3 bench/torch_problems.py -f bench/problems/conv_sweep.txt --json torch_sweep.json
     python3 bench/sweep_report.py sweep.json torch_sweep.json > sweep.md
 
+The whole sweep does not fit one 600-s device call: `gpu_run.sh sweep` with NNOP_SWEEP_PART=k/n
+runs a part, and --part NNOP TORCH adds each further part's pair of files (every shape against
+the floor of its own run's peaks, and against the PyTorch peer of that run).
+
 Floor of a shape: the larger of its bytes at the run's measured copy bandwidth and its FLOPs at
 the run's measured matmul peak (nnop-bench's "peaks"), and at least 8 us (issue 12's rule).
 Goals checked: no conv slower than 10x its floor; depthwise convs at least as fast as PyTorch.
@@ -35,22 +39,14 @@ def grouping(desc):
     return "depthwise" if c and int(c.group(1)) == groups else "grouped"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("nnop")
-    ap.add_argument("torch", nargs="?")
-    ap.add_argument("--worst", type=int, default=15)
-    ap.add_argument("--all", action="store_true", help="also a table of every shape")
-    a = ap.parse_args()
-    doc = load(a.nnop)
+def shapes(doc, peer, rows, failed):
+    """The timed problems of one nnop-bench run (doc) into rows, each against the floor of
+    that run's peaks and its PyTorch time in peer; the untimed ones into failed. Returns the
+    peaks (copy GB/s, matmul TFLOP/s)."""
     peaks = doc.get("peaks") or {}
     bw, tf = peaks.get("copy_gbs"), peaks.get("matmul_tflops")
     if not bw or not tf:
-        sys.exit(f"{a.nnop}: no measured peaks (a --perf run on the GPU has them)")
-    peer = {}
-    if a.torch:
-        peer = {r["name"]: r.get("gpu_us") for r in load(a.torch)["results"]}
-    rows, failed = [], []
+        sys.exit("an nnop-bench JSON without measured peaks (a --perf run on the GPU has them)")
     for r in doc["results"]:
         if r.get("kind") != "problem" or r.get("cuda_graph"):
             continue
@@ -65,9 +61,30 @@ def main():
         rows.append({"name": r["name"], "desc": r["desc"], "class": grouping(r["desc"]),
                      "us": us, "floor": floor, "x_floor": us / floor, "torch": t,
                      "x_torch": us / t if t else None})
+    return bw, tf
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("nnop")
+    ap.add_argument("torch", nargs="?")
+    ap.add_argument("--part", nargs=2, action="append", default=[], metavar=("NNOP", "TORCH"),
+                    help="another part of the sweep: its nnop-bench and PyTorch JSON")
+    ap.add_argument("--worst", type=int, default=15)
+    ap.add_argument("--all", action="store_true", help="also a table of every shape")
+    a = ap.parse_args()
+    rows, failed, runs = [], [], []
+    for nnop_path, torch_path in [(a.nnop, a.torch)] + [tuple(p) for p in a.part]:
+        doc = load(nnop_path)
+        peer = {}
+        if torch_path:
+            peer = {r["name"]: r.get("gpu_us") for r in load(torch_path)["results"]}
+        bw, tf = shapes(doc, peer, rows, failed)
+        runs.append((doc, bw, tf))
     print(f"# conv sweep: {len(rows)} shapes timed, {len(failed)} not\n")
-    print(f"device {doc.get('device')}; peaks: copy {bw:.0f} GB/s, matmul {tf:.0f} TFLOP/s "
-          f"({peaks.get('matmul_dtype')}); floor at least 8 us\n")
+    for doc, bw, tf in runs:
+        print(f"device {doc.get('device')}; peaks: copy {bw:.0f} GB/s, matmul {tf:.0f} TFLOP/s "
+              f"({doc['peaks'].get('matmul_dtype')}); floor at least 8 us\n")
     print("| class | shapes | median x floor | worst x floor | > 10x floor | median nnop/torch | "
           "slower than torch |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")

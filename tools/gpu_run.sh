@@ -301,7 +301,8 @@ if asked sweep; then
     # through nnop-bench and through PyTorch eager, each against its roofline floor; markdown last.
     # NNOP_SWEEP_FILE picks another problem file (a batch-1 subset: grep 'n1 \|\.n1$');
     # NNOP_SWEEP_PART=k/n runs every n-th problem from the k-th (1-based): the whole sweep
-    # (892 problems, two 420-s halves) does not fit the device's 600 s a call
+    # (892 problems, two 420-s halves) does not fit the device's 600 s a call; one report of
+    # all parts: bench/sweep_report.py N1.json T1.json --part N2.json T2.json ...
     SW=${NNOP_SWEEP_FILE:-bench/problems/conv_sweep.txt}
     if [ -n "${NNOP_SWEEP_PART:-}" ]; then
         awk -v part="$NNOP_SWEEP_PART" 'BEGIN {split(part, a, "/")}
