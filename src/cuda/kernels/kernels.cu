@@ -455,7 +455,12 @@ __global__ void __launch_bounds__(kThreads)
 // Copies count elements from src (any element-aligned address) into shared memory so that
 // stage[off + i] = src[i], with off = src's offset in its 16-byte line in elements: the aligned
 // middle moves as 16-byte vectors (coalesced loads, conflict-free shared stores), the two
-// ragged ends element by element. stage is 16-byte aligned and holds count + 16 / sizeof(T).
+// ragged ends element by element. stage is 16-byte aligned and holds count + 16 / sizeof(T)
+// (stage_elems).
+template <typename T> __host__ __device__ constexpr int stage_elems(int bytes)
+{
+    return bytes / (int)sizeof(T) - 16 / (int)sizeof(T); // the most count a stage of bytes takes
+}
 template <typename T>
 __device__ __forceinline__ int stage_flat(T *stage, const T *__restrict__ src, int count)
 {
@@ -476,14 +481,6 @@ __device__ __forceinline__ int stage_flat(T *stage, const T *__restrict__ src, i
     return off;
 }
 
-// Pooling through a band of whole input rows in shared memory, for the layouts where
-// one-output-a-thread loads are narrow: channels first (a plane is n, c) and channels last
-// with C not a multiple of a 16-byte vector (a plane is a sample). The rows under ob output
-// rows of one plane are contiguous (and so are pp whole small planes, pp > 1 only when
-// ob covers a plane), so a block stages them with 16-byte loads and then computes their
-// outputs from shared memory (the windows' overlap costs no global reads); the outputs,
-// contiguous too, are written coalesced. One output a thread held scalar 2-byte loads at 31%
-// of the copy bandwidth (NCHW f16 3x3/2, bench_kernels 2026-12-02) and 29% for C = 3.
 const int kBandBytes = 32768;
 
 // One window of pool_band_kernel: `at` is the window's top-left element in the staged band
@@ -716,9 +713,8 @@ const int kGapMaxChunks = 32; // channels-last: H*W chunks a sample at most
 const int kGapSmallBytes = 32768;
 template <typename T> __host__ __device__ constexpr int gap_small_rows(int hw)
 {
-    return (kGapSmallBytes / (int)sizeof(T) - 16 / (int)sizeof(T)) / hw < kThreads
-                   ? (kGapSmallBytes / (int)sizeof(T) - 16 / (int)sizeof(T)) / hw
-                   : kThreads;
+    return stage_elems<T>(kGapSmallBytes) / hw < kThreads ? stage_elems<T>(kGapSmallBytes) / hw
+                                                          : kThreads;
 }
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
@@ -1379,7 +1375,7 @@ void pool_nhwc(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaSt
 template <typename T>
 bool band_shape(const PoolGeo &g, int64_t planes, int64_t row_in, int *ob, int *pp)
 {
-    const int64_t cap = kBandBytes / (int64_t)sizeof(T) - 16 / (int64_t)sizeof(T), want = 4 * 132;
+    const int64_t cap = stage_elems<T>(kBandBytes), want = 4 * 132;
     if ((int64_t)g.kh * row_in > cap)
         return false;
     int64_t rows = (cap / row_in - g.kh) / g.sh + 1, group = 1;
