@@ -39,14 +39,14 @@ def grouping(desc):
     return "depthwise" if c and int(c.group(1)) == groups else "grouped"
 
 
-def shapes(doc, peer, rows, failed):
-    """The timed problems of one nnop-bench run (doc) into rows, each against the floor of
+def shapes(path, doc, peer, rows, failed):
+    """The timed problems of one nnop-bench run (doc, read from path) into rows, each against the floor of
     that run's peaks and its PyTorch time in peer; the untimed ones into failed. Returns the
     peaks (copy GB/s, matmul TFLOP/s)."""
     peaks = doc.get("peaks") or {}
     bw, tf = peaks.get("copy_gbs"), peaks.get("matmul_tflops")
     if not bw or not tf:
-        sys.exit("an nnop-bench JSON without measured peaks (a --perf run on the GPU has them)")
+        sys.exit(f"{path}: no measured peaks (a --perf run on the GPU has them)")
     for r in doc["results"]:
         if r.get("kind") != "problem" or r.get("cuda_graph"):
             continue
@@ -79,7 +79,7 @@ def main():
         peer = {}
         if torch_path:
             peer = {r["name"]: r.get("gpu_us") for r in load(torch_path)["results"]}
-        bw, tf = shapes(doc, peer, rows, failed)
+        bw, tf = shapes(nnop_path, doc, peer, rows, failed)
         runs.append((doc, bw, tf))
     print(f"# conv sweep: {len(rows)} shapes timed, {len(failed)} not\n")
     for doc, bw, tf in runs:

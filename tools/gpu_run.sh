@@ -21,15 +21,12 @@ asked() {
     return 1
 }
 wants() { asked "$1" || asked all; }
-# Stages run in this fixed order, whatever the order asked: say which will run, so that a
-# deadline cuts the ones expected (a call that asked newops,kernels,vision lost kernels to
-# NNOP_DEADLINE behind vision)
-STAGE_ORDER="doctor bench-check tests newops engines vision-profile nnop-bench sweep depthwise
-    difftest-random vision-errors vision bench kernels examples coldstart sanitize resnet profile
-    bench19 difftest-bg difftest-collect"
+# Stages run in this script's fixed order, whatever the order asked: say which will run (read
+# from the script's own `if ... asked NAME` lines), so that a deadline cuts the ones expected
+# (a call that asked newops,kernels,vision lost kernels to NNOP_DEADLINE behind vision)
 order_note() {
     local s run=""
-    for s in $STAGE_ORDER; do
+    for s in $(sed -nE 's/^if .*(asked|wants) ([a-z0-9-]+); then.*/\2/p' "$0"); do
         case ",$WHAT," in *",$s,"*) run="$run $s" ;; esac
     done
     echo "== stages, in the order they run:${run:- all of the default set}"
