@@ -81,7 +81,9 @@ def main():
             peer = {r["name"]: r.get("gpu_us") for r in load(torch_path)["results"]}
         bw, tf = shapes(nnop_path, doc, peer, rows, failed)
         runs.append((doc, bw, tf))
-    print(f"# conv sweep: {len(rows)} shapes timed, {len(failed)} not\n")
+    no_peer = sum(r["torch"] is None for r in rows)
+    print(f"# conv sweep: {len(rows)} shapes timed, {len(failed)} not; {no_peer} of the timed "
+          f"without a PyTorch time (a peer that failed or stopped at its time limit)\n")
     for doc, bw, tf in runs:
         print(f"device {doc.get('device')}; peaks: copy {bw:.0f} GB/s, matmul {tf:.0f} TFLOP/s "
               f"({doc['peaks'].get('matmul_dtype')}); floor at least 8 us\n")

@@ -140,7 +140,10 @@ def main():
     ap.add_argument("--calls", type=int, default=50)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--device", default="cuda", help="cuda (default), or cpu to check the script")
+    ap.add_argument("--time-limit", type=float, default=0,
+                    help="start no new problem after this many seconds (0: no limit)")
     a = ap.parse_args()
+    t_start = time.monotonic()
     torch.backends.cudnn.benchmark = True
     results = []
     for path in a.file:
@@ -149,6 +152,10 @@ def main():
             if not line:
                 continue
             tokens = line.split()
+            if a.time_limit and time.monotonic() - t_start > a.time_limit:
+                print(f"--time-limit {a.time_limit:g} s reached: stopped after {len(results)}",
+                      file=sys.stderr)
+                break
             if tokens[0] != "conv":
                 print(f"skipped (no PyTorch peer here): {line}", file=sys.stderr)
                 continue

@@ -99,6 +99,8 @@ static void usage(FILE *f)
           "\n"
           "Output:\n"
           "  --json FILE, --csv FILE   also write JSON or CSV ('-' = stdout, no table then)\n"
+          "  --time-limit S     start no new problem after S seconds (the first always runs);\n"
+          "                     the report holds those done, stderr says where it stopped\n"
           "  --quiet            no table\n"
           "  --list-nets        the networks built in\n"
           "  -h, --help, --version\n"
@@ -128,6 +130,7 @@ typedef struct opts {
     uint64_t seed;
     int ref; /* 0 auto, 1 cpu, 2 naive */
     double tol;
+    double time_limit_s; /* 0: none; else no new problem starts after this many seconds */
     const char *json, *csv, *weights_dir;
     int64_t batch, size;
     int dt_set, layout_set;
@@ -426,6 +429,12 @@ static int parse_args(int argc, char **argv, opts *o)
             o->tol = strtod(val, &end);
             if (*end || !(o->tol > 0))
                 return bad("bad --tol '%s'", val);
+        } else if (strcmp(a, "--time-limit") == 0) {
+            char *end;
+            NEEDS_VALUE();
+            o->time_limit_s = strtod(val, &end);
+            if (*end || !(o->time_limit_s > 0))
+                return bad("bad --time-limit '%s' (seconds > 0)", val);
         } else if (strcmp(a, "--json") == 0) {
             NEEDS_VALUE();
             o->json = val;
@@ -606,6 +615,7 @@ int main(int argc, char **argv)
     nb_report rep;
     nb_env env, ref, pol[3];
     int rc = parse_args(argc, argv, &o), worst = 0, i, cgi, have_ref = 0, have_pol = 0;
+    double t_start = nb_now();
     char err[512];
     if (rc != 0)
         return rc;
@@ -639,6 +649,11 @@ int main(int argc, char **argv)
     for (i = 0; i < o.nitems; i++) {
         item *it = &o.items[i];
         nb_instance inst;
+        if (i > 0 && o.time_limit_s > 0 && nb_now() - t_start > o.time_limit_s) {
+            fprintf(stderr, "nnop-bench: --time-limit %g s reached: stopped after %d of %d\n",
+                    o.time_limit_s, i, o.nitems);
+            break;
+        }
         nb_net net, *np = NULL;
         nb_work w;
         memset(&w, 0, sizeof w);
