@@ -10,7 +10,10 @@
  * positions that take the 16-byte paths (epilogue channel modes, concat rows, channels-last
  * resize). Squeeze-excitation blocks (pool, two 1x1 convs with their epilogues, multiply) run
  * their gate on the own gate kernel (channels-last: with the pool); one whose hidden value is
- * also an output does not.
+ * also an output does not. A depthwise conv followed by a layer or RMS norm over C (ConvNeXt's
+ * 7x7 + layer norm; a strided 3x3; a 1x1 image; C = 20 on the kernel's scalar path; C = 384
+ * with 4-element vectors, which needs a computed input; no affine parameters) runs as one
+ * step channels-last and as two channels-first; not when the conv's output is an output too.
  * Inputs are seeded random, outputs poisoned. */
 #include "gpu_harness.h"
 
@@ -49,6 +52,12 @@ enum {
     K_ACT_BIG,       /* SiLU alone on 4x5x661x673 (8.9 M): the one-op kernel's four vectors a
                       * thread and (16-bit) its scalar tail */
     K_MUL_BIG,       /* x 8x24x151x157 (4.6 M) * s N,C,1,1: the one-op kernel's multiply */
+    K_DW_LN,         /* relu(x) -> 7x7 depthwise + bias -> layer norm over C: C = 96, 9x11 */
+    K_DW_RMS,        /* x -> 3x3/2 depthwise + bias + SiLU -> RMS norm over C: C = 40, 8x7 */
+    K_DW_LN_PIXEL,   /* a 1x1 image through 7x7 pad 3 (every tap but one in the padding) */
+    K_DW_LN_ODD,     /* x -> 5x5 depthwise -> layer norm, no affine: C = 20 (lanes of 1) */
+    K_DW_LN_WIDE,    /* relu(x) -> 7x7 depthwise -> layer norm: C = 384, 4x3, batch 3 */
+    K_DW_LN_SHARED,  /* K_DW_LN with the conv's output a graph output too: two steps */
     K_KINDS
 };
 
@@ -106,6 +115,12 @@ static const new_case cases[] = {
         ROWS("mul_wide", K_MUL_WIDE),
         ROWS("concat_wide", K_CONCAT_WIDE),
         ROWS("bilinear_wide", K_BILINEAR_WIDE),
+        ROWS("dw_ln", K_DW_LN),
+        ROWS("dw_rms", K_DW_RMS),
+        ROWS("dw_ln_pixel", K_DW_LN_PIXEL),
+        ROWS("dw_ln_odd", K_DW_LN_ODD),
+        ROWS("dw_ln_wide", K_DW_LN_WIDE),
+        ROWS("dw_ln_shared", K_DW_LN_SHARED),
 };
 
 /* What nnop_plan_describe must say for each kind. */
@@ -141,7 +156,13 @@ static const char *const expect[K_KINDS] = {
         [K_SE_WIDE] = "1x1 convs 96 -> 24 -> 96 channels",
         [K_SE_SHARED] = "[own kernel: global_avg_pool]",
         [K_ACT_BIG] = "own kernel: epilogue",
-        [K_MUL_BIG] = "own kernel: epilogue"};
+        [K_MUL_BIG] = "own kernel: epilogue",
+        [K_DW_LN] = "own kernel: depthwise conv",
+        [K_DW_RMS] = "own kernel: depthwise conv",
+        [K_DW_LN_PIXEL] = "own kernel: depthwise conv",
+        [K_DW_LN_ODD] = "own kernel: depthwise conv",
+        [K_DW_LN_WIDE] = "own kernel: depthwise conv",
+        [K_DW_LN_SHARED] = "own kernel: depthwise conv"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
                         int64_t h, int64_t w)
@@ -301,6 +322,41 @@ static nnop_value se_block(nnop_graph *g, const new_case *nc)
     return nnop_mul(g, x, s);
 }
 
+/* A depthwise conv (weights scaled for outputs of about unit size) and a norm over C. */
+static nnop_value dw_norm(nnop_graph *g, const new_case *nc)
+{
+    const int k = nc->kind;
+    const int64_t c = k == K_DW_LN_WIDE ? 384 : k == K_DW_RMS ? 40 : k == K_DW_LN_ODD ? 20 : 96;
+    const int64_t r = k == K_DW_RMS ? 3 : k == K_DW_LN_ODD ? 5 : 7;
+    const int64_t n = k == K_DW_LN_WIDE ? 3 : 2,
+                  h = k == K_DW_LN_PIXEL ? 1
+                      : k == K_DW_RMS    ? 8
+                                         : 9,
+                  w = k == K_DW_LN_PIXEL  ? 1
+                      : k == K_DW_RMS     ? 7
+                      : k == K_DW_LN_WIDE ? 3
+                                          : 11;
+    const float a = 1.5f / (float)r;
+    nnop_conv_params p = {{r / 2, r / 2}, {1, 1}, {1, 1}, c};
+    nnop_value x = input(g, "x", nc, n, c, k == K_DW_LN_WIDE ? 4 : h, w), y;
+    if (k == K_DW_LN || k == K_DW_LN_WIDE || k == K_DW_LN_SHARED || k == K_DW_LN_PIXEL)
+        x = nnop_act(g, x, NNOP_ACT_RELU, 0); /* computed: the plan's own, aligned buffer */
+    if (k == K_DW_RMS)
+        p.stride[0] = p.stride[1] = 2;
+    y = nnop_conv(g, x, const4(g, "w", nc, c, 1, r, r, 51, -a, a), &p);
+    if (k != K_DW_LN_ODD && k != K_DW_LN_WIDE)
+        y = nnop_bias(g, y, const1(g, "b", nc, c, 52, -0.5f, 0.5f));
+    if (k == K_DW_RMS)
+        return nnop_rms_norm(g, nnop_act(g, y, NNOP_ACT_SILU, 0),
+                             const1(g, "g", nc, c, 53, 0.5f, 1.5f), 1e-6f);
+    if (k == K_DW_LN_SHARED)
+        assert_int_equal(nnop_output(g, y, "conv"), NNOP_OK);
+    if (k == K_DW_LN_ODD || k == K_DW_LN_WIDE)
+        return nnop_layer_norm(g, y, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-5f);
+    return nnop_layer_norm(g, y, const1(g, "g", nc, c, 54, 0.5f, 1.5f),
+                           const1(g, "b", nc, c, 55, -0.5f, 0.5f), NNOP_NORM_C, 1e-6f);
+}
+
 static nnop_value build_op(nnop_graph *g, const new_case *nc)
 {
     nnop_value x, y;
@@ -348,6 +404,13 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_SE_WIDE:
     case K_SE_SHARED:
         return se_block(g, nc);
+    case K_DW_LN:
+    case K_DW_RMS:
+    case K_DW_LN_PIXEL:
+    case K_DW_LN_ODD:
+    case K_DW_LN_WIDE:
+    case K_DW_LN_SHARED:
+        return dw_norm(g, nc);
     default:
         return deconv(g, nc);
     }
@@ -366,9 +429,15 @@ static void run_case(void **state)
     int conv = nc->kind == K_CONV_SE || nc->kind == K_LAYER_SCALE || nc->kind == K_CONV_HSWISH;
     int deconv = nc->kind >= K_DECONV_S2 && nc->kind <= K_DECONV_OWN;
     int se = nc->kind >= K_SE && nc->kind <= K_SE_SHARED;
+    int dw = nc->kind >= K_DW_LN && nc->kind <= K_DW_LN_SHARED;
     NNOP_TEST_REQUIRE_GPU();
-    h_run_init(&r, nc->dt, conv ? 54.0 : deconv ? 36.0 : se ? 96.0 : 1.0); /* reductions */
+    h_run_init(&r, nc->dt, conv ? 54.0 : deconv ? 36.0 : se ? 96.0 : dw ? 49.0 : 1.0);
     h_check_case(&r, nc->name, build_case, nc, expect[nc->kind]);
+    if (dw && (strstr(r.describe, "over C, in the same kernel") != NULL) !=
+                      (nc->lay == NHWC && nc->kind != K_DW_LN_SHARED))
+        fail_msg("%s: the norm should join the depthwise step channels-last only, and not when "
+                 "the conv's output is an output too:\n%s",
+                 nc->name, r.describe);
     if ((nc->kind == K_SE || nc->kind == K_SE_WIDE) &&
         (strstr(r.describe, "global average pool (chunk sums") != NULL) != (nc->lay == NHWC))
         fail_msg("%s: the gate should pool too in NHWC only:\n%s", nc->name, r.describe);

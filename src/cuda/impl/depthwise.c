@@ -4,7 +4,9 @@
  * store; the rest of the partition (a residual add and what follows it) is split off to the
  * own epilogue kernel. cuDNN's engines on sm_90 took 3-22 ms for these shapes where the data
  * is a few megabytes (issue 12: 1 x 256 x 74 x 74, 3x3, f16 NHWC: 22 ms). Channels-last,
- * constant weights go tap-major. */
+ * constant weights go tap-major. A layer or RMS norm over C in the next partition, reading
+ * only the conv, joins the step (t->absorbed): the kernel normalizes each position before
+ * its store (ConvNeXt's block: 7x7 depthwise, layer norm). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,71 @@ static nnop_status fuse_epilogue(nnop_plan *p, const nnop__impl_try *t, int32_t 
     return r;
 }
 
+/* Channels-last with contiguous channels, within 32-bit indices, and a block that holds whole
+ * positions of C threads (any alignment) or, when x and y are the plan's own buffers
+ * (aligned: 4-element vectors), of C / 4: the kernel's norm path runs (nnop__k_depthwise). */
+static int norm_views_fit(const nnop_graph *g, const nnop__node *conv, int32_t y)
+{
+    const nnop__value *xv = &g->values[conv->in[0]], *yv = &g->values[y];
+    const nnop_tensor_desc *x = &xv->desc, *d = &yv->desc;
+    const int64_t C = d->dims[1];
+    const int own = xv->kind == NNOP_VALUE_NODE && xv->output_index < 0 && yv->output_index < 0;
+    if (x->strides[1] != 1 || d->strides[1] != 1 || g->values[conv->out].desc.strides[1] != 1 ||
+        C < 2 || !nnop__value_is_const(g, conv->in[1]))
+        return 0; /* the kernel's norm path needs tap-major weights (weights()) */
+    if (nnop_tensor_elements(x) >= INT32_MAX || nnop_tensor_elements(d) >= INT32_MAX)
+        return 0;
+    return nnop__k_dw_norm_block(C) > 0 || (own && C % 4 == 0 && nnop__k_dw_norm_block(C / 4) > 0);
+}
+
+/* The partition after t (the depthwise conv and its fused head, all of t's nodes) is a layer
+ * or RMS norm over C of its output, the conv output's only reader and no graph output, with
+ * 1-D affine parameters: the step then normalizes before its store (one pass, not two). */
+int nnop__dw_norm_follows(const nnop_plan *p, const nnop__impl_try *t, int32_t fused)
+{
+    const nnop_graph *g = p->g;
+    const nnop__partition *next;
+    const nnop__node *m;
+    int32_t cur = g->nodes[t->first + fused].out, i;
+    if (1 + fused != t->count || t->part + 1 >= p->n_parts)
+        return 0;
+    next = &p->parts[t->part + 1];
+    m = &g->nodes[next->first];
+    if (next->count != 1 || m->in[0] != cur || g->values[cur].n_consumers != 1 ||
+        g->values[cur].output_index >= 0)
+        return 0;
+    if (!(m->op == NNOP_OP_RMS_NORM ||
+          (m->op == NNOP_OP_LAYER_NORM && m->attr.norm.axes == NNOP_NORM_C)))
+        return 0;
+    for (i = 1; i < m->n_in; i++)
+        if (m->in[i] != NNOP_NONE_ID && g->values[m->in[i]].desc.ndim != 1)
+            return 0;
+    return norm_views_fit(g, &g->nodes[t->first], m->out);
+}
+
+/* The norm node m into the step: its kind, eps, affine parameters; its output the step's. */
+static nnop_status fuse_norm(nnop_plan *p, const nnop__node *m, nnop__cuda_step *st)
+{
+    nnop__dw_kparams *k = &st->dw;
+    const int has_beta = m->op != NNOP_OP_RMS_NORM && m->n_in > 2 && m->in[2] != NNOP_NONE_ID;
+    nnop_status r = NNOP_OK;
+    k->norm = m->op == NNOP_OP_RMS_NORM ? 2 : 1;
+    k->norm_eps = m->attr.norm.eps;
+    st->gamma_slot = st->beta_slot = -1;
+    if (m->n_in > 1 && m->in[1] != NNOP_NONE_ID) {
+        k->g_dtype = (int)p->g->values[m->in[1]].desc.dtype;
+        k->gsn = p->g->values[m->in[1]].desc.strides[0];
+        r = nnop__slot_value(p, m->in[1], &st->gamma_slot);
+    }
+    if (r == NNOP_OK && has_beta) {
+        k->b_dtype = (int)p->g->values[m->in[2]].desc.dtype;
+        k->bsn = p->g->values[m->in[2]].desc.strides[0];
+        r = nnop__slot_value(p, m->in[2], &st->beta_slot);
+    }
+    st->y_slot = m->out;
+    return r;
+}
+
 static nnop_status depthwise_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
 {
     const nnop__node *n = &p->g->nodes[t->first];
@@ -133,13 +200,18 @@ static nnop_status depthwise_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_s
     st->y_slot = n->out;
     if (r == NNOP_OK)
         r = fuse_epilogue(p, t, k, st);
+    st->dw.norm = 0;
+    if (r == NNOP_OK && nnop__dw_norm_follows(p, t, k)) {
+        r = fuse_norm(p, &p->g->nodes[p->parts[t->part + 1].first], st);
+        t->absorbed = 1;
+    }
     if (r != NNOP_OK)
         return r;
     st->kind = NNOP_STEP_DEPTHWISE;
     st->dtype = (int)x->dtype;
     st->dw.dtype = (int)x->dtype;
     st->dw.xv = nnop__kview_of(x);
-    st->dw.yv = nnop__kview_of(&p->g->values[n->out].desc);
+    st->dw.yv = nnop__kview_of(&p->g->values[st->dw.norm ? st->y_slot : n->out].desc);
     st->dw.pad_h = (int)cp->pad[0], st->dw.pad_w = (int)cp->pad[1];
     st->dw.stride_h = (int)cp->stride[0], st->dw.stride_w = (int)cp->stride[1];
     st->dw.dil_h = (int)cp->dilation[0], st->dw.dil_w = (int)cp->dilation[1];
@@ -159,6 +231,8 @@ static nnop_status depthwise_run(nnop_plan *p, nnop__cuda_step *st)
     st->dw.x = p->cuda->slot[st->x_slot];
     st->dw.w = p->cuda->slot[st->w_slot];
     st->dw.y = p->cuda->slot[st->y_slot];
+    st->dw.gamma = st->dw.norm && st->gamma_slot >= 0 ? p->cuda->slot[st->gamma_slot] : NULL;
+    st->dw.beta = st->dw.norm && st->beta_slot >= 0 ? p->cuda->slot[st->beta_slot] : NULL;
     nnop__step_fill_ops(p, st);
     st->dw.n_ops = st->epi.n_ops;
     memcpy(st->dw.ops, st->epi.ops, (size_t)st->epi.n_ops * sizeof st->epi.ops[0]);
@@ -182,7 +256,10 @@ static size_t depthwise_describe(const nnop_plan *p, const nnop__cuda_step *st, 
                      k ? " + " : ", epilogue fused: ", kinds[st->epi.ops[k].kind]);
         used += n > 0 ? (size_t)n : 0;
     }
-    n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "]");
+    n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "%s]",
+                 st->dw.norm == 1   ? "; then the layer norm over C, in the same kernel"
+                 : st->dw.norm == 2 ? "; then the RMS norm over C, in the same kernel"
+                                    : "");
     return used + (n > 0 ? (size_t)n : 0);
 }
 

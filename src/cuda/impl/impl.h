@@ -61,7 +61,8 @@ typedef struct nnop__cuda_step {
      * uploaded tap-major; the fused epilogue in epi and op_slots) */
     nnop__dw_kparams dw;
     int dw_tap_major;
-    /* norm.c: a normalization (x_slot, y_slot; gamma and beta slots, -1 = absent) */
+    /* norm.c: a normalization (x_slot, y_slot; gamma and beta slots, -1 = absent); the
+     * depthwise step's fused norm uses the same two slots */
     nnop__norm_kparams norm;
     int32_t gamma_slot, beta_slot;
     /* resize.c, deconv.c (x_slot, w_slot, y_slot as above) */
@@ -168,5 +169,8 @@ nnop_status nnop__step_run_kernel(nnop_plan *p, nnop__cuda_step *st);
 nnop__kview nnop__kview_of(const nnop_tensor_desc *d);
 /* depthwise.c: depthwise weights w (d: C,1,R,S with its strides) as out[(r S + s) C + c]. */
 void nnop__dw_tap_major(const void *w, const nnop_tensor_desc *d, void *out);
+/* Whether the depthwise step built for t, with fused epilogue ops after the conv, also takes
+ * the next partition: a layer or RMS norm over C that the kernel can run (depthwise.c). */
+int nnop__dw_norm_follows(const nnop_plan *p, const nnop__impl_try *t, int32_t fused);
 
 #endif /* NNOP_CUDA_IMPL_H */

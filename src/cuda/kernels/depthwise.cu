@@ -171,18 +171,117 @@ __device__ __forceinline__ void row(const nnop__dw_kparams &p, const T *xr, cons
     }
 }
 
+// ---------------------------------------------------------------- the fused norm over C
+// A position's C channels lie in cv = C / V consecutive threads (one thread's V channels for
+// each of its TW positions), and a block holds whole positions (its size a multiple of cv
+// and of 32). Sums over a position: each warp adds its lanes of a group with shuffles (a
+// segmented sum: the group's first lane in the warp ends with the warp's part), those parts
+// go to shared memory by thread index, and every thread adds its group's parts in the same
+// order: deterministic, no atomics. Two passes (mean, then the squares about it) on the
+// float accumulators, as the norm kernel; ConvNeXt's layer norm after each 7x7 depthwise
+// conv was a launch of its own and one more read and write of the tensor (issue 15).
+
+// v summed over lanes [lane, seg_end) of the warp (the segment's first lane gets its sum).
+__device__ __forceinline__ float segment_sum(float v, int lane, int seg_end)
+{
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float o = __shfl_down_sync(0xffffffffu, v, off);
+        if (lane + off < seg_end)
+            v += o;
+    }
+    return v;
+}
+
+// v[t] summed over the cv threads of this thread's group (its first thread g0), through
+// part[t * blockDim.x + thread] (written by each warp's first lane of a group, then read).
+template <int TW> __device__ __forceinline__ void group_sum(float *v, float *part, int g0, int cv)
+{
+    const int tid = threadIdx.x, lane = tid & 31, seg_end = min(32, g0 + cv - (tid & ~31));
+#pragma unroll
+    for (int t = 0; t < TW; t++)
+        v[t] = segment_sum(v[t], lane, seg_end);
+    if (tid == g0 || lane == 0)
+#pragma unroll
+        for (int t = 0; t < TW; t++)
+            part[t * blockDim.x + tid] = v[t];
+    __syncthreads();
+#pragma unroll
+    for (int t = 0; t < TW; t++) {
+        float sum = 0.f;
+        for (int h = g0; h < g0 + cv; h = (h & ~31) + 32)
+            sum += part[t * blockDim.x + h];
+        v[t] = sum;
+    }
+}
+
+// Normalize the TW positions of acc over C (this thread: channels c0 .. c0 + V - 1), part
+// being this iteration's 2 * TW * blockDim.x floats.
+template <int V, int TW>
+__device__ __forceinline__ void norm_over_c(const nnop__dw_kparams &p, float *acc, int c0, int cv,
+                                            float *part)
+{
+    const int g0 = (int)threadIdx.x / cv * cv;
+    const float inv_c = 1.f / (float)(cv * V);
+    float mean[TW], q[TW];
+#pragma unroll
+    for (int t = 0; t < TW; t++) {
+        mean[t] = 0.f;
+        if (p.norm == 1)
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                mean[t] += acc[t * V + e];
+    }
+    if (p.norm == 1) {
+        group_sum<TW>(mean, part, g0, cv);
+#pragma unroll
+        for (int t = 0; t < TW; t++)
+            mean[t] *= inv_c;
+    }
+#pragma unroll
+    for (int t = 0; t < TW; t++) {
+        q[t] = 0.f;
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            const float d = acc[t * V + e] - mean[t];
+            q[t] += d * d;
+        }
+    }
+    group_sum<TW>(q, part + TW * blockDim.x, g0, cv);
+    float g[V], b[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+        g[e] = p.gamma ? ld(p.gamma, p.g_dtype, (int64_t)(c0 + e) * p.gsn) : 1.f;
+        b[e] = p.beta ? ld(p.beta, p.b_dtype, (int64_t)(c0 + e) * p.bsn) : 0.f;
+    }
+#pragma unroll
+    for (int t = 0; t < TW; t++) {
+        const float rstd = rsqrtf(q[t] * inv_c + p.norm_eps);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            acc[t * V + e] = (acc[t * V + e] - mean[t]) * rstd * g[e] + b[e];
+    }
+}
+
 // Thread i: channel vector i % (C / V) (consecutive threads on consecutive channels), then
-// the tile of TW output columns, the output row, the sample.
-template <typename T, int V, int TW, int S, int SW>
+// the tile of TW output columns, the output row, the sample. Every thread of a block runs
+// every round of the loop (those past the end compute nothing and store nothing), so the
+// norm's block barriers are reached by all; NORM: the norm over C before the store.
+template <typename T, int V, int TW, int S, int SW, bool NORM>
 __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kparams p)
 {
+    extern __shared__ float norm_part[]; // NORM: 2 rounds x 2 sums x TW x blockDim.x
     const T *__restrict__ x = static_cast<const T *>(p.x);
     const T *__restrict__ w = static_cast<const T *>(p.w);
     T *__restrict__ y = static_cast<T *>(p.y);
     const int cv = (int)p.yv.c / V, OW = (int)p.yv.w, OH = (int)p.yv.h;
     const int tiles = (OW + TW - 1) / TW;
     const int total = (int)p.yv.n * OH * tiles * cv;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    int round = 0;
+    for (int base = blockIdx.x * blockDim.x; base < total;
+         base += gridDim.x * blockDim.x, round ^= 1) {
+        const int i = base + (int)threadIdx.x;
+        const bool active = i < total;
         int q = i / cv;
         const int c0 = (i - q * cv) * V;
         const int tile = q % tiles;
@@ -194,13 +293,18 @@ __global__ void __launch_bounds__(kThreads, 2) depthwise_cl_kernel(nnop__dw_kpar
 #pragma unroll
         for (int j = 0; j < TW * V; j++)
             acc[j] = 0.f;
-        for (int r = 0; r < (int)p.wv.h; r++) {
+        for (int r = 0; active && r < (int)p.wv.h; r++) {
             const int ih = ih0 + r * p.dil_h;
             if (ih >= 0 && ih < (int)p.xv.h)
                 row<T, V, TW, S, SW>(p, xn + ih * (int)p.xv.sh, w + r * (int)p.wv.sh + c0, iw0,
                                      acc);
         }
-        epilogue<T, V, TW>(p, acc, c0, n);
+        if (active)
+            epilogue<T, V, TW>(p, acc, c0, n);
+        if (NORM) // the previous round's sums are in the other half
+            norm_over_c<V, TW>(p, acc, c0, cv, norm_part + round * 2 * TW * blockDim.x);
+        if (!active)
+            continue;
         T *yr = y + n * (int)p.yv.sn + oh * (int)p.yv.sh + c0;
 #pragma unroll
         for (int t = 0; t < TW; t++) {
@@ -266,39 +370,60 @@ bool vector_fits(const nnop__dw_kparams *p, int V, size_t es)
            w.sw % V == 0 && aligned(p->x, V * es) && aligned(p->y, V * es) && aligned(p->w, V * es);
 }
 
-template <typename T, int V, int TW, int S, int SW>
+// Threads a block: 256, or with the norm whole positions of cv threads (a multiple of cv and
+// of 32, at most 256; 0 where none is).
+int block_threads(bool norm, int64_t cv)
+{
+    if (!norm)
+        return kThreads;
+    int64_t a = cv, b = 32; // lcm(cv, 32) = cv * 32 / gcd
+    while (b) {
+        const int64_t t = a % b;
+        a = b, b = t;
+    }
+    const int64_t lcm = cv > 0 ? cv / a * 32 : 0;
+    return lcm > 0 && lcm <= kThreads ? (int)(kThreads / lcm * lcm) : 0;
+}
+
+template <typename T, int V, int TW, int S, int SW, bool NORM>
 void go(const nnop__dw_kparams *p, cudaStream_t s)
 {
-    const int64_t items = p->yv.n * p->yv.h * ((p->yv.w + TW - 1) / TW) * (p->yv.c / V);
-    depthwise_cl_kernel<T, V, TW, S, SW><<<grid_for(items, kThreads), kThreads, 0, s>>>(*p);
+    const int64_t cv = p->yv.c / V, items = p->yv.n * p->yv.h * ((p->yv.w + TW - 1) / TW) * cv;
+    const int threads = block_threads(NORM, cv);
+    const size_t smem = NORM ? sizeof(float) * 4 * TW * (size_t)threads : 0;
+    depthwise_cl_kernel<T, V, TW, S, SW, NORM><<<grid_for(items, threads), threads, smem, s>>>(*p);
 }
 
 // The filter width and stride as template arguments where the kernel has them fixed; at
-// stride 2 at most 4 outputs a thread (8 would hold a 19-vector span: spills).
-template <typename T, int V, int TW> void by_filter(const nnop__dw_kparams *p, cudaStream_t s)
+// stride 2 at most 4 outputs a thread (8 would hold a 19-vector span: spills). With the norm,
+// only ConvNeXt's 7x7 at stride 1 is fixed (fewer instantiations); the rest take the loop.
+template <typename T, int V, int TW, bool NORM>
+void by_filter(const nnop__dw_kparams *p, cudaStream_t s)
 {
     constexpr int TW2 = TW > 4 ? 4 : TW;
     const int S = (int)p->wv.w, sw = p->stride_w;
     const bool fixed = p->dil_w == 1 && (sw == 1 || sw == 2);
-    if (fixed && S == 3)
-        sw == 1 ? go<T, V, TW, 3, 1>(p, s) : go<T, V, TW2, 3, 2>(p, s);
+    if (NORM)
+        fixed &&S == 7 && sw == 1 ? go<T, V, TW, 7, 1, NORM>(p, s) : go<T, V, TW, 0, 1, NORM>(p, s);
+    else if (fixed && S == 3)
+        sw == 1 ? go<T, V, TW, 3, 1, NORM>(p, s) : go<T, V, TW2, 3, 2, NORM>(p, s);
     else if (fixed && S == 5)
-        sw == 1 ? go<T, V, TW, 5, 1>(p, s) : go<T, V, TW2, 5, 2>(p, s);
+        sw == 1 ? go<T, V, TW, 5, 1, NORM>(p, s) : go<T, V, TW2, 5, 2, NORM>(p, s);
     else if (fixed && S == 7)
-        sw == 1 ? go<T, V, TW, 7, 1>(p, s) : go<T, V, TW2, 7, 2>(p, s);
+        sw == 1 ? go<T, V, TW, 7, 1, NORM>(p, s) : go<T, V, TW2, 7, 2, NORM>(p, s);
     else
-        go<T, V, TW, 0, 1>(p, s);
+        go<T, V, TW, 0, 1, NORM>(p, s);
 }
 
 // TW = 8 outputs a thread where that still fills the GPU (132 SMs x 2 blocks of 256 threads
 // at 128 registers), else 2: small layers (batch 1) need the threads more than the reuse.
-template <typename T, int V> void by_tile(const nnop__dw_kparams *p, cudaStream_t s)
+template <typename T, int V, bool NORM> void by_tile(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t columns = p->yv.n * p->yv.h * (p->yv.c / V);
     if (columns * ((p->yv.w + 7) / 8) >= 132 * 2 * kThreads)
-        by_filter<T, V, 8>(p, s);
+        by_filter<T, V, 8, NORM>(p, s);
     else
-        by_filter<T, V, 2>(p, s);
+        by_filter<T, V, 2, NORM>(p, s);
 }
 
 bool fits_32bit(const nnop__dw_kparams *p)
@@ -308,32 +433,43 @@ bool fits_32bit(const nnop__dw_kparams *p)
            extent(p->wv) < INT32_MAX;
 }
 
-template <typename T> void launch(const nnop__dw_kparams *p, cudaStream_t s)
+template <typename T> cudaError_t launch(const nnop__dw_kparams *p, cudaStream_t s)
 {
     const int64_t total = p->yv.n * p->yv.c * p->yv.h * p->yv.w;
     const bool c_fastest = p->yv.sc == 1 && p->yv.c > 1;
     const bool small = fits_32bit(p);
-    if (small && vector_fits(p, 4, sizeof(T)))
-        by_tile<T, 4>(p, s);
-    else if (small && vector_fits(p, 1, sizeof(T)))
-        by_tile<T, 1>(p, s);
-    else if (small)
+    if (p->norm) { // whole positions a block: the vector width whose block exists
+        if (small && vector_fits(p, 4, sizeof(T)) && block_threads(true, p->yv.c / 4) > 0)
+            by_tile<T, 4, true>(p, s);
+        else if (small && vector_fits(p, 1, sizeof(T)) && block_threads(true, p->yv.c) > 0)
+            by_tile<T, 1, true>(p, s);
+        else
+            return cudaErrorInvalidValue;
+    } else if (small && vector_fits(p, 4, sizeof(T))) {
+        by_tile<T, 4, false>(p, s);
+    } else if (small && vector_fits(p, 1, sizeof(T))) {
+        by_tile<T, 1, false>(p, s);
+    } else if (small) {
         depthwise_kernel<T, int>
                 <<<grid_for(total, kThreads, 65535 * 16), kThreads, 0, s>>>(*p, c_fastest);
-    else
+    } else {
         depthwise_kernel<T, int64_t>
                 <<<grid_for(total, kThreads, 65535 * 16), kThreads, 0, s>>>(*p, c_fastest);
+    }
+    return cudaSuccess;
 }
 
 } // namespace
 
 extern "C" cudaError_t nnop__k_depthwise(const nnop__dw_kparams *p, cudaStream_t s)
 {
-    if (p->dtype == 0)
-        launch<float>(p, s);
-    else if (p->dtype == 1)
-        launch<__half>(p, s);
-    else
-        launch<__nv_bfloat16>(p, s);
-    return cudaGetLastError();
+    const cudaError_t e = p->dtype == 0   ? launch<float>(p, s)
+                          : p->dtype == 1 ? launch<__half>(p, s)
+                                          : launch<__nv_bfloat16>(p, s);
+    return e != cudaSuccess ? e : cudaGetLastError();
+}
+
+extern "C" int nnop__k_dw_norm_block(int64_t vectors_per_position)
+{
+    return block_threads(true, vectors_per_position);
 }

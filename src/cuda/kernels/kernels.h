@@ -116,8 +116,22 @@ typedef struct nnop__dw_kparams {
     int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
     int n_ops;
     nnop__epi_op ops[NNOP_EPI_MAX_OPS];
+    /* a norm over the C channels of each output position after the epilogue, on the float
+     * values before the one store: 0 none, 1 layer norm ((v - mean) * rsqrt(var + eps) *
+     * gamma + beta), 2 RMS norm (v * rsqrt(mean(v^2) + eps) * gamma). gamma and beta 1-D of C
+     * (element strides gsn, bsn; NULL: 1 and 0). Channels-last, channels contiguous, only. */
+    int norm;
+    float norm_eps;
+    const void *gamma, *beta;
+    int g_dtype, b_dtype;
+    int64_t gsn, bsn;
 } nnop__dw_kparams;
+/* With norm set, x, y and w channel-contiguous and the tensors within 32-bit indices (else
+ * cudaErrorInvalidValue, nothing launched): a block holds whole positions, C / V threads
+ * each (V = 4 where C, the strides and pointers allow 4-element vectors, else 1); its size:
+ * nnop__k_dw_norm_block(C / V), 0 where no block of at most 256 threads holds them. */
 cudaError_t nnop__k_depthwise(const nnop__dw_kparams *p, cudaStream_t s);
+int nnop__k_dw_norm_block(int64_t vectors_per_position);
 
 /* A squeeze-excitation gate (gate.cu): y[n, k] = ops2(sum_j w2[k, j] h[n, j]) with h[n, j] =
  * ops1(sum_i w1[j, i] x[n, i]) rounded to dtype, for two 1x1 convs on N x C x 1 x 1 values
