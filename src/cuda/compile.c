@@ -47,8 +47,8 @@ static void absorb(nnop_plan *p, int32_t i, int32_t k, const char *who)
     for (j = 1; j <= k; j++)
         ps[i].count += ps[i + j].count;
     memcpy(last, ps[i + k].reason, sizeof last);
-    snprintf(ps[i].reason, sizeof ps[i].reason, "%s (%d partitions in one step); then %.200s", who,
-             (int)k + 1, last);
+    snprintf(ps[i].reason, sizeof ps[i].reason, "%s (%d partitions in one step)%s%.200s", who,
+             (int)k + 1, last[0] ? "; then " : "", last);
     memmove(&ps[i + 1], &ps[i + k + 1], (size_t)(p->n_parts - i - k - 1) * sizeof *ps);
     p->n_parts -= k;
 }

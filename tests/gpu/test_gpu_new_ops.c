@@ -12,8 +12,9 @@
  * their gate on the own gate kernel (channels-last: with the pool); one whose hidden value is
  * also an output does not. A depthwise conv followed by a layer or RMS norm over C (ConvNeXt's
  * 7x7 + layer norm; a strided 3x3; a 1x1 image; C = 20 on the kernel's scalar path; C = 384
- * with 4-element vectors, which needs a computed input; no affine parameters) runs as one
- * step channels-last and as two channels-first; not when the conv's output is an output too.
+ * with 4-element vectors, which needs the plan's own buffers on both sides; no affine
+ * parameters) runs as one step where channels are contiguous (channels-last, or a 1x1 image)
+ * and as two channels-first; not when the conv's output is an output too.
  * Inputs are seeded random, outputs poisoned. */
 #include "gpu_harness.h"
 
@@ -56,7 +57,7 @@ enum {
     K_DW_RMS,        /* x -> 3x3/2 depthwise + bias + SiLU -> RMS norm over C: C = 40, 8x7 */
     K_DW_LN_PIXEL,   /* a 1x1 image through 7x7 pad 3 (every tap but one in the padding) */
     K_DW_LN_ODD,     /* x -> 5x5 depthwise -> layer norm, no affine: C = 20 (lanes of 1) */
-    K_DW_LN_WIDE,    /* relu(x) -> 7x7 depthwise -> layer norm: C = 384, 4x3, batch 3 */
+    K_DW_LN_WIDE,    /* relu(x) -> 7x7 depthwise -> layer norm -> relu: C = 384, 4x3, batch 3 */
     K_DW_LN_SHARED,  /* K_DW_LN with the conv's output a graph output too: two steps */
     K_KINDS
 };
@@ -351,7 +352,10 @@ static nnop_value dw_norm(nnop_graph *g, const new_case *nc)
                              const1(g, "g", nc, c, 53, 0.5f, 1.5f), 1e-6f);
     if (k == K_DW_LN_SHARED)
         assert_int_equal(nnop_output(g, y, "conv"), NNOP_OK);
-    if (k == K_DW_LN_ODD || k == K_DW_LN_WIDE)
+    if (k == K_DW_LN_WIDE) /* the norm's output the plan's own buffer too (then a ReLU) */
+        return nnop_act(g, nnop_layer_norm(g, y, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-5f),
+                        NNOP_ACT_RELU, 0);
+    if (k == K_DW_LN_ODD)
         return nnop_layer_norm(g, y, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-5f);
     return nnop_layer_norm(g, y, const1(g, "g", nc, c, 54, 0.5f, 1.5f),
                            const1(g, "b", nc, c, 55, -0.5f, 0.5f), NNOP_NORM_C, 1e-6f);
@@ -433,10 +437,12 @@ static void run_case(void **state)
     NNOP_TEST_REQUIRE_GPU();
     h_run_init(&r, nc->dt, conv ? 54.0 : deconv ? 36.0 : se ? 96.0 : dw ? 49.0 : 1.0);
     h_check_case(&r, nc->name, build_case, nc, expect[nc->kind]);
-    if (dw && (strstr(r.describe, "over C, in the same kernel") != NULL) !=
-                      (nc->lay == NHWC && nc->kind != K_DW_LN_SHARED))
-        fail_msg("%s: the norm should join the depthwise step channels-last only, and not when "
-                 "the conv's output is an output too:\n%s",
+    /* a 1x1 image's channels are contiguous in either layout */
+    if (dw &&
+        (strstr(r.describe, "over C, in the same kernel") != NULL) !=
+                ((nc->lay == NHWC || nc->kind == K_DW_LN_PIXEL) && nc->kind != K_DW_LN_SHARED))
+        fail_msg("%s: the norm should join the depthwise step where channels are contiguous, "
+                 "and not when the conv's output is an output too:\n%s",
                  nc->name, r.describe);
     if ((nc->kind == K_SE || nc->kind == K_SE_WIDE) &&
         (strstr(r.describe, "global average pool (chunk sums") != NULL) != (nc->lay == NHWC))

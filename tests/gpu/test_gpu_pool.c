@@ -17,7 +17,9 @@ typedef struct pool_case {
     int64_t n, c, h, w;
     int64_t kh, kw, sh, sw, ph, pw;
     int incl; /* count_include_pad */
-    int nan;  /* > 0: every nan-th input element is NaN, the outputs poisoned with finite bytes */
+    int nan;  /* > 0: every nan-th input element is NaN, the outputs poisoned with finite bytes;
+               * < 0: every -nan-th is -inf, so is the whole first slice (softmax: NaN) and the
+               * second but its last element (1 there: a long run of -inf before a number) */
     int ndim; /* softmax: 2 for an N x C input (c), else 4 */
 } pool_case;
 
@@ -159,6 +161,14 @@ static const pool_case cases[] = {
     {"softmax_f16_nchw_c21_8x8_reg_nan", K_SOFTMAX, F16, NCHW, 2, 21, 8, 8, 0, 0, 0, 0, 0, 0, 0, 29, 4},
     {"softmax_f32_nchw_c21_6x8_reg_nan", K_SOFTMAX, F32, NCHW, 2, 21, 6, 8, 0, 0, 0, 0, 0, 0, 0, 31, 4},
     {"softmax_f16_nchw_c33_8x8", K_SOFTMAX, F16, NCHW, 2, 33, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    /* -inf entries give 0, a slice of only -inf gives NaN (nnop.h), on each kernel's path */
+    {"softmax_f32_2d_c64_neginf", K_SOFTMAX, F32, NCHW, 9, 64, 1, 1, 0, 0, 0, 0, 0, 0, 0, -7, 2},
+    {"softmax_f16_2d_c4096_long_neginf", K_SOFTMAX, F16, NCHW, 5, 4096, 1, 1, 0, 0, 0, 0, 0, 0, 0, -50, 2},
+    {"softmax_bf16_2d_c40000_long_neginf", K_SOFTMAX, BF16, NCHW, 3, 40000, 1, 1, 0, 0, 0, 0, 0, 0, 0, -77, 2},
+    {"softmax_bf16_nhwc_c16_neginf", K_SOFTMAX, BF16, NHWC, 2, 16, 5, 7, 0, 0, 0, 0, 0, 0, 0, -5, 4},
+    {"softmax_f16_nchw_c21_8x8_reg_neginf", K_SOFTMAX, F16, NCHW, 2, 21, 8, 8, 0, 0, 0, 0, 0, 0, 0, -5, 4},
+    {"softmax_f32_nchw_c21_6x7_neginf", K_SOFTMAX, F32, NCHW, 2, 21, 6, 7, 0, 0, 0, 0, 0, 0, 0, -5, 4},
+    {"softmax_f16_nchw_c45_neginf", K_SOFTMAX, F16, NCHW, 2, 45, 6, 7, 0, 0, 0, 0, 0, 0, 0, -5, 4},
     /* flatten: NHWC transpose (16- and 32-bit), NCHW and 1x1 spatial copies */
     {"flatten_f16_nhwc_c64_7x7", K_FLATTEN, F16, NHWC, 3, 64, 7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f32_nhwc_c5_9x11", K_FLATTEN, F32, NHWC, 2, 5, 9, 11, 0, 0, 0, 0, 0, 0, 0, 0, 4},
@@ -249,6 +259,17 @@ static void set_nan(nnop_dtype t, void *p, int64_t i)
     }
 }
 
+/* Element i of a dtype-t buffer set to -inf. */
+static void set_neg_inf(nnop_dtype t, void *p, int64_t i)
+{
+    if (t == NNOP_F32) {
+        ((float *)p)[i] = -INFINITY;
+    } else {
+        uint16_t v = t == NNOP_F16 ? 0xFC00u : 0xFF80u;
+        memcpy((char *)p + 2 * i, &v, 2);
+    }
+}
+
 /* got vs the CPU's: NaN exactly where the reference is NaN, elsewhere within tolerance. */
 static int compare_nan(const h_run *r, h_pair *hp)
 {
@@ -287,8 +308,9 @@ static int compare_nan(const h_run *r, h_pair *hp)
     return bad == 0;
 }
 
-/* A NaN case: every pc->nan-th input element NaN on both backends; the GPU output is poisoned with
- * finite bytes (0x5A), so an output left unwritten where NaN is expected shows too. */
+/* A NaN case: every pc->nan-th input element NaN on both backends (or -inf, and one slice all
+ * -inf: NaN there); the GPU output is poisoned with finite bytes (0x5A), so an output left
+ * unwritten where NaN is expected shows too. */
 static void run_nan_case(h_run *r, const pool_case *pc)
 {
     h_pair hp;
@@ -302,8 +324,16 @@ static void run_nan_case(h_run *r, const pool_case *pc)
     h_buffers(r, &hp);
     assert_int_equal(nnop_plan_input_desc(hp.pc, 0, &d), NNOP_OK);
     n = nnop_tensor_elements(&d);
-    for (i = 3; i < n; i += pc->nan)
+    for (i = 3; pc->nan > 0 && i < n; i += pc->nan)
         set_nan(d.dtype, hp.hin[0], i);
+    for (i = 3; pc->nan < 0 && i < n; i += -pc->nan)
+        set_neg_inf(d.dtype, hp.hin[0], i);
+    for (i = 0; pc->nan < 0 && i < d.dims[1]; i++) { /* the first slice; the next but its last */
+        const int64_t next = d.ndim == 2 ? d.strides[0] : d.strides[3];
+        set_neg_inf(d.dtype, hp.hin[0], i * d.strides[1]);
+        if (i + 1 < d.dims[1])
+            set_neg_inf(d.dtype, hp.hin[0], next + i * d.strides[1]);
+    }
     assert_int_equal(nnop_copy_in(hp.gpu, hp.din[0], hp.hin[0], nnop_tensor_bytes(&d)), NNOP_OK);
     assert_int_equal(nnop_plan_output_desc(hp.pc, 0, &d), NNOP_OK);
     bytes = nnop_tensor_bytes(&d);
@@ -314,7 +344,7 @@ static void run_nan_case(h_run *r, const pool_case *pc)
     free(fill);
     h_execute(r, &hp);
     if (!compare_nan(r, &hp))
-        fail_msg("%s: GPU result differs from the CPU reference (NaN inputs)\n%s", pc->name,
+        fail_msg("%s: GPU result differs from the CPU reference (NaN or -inf inputs)\n%s", pc->name,
                  r->describe);
     print_message("%s: %s", pc->name, r->describe);
     if (!strstr(r->describe, kernel_of(pc->kind)))

@@ -91,7 +91,7 @@ static int takes_norm(const fixture *f)
         assert_int_equal(t.count, 2); /* conv + bias */
         return nnop__dw_norm_follows(f->p, &t, t.count - 1);
     }
-    fail_msg("no depthwise partition");
+    fail_msg("%s", "no depthwise partition");
     return 0;
 }
 
