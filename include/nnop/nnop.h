@@ -363,7 +363,9 @@ NNOP_API nnop_value nnop_none(void);
 /** y = x w^T + b: x is N x IN, w is OUT x IN, b 1-D OUT or nnop_none(). */
 NNOP_API nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_value b);
 /** Softmax over dim 1 (classes of N x C, channels of 4-D), max subtracted first. A NaN in a
- * slice makes the whole slice NaN; -inf entries give 0, and a slice of only -inf gives NaN. */
+ * slice makes the whole slice NaN; -inf entries give 0, and a slice of only -inf gives NaN.
+ * Float accumulation in every dtype; on the GPU, f16/bf16 outputs take a fast exponential
+ * (relative error a few 1e-6, far below their rounding), f32 outputs the exact one. */
 NNOP_API nnop_value nnop_softmax(nnop_graph *g, nnop_value x);
 /* The ops from nnop_mul to nnop_conv_transpose, and the activations hard-swish, hard-sigmoid
  * and mish, run on both backends. On the CUDA backend: a multiply by (or subtract of) a
