@@ -102,11 +102,18 @@ static nnop_status build_part(nnop_plan *p, int32_t i)
 
 /* ------------------------------------------------------------------ buffers */
 typedef struct liveness {
-    int32_t *last_use; /* per value: last partition reading it */
+    int32_t *last_use; /* per value: last partition reading it (a concat's output: or one of
+                        * the values living in its slices) */
     int32_t *buf_of;   /* per value: buffer index or -1 */
     int64_t *buf_size; /* per buffer */
     int32_t *buf_busy; /* per buffer: partition after which it is free */
 } liveness;
+
+/* Value v lives in a slice of a concat's output (impl/concat.c), not in a buffer of its own. */
+static int32_t home_of(const nnop_plan *p, int32_t v)
+{
+    return p->cuda->slice_in[v] >= 0 ? p->cuda->slice_in[v] : v;
+}
 
 static void mark_uses(const nnop_plan *p, liveness *l)
 {
@@ -117,18 +124,19 @@ static void mark_uses(const nnop_plan *p, liveness *l)
         for (k = p->parts[i].first; k < p->parts[i].first + p->parts[i].count; k++)
             for (j = 0; j < p->g->nodes[k].n_in; j++)
                 if (p->g->nodes[k].in[j] != NNOP_NONE_ID)
-                    l->last_use[p->g->nodes[k].in[j]] = i;
+                    l->last_use[home_of(p, p->g->nodes[k].in[j])] = i;
 }
 
 /* Greedy: each partition output that is not a graph output takes a buffer whose value is
- * dead before this partition (never one the partition reads), growing it as needed. */
+ * dead before this partition (never one the partition reads), growing it as needed. A value
+ * living in a concat's slice takes the concat output's buffer, from its first writer on. */
 static int32_t assign(const nnop_plan *p, liveness *l)
 {
     int32_t i, b, n_buf = 0;
     for (i = 0; i < p->n_parts; i++) {
-        int32_t v = p->g->nodes[p->parts[i].first + p->parts[i].count - 1].out;
+        int32_t v = home_of(p, p->g->nodes[p->parts[i].first + p->parts[i].count - 1].out);
         int64_t bytes = (int64_t)nnop_tensor_bytes(&p->g->values[v].desc);
-        if (p->g->values[v].output_index >= 0)
+        if (p->g->values[v].output_index >= 0 || l->buf_of[v] >= 0)
             continue;
         for (b = 0; b < n_buf && l->buf_busy[b] >= i; b++)
             ;
@@ -154,6 +162,11 @@ static nnop_status place(nnop_plan *p, liveness *l, int32_t n_buf)
     for (v = 0; st == NNOP_OK && v < p->g->n_values; v++)
         if (l->buf_of[v] >= 0)
             p->cuda->slot[v] = arena + off[l->buf_of[v]];
+    for (v = 0; st == NNOP_OK && v < p->g->n_values; v++)
+        if (p->cuda->slice_in[v] >= 0)
+            p->cuda->slot[v] =
+                    (char *)p->cuda->slot[p->cuda->slice_in[v]] +
+                    p->cuda->slice_off[v] * (int64_t)nnop_dtype_size(p->g->values[v].desc.dtype);
     if (st == NNOP_OK)
         p->cuda->arena_bytes = off[n_buf];
     nnop__free(off);
@@ -235,6 +248,8 @@ static nnop_status build_parts(nnop_plan *p)
     uint64_t t0 = nnop__monotonic_ns();
     int32_t i;
     nnop_status st = plan_output_copies(p);
+    if (st == NNOP_OK)
+        st = nnop__concat_plan_slices(p);
     for (i = 0; st == NNOP_OK && i < p->n_parts; i++)
         st = build_part(p, i);
     p->cuda->prof.parts_ns = nnop__monotonic_ns() - t0;
@@ -319,6 +334,9 @@ void nnop__cuda_plan_destroy(nnop_plan *p)
     nnop__free(cp->gkey);
     nnop__free(cp->copy_slot);
     nnop__free(cp->out_ptr);
+    nnop__free(cp->slice_in);
+    nnop__free(cp->slice_off);
+    nnop__free(cp->slice_mode);
     nnop__free(cp);
     p->cuda = NULL;
 }

@@ -14,7 +14,9 @@
  * 7x7 + layer norm; a strided 3x3; a 1x1 image; C = 20 on the kernel's scalar path; C = 384
  * with 4-element vectors, which needs the plan's own buffers on both sides; no affine
  * parameters) runs as one step where channels are contiguous (channels-last, or a 1x1 image)
- * and as two channels-first; not when the conv's output is an output too.
+ * and as two channels-first; not when the conv's output is an output too. Concats of conv
+ * outputs whose producers write straight into the slices (contiguous ones: any producer;
+ * strided ones: a cuDNN step, where cuDNN takes the strides), read again after the concat.
  * Inputs are seeded random, outputs poisoned. */
 #include "gpu_harness.h"
 
@@ -59,6 +61,12 @@ enum {
     K_DW_LN_ODD,     /* x -> 5x5 depthwise -> layer norm, no affine: C = 20 (lanes of 1) */
     K_DW_LN_WIDE,    /* relu(x) -> 7x7 depthwise -> layer norm -> relu: C = 384, 4x3, batch 3 */
     K_DW_LN_SHARED,  /* K_DW_LN with the conv's output a graph output too: two steps */
+    K_CAT_CONV,      /* 1x1 conv of concat(relu(conv(x)), conv(x), relu(conv(x))) + the first
+                      * input, batch 1: channels-first, every slice is contiguous and its
+                      * producer writes it in place (the first is read after the concat too) */
+    K_CAT_CONV_N2,   /* 1x1 conv of concat(relu(conv(x)), conv(x)), batch 2, the second also
+                      * pooled: the first, read only by the concat, may be written with the
+                      * slice's strides by its cuDNN step */
     K_KINDS
 };
 
@@ -122,6 +130,8 @@ static const new_case cases[] = {
         ROWS("dw_ln_odd", K_DW_LN_ODD),
         ROWS("dw_ln_wide", K_DW_LN_WIDE),
         ROWS("dw_ln_shared", K_DW_LN_SHARED),
+        ROWS("cat_conv", K_CAT_CONV),
+        ROWS("cat_conv_n2", K_CAT_CONV_N2),
 };
 
 /* What nnop_plan_describe must say for each kind. */
@@ -163,7 +173,9 @@ static const char *const expect[K_KINDS] = {
         [K_DW_LN_PIXEL] = "own kernel: depthwise conv",
         [K_DW_LN_ODD] = "own kernel: depthwise conv",
         [K_DW_LN_WIDE] = "own kernel: depthwise conv",
-        [K_DW_LN_SHARED] = "own kernel: depthwise conv"};
+        [K_DW_LN_SHARED] = "own kernel: depthwise conv",
+        [K_CAT_CONV] = "concat",
+        [K_CAT_CONV_N2] = "concat"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
                         int64_t h, int64_t w)
@@ -301,6 +313,19 @@ static nnop_value fc(nnop_graph *g, const new_case *nc, nnop_value x, int64_t c,
     return nnop_bias(g, y, const1(g, "b", nc, k, seed + 1, -0.5f, 0.5f));
 }
 
+/* Concats of conv outputs, then a 1x1 conv over the concat (so its buffer is the plan's). */
+static nnop_value cat_conv(nnop_graph *g, const new_case *nc)
+{
+    const int n2 = nc->kind == K_CAT_CONV_N2;
+    nnop_pool_params mp = {{3, 3}, {1, 1}, {1, 1}, 0};
+    nnop_value x = input(g, "x", nc, n2 ? 2 : 1, 6, 7, 5), xs[3], a, b, z;
+    a = nnop_act(g, conv_bias(g, nc, x, 8), NNOP_ACT_RELU, 0);
+    b = conv_bias(g, nc, x, 8);
+    xs[0] = a, xs[1] = b, xs[2] = nnop_act(g, b, NNOP_ACT_RELU, 0);
+    z = fc(g, nc, nnop_concat(g, xs, n2 ? 2 : 3), n2 ? 16 : 24, 8, 61);
+    return n2 ? nnop_add(g, z, nnop_pool(g, b, NNOP_POOL_MAX, &mp)) : nnop_add(g, z, a);
+}
+
 /* A squeeze-excitation block on x (n, c, 5, 7), hidden width c / 4. */
 static nnop_value se_block(nnop_graph *g, const new_case *nc)
 {
@@ -415,6 +440,9 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_DW_LN_WIDE:
     case K_DW_LN_SHARED:
         return dw_norm(g, nc);
+    case K_CAT_CONV:
+    case K_CAT_CONV_N2:
+        return cat_conv(g, nc);
     default:
         return deconv(g, nc);
     }
@@ -434,8 +462,9 @@ static void run_case(void **state)
     int deconv = nc->kind >= K_DECONV_S2 && nc->kind <= K_DECONV_OWN;
     int se = nc->kind >= K_SE && nc->kind <= K_SE_SHARED;
     int dw = nc->kind >= K_DW_LN && nc->kind <= K_DW_LN_SHARED;
+    int cat = nc->kind == K_CAT_CONV || nc->kind == K_CAT_CONV_N2;
     NNOP_TEST_REQUIRE_GPU();
-    h_run_init(&r, nc->dt, conv ? 54.0 : deconv ? 36.0 : se ? 96.0 : dw ? 49.0 : 1.0);
+    h_run_init(&r, nc->dt, conv || cat ? 54.0 : deconv ? 36.0 : se ? 96.0 : dw ? 49.0 : 1.0);
     h_check_case(&r, nc->name, build_case, nc, expect[nc->kind]);
     /* a 1x1 image's channels are contiguous in either layout */
     if (dw &&
@@ -447,6 +476,16 @@ static void run_case(void **state)
     if ((nc->kind == K_SE || nc->kind == K_SE_WIDE) &&
         (strstr(r.describe, "global average pool (chunk sums") != NULL) != (nc->lay == NHWC))
         fail_msg("%s: the gate should pool too in NHWC only:\n%s", nc->name, r.describe);
+    if (nc->kind == K_CAT_CONV &&
+        !strstr(r.describe, nc->lay == NCHW ? "all 3 inputs written into their slices"
+                                            : "a copy per input (3)"))
+        fail_msg("%s: channels-first at batch 1 every producer writes its slice, channels-last "
+                 "none (each input has a second reader or an own-kernel producer):\n%s",
+                 nc->name, r.describe);
+    if (nc->kind == K_CAT_CONV_N2 && (strstr(r.describe, "writes its concat slice") != NULL) !=
+                                             (strstr(r.describe, "1 of 2 inputs written") != NULL))
+        fail_msg("%s: the concat should skip exactly the input its cuDNN step wrote:\n%s", nc->name,
+                 r.describe);
     if (nc->kind == K_SE_SHARED && strstr(r.describe, "squeeze-excitation"))
         fail_msg("%s: a gate whose hidden value is an output took the gate kernel:\n%s", nc->name,
                  r.describe);

@@ -1,6 +1,9 @@
-/* concat.c: the implementation-list entry for channel concat: one strided copy per input
- * (kernels/resize.cu's nnop__k_copy) into its channel slice of the output. Producers do not
- * yet write straight into the slices (the copy is one extra pass over the inputs). */
+/* concat.c: the implementation-list entry for channel concat, and the plan that lets
+ * producers write straight into their channel slices of the concat's output: a value whose
+ * slice has its own packed strides (N = 1 in NCHW, ...) lives there whoever produces it; a
+ * value read only by the concat may be written with the slice's strides by a producer step
+ * that can (a cuDNN graph: cudnn.c). The step copies the rest (kernels/resize.cu's
+ * nnop__k_copy, one strided copy per input); compile.c places the values in the slices. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,7 +14,107 @@ struct nnop__concat_step {
     int32_t x_slot[NNOP_MAX_CONCAT_INPUTS];
     nnop__kview xv[NNOP_MAX_CONCAT_INPUTS], yv[NNOP_MAX_CONCAT_INPUTS]; /* yv: the slice */
     int64_t y_offset[NNOP_MAX_CONCAT_INPUTS];                           /* in elements */
+    int in_place[NNOP_MAX_CONCAT_INPUTS]; /* written into its slice by its producer */
+    int n_in_place;
 };
+
+/* ------------------------------------------------------------------ the slice plan */
+/* The slice of y (a view with v's dims and y's strides) has v's own strides. */
+static int slice_contiguous(const nnop_tensor_desc *v, const nnop_tensor_desc *y)
+{
+    int d;
+    for (d = 0; d < v->ndim; d++)
+        if (v->dims[d] > 1 && v->strides[d] != y->strides[d])
+            return 0;
+    return 1;
+}
+
+/* How input i (value v, at element offset off of y) of concat node n can reach its slice. */
+static int slice_mode(const nnop_plan *p, const nnop__node *n, int i, int64_t off)
+{
+    const nnop__value *v = &p->g->values[n->in[i]], *y = &p->g->values[n->out];
+    int j;
+    if (v->kind != NNOP_VALUE_NODE || v->output_index >= 0 || y->output_index >= 0 ||
+        p->g->nodes[v->producer].op == NNOP_OP_CONCAT || v->desc.dtype != y->desc.dtype ||
+        p->cuda->slice_in[n->in[i]] >= 0)
+        return NNOP_SLICE_NONE; /* user memory, a concat itself, a conversion, planned */
+    for (j = 0; j < i; j++)
+        if (n->in[j] == n->in[i])
+            return NNOP_SLICE_NONE; /* the same value twice: the first slice only */
+    if (off * (int64_t)nnop_dtype_size(y->desc.dtype) % 16 != 0)
+        return NNOP_SLICE_NONE; /* cuDNN's tensors need 16-byte aligned addresses */
+    if (slice_contiguous(&v->desc, &y->desc))
+        return NNOP_SLICE_CONTIGUOUS;
+    return v->n_consumers == 1 && v->desc.ndim == 4 ? NNOP_SLICE_WANTED : NNOP_SLICE_NONE;
+}
+
+nnop_status nnop__concat_plan_slices(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    size_t nv = (size_t)p->g->n_values + 1;
+    int32_t k, v;
+    cp->slice_in = (int32_t *)nnop__calloc(nv, sizeof *cp->slice_in);
+    cp->slice_off = (int64_t *)nnop__calloc(nv, sizeof *cp->slice_off);
+    cp->slice_mode = (int8_t *)nnop__calloc(nv, sizeof *cp->slice_mode);
+    if (!cp->slice_in || !cp->slice_off || !cp->slice_mode)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    for (v = 0; v < p->g->n_values; v++)
+        cp->slice_in[v] = -1;
+    for (k = 0; k < p->g->n_nodes; k++) {
+        const nnop__node *n = &p->g->nodes[k];
+        int64_t c0 = 0;
+        int i;
+        if (n->op != NNOP_OP_CONCAT)
+            continue;
+        for (i = 0; i < n->n_in; i++) {
+            int64_t off = c0 * p->g->values[n->out].desc.strides[1];
+            int mode = slice_mode(p, n, i, off);
+            c0 += p->g->values[n->in[i]].desc.dims[1];
+            if (mode == NNOP_SLICE_NONE)
+                continue;
+            cp->slice_in[n->in[i]] = n->out;
+            cp->slice_off[n->in[i]] = off;
+            cp->slice_mode[n->in[i]] = (int8_t)mode;
+        }
+    }
+    return NNOP_OK;
+}
+
+int nnop__concat_slice_strides(const nnop_plan *p, int32_t v, int64_t strides[4])
+{
+    const struct nnop__cuda_plan *cp = p->cuda;
+    int d;
+    if (!cp->slice_mode || cp->slice_mode[v] != NNOP_SLICE_WANTED)
+        return 0;
+    for (d = 0; d < 4; d++)
+        strides[d] = p->g->values[cp->slice_in[v]].desc.strides[d];
+    return 1;
+}
+
+/* Value v is the output of a partition before part (so some step wrote it, into the slice). */
+static int written_before(const nnop_plan *p, int32_t part, int32_t v)
+{
+    int32_t j;
+    for (j = 0; j < part; j++)
+        if (p->g->nodes[p->parts[j].first + p->parts[j].count - 1].out == v)
+            return 1;
+    return 0;
+}
+
+/* Whether input i's producer wrote it into its slice; a WANTED slice no step took is
+ * given up here (the value keeps a buffer of its own, the step copies it). */
+static int written_in_place(nnop_plan *p, const nnop__impl_try *t, int32_t v, int32_t y)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    int ok =
+            cp->slice_in[v] == y && written_before(p, t->part, v) &&
+            (cp->slice_mode[v] == NNOP_SLICE_CONTIGUOUS || cp->slice_mode[v] == NNOP_SLICE_STRIDED);
+    if (!ok && cp->slice_in[v] == y) {
+        cp->slice_in[v] = -1;
+        cp->slice_mode[v] = NNOP_SLICE_NONE;
+    }
+    return ok;
+}
 
 static int concat_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
 {
@@ -44,6 +147,8 @@ static nnop_status concat_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
         c->yv[i].c = c->xv[i].c;
         c->y_offset[i] = c0 * yv.sc;
         c0 += c->xv[i].c;
+        c->in_place[i] = written_in_place(p, t, n->in[i], n->out);
+        c->n_in_place += c->in_place[i];
         r = nnop__slot_value(p, n->in[i], &c->x_slot[i]);
     }
     if (r != NNOP_OK) { /* the compile ends: no destroy will see this step */
@@ -61,17 +166,29 @@ static nnop_status concat_run(nnop_plan *p, nnop__cuda_step *st)
     nnop_status r = NNOP_OK;
     int i;
     for (i = 0; i < c->n_in && r == NNOP_OK; i++)
-        r = nnop__cuda_check(p->ctx,
-                             nnop__k_copy(p->cuda->slot[c->x_slot[i]],
-                                          y + (size_t)c->y_offset[i] * elem, c->dtype, &c->xv[i],
-                                          &c->yv[i], p->ctx->cuda->stream),
-                             "nnop__k_copy", __FILE__, __LINE__);
+        if (!c->in_place[i])
+            r = nnop__cuda_check(p->ctx,
+                                 nnop__k_copy(p->cuda->slot[c->x_slot[i]],
+                                              y + (size_t)c->y_offset[i] * elem, c->dtype,
+                                              &c->xv[i], &c->yv[i], p->ctx->cuda->stream),
+                                 "nnop__k_copy", __FILE__, __LINE__);
     return r;
 }
 
 static size_t concat_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "[own kernel: concat, a copy per input (%d)]", st->cat->n_in);
+    const nnop__concat_step *c = st->cat;
+    int n = c->n_in_place == c->n_in
+                    ? snprintf(buf, len,
+                               "[concat: all %d inputs written into their slices by "
+                               "their producers, no copy]",
+                               c->n_in)
+            : c->n_in_place
+                    ? snprintf(buf, len,
+                               "[own kernel: concat, %d of %d inputs written into "
+                               "their slices by their producers, a copy for the rest]",
+                               c->n_in_place, c->n_in)
+                    : snprintf(buf, len, "[own kernel: concat, a copy per input (%d)]", c->n_in);
     (void)p;
     return n > 0 ? (size_t)n : 0;
 }
