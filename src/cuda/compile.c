@@ -336,7 +336,6 @@ void nnop__cuda_plan_destroy(nnop_plan *p)
     nnop__free(cp->out_ptr);
     nnop__free(cp->slice_in);
     nnop__free(cp->slice_off);
-    nnop__free(cp->slice_mode);
     nnop__free(cp);
     p->cuda = NULL;
 }

@@ -1,9 +1,9 @@
 /* test_concat_slices.c: which concat inputs the CUDA backend plans to have written straight
  * into their channel slices (impl/concat.c, nnop__concat_plan_slices), without a GPU:
- * channels-first at batch 1 every computed input's slice is contiguous, whoever reads it;
- * channels-last a slice is strided and only a value the concat alone reads is offered to its
- * producer; never a graph input, a concat's output, a value twice, a slice whose address is
- * not 16-byte aligned, or anything of a concat whose output is a graph output. */
+ * channels-first at batch 1 every computed input's slice is contiguous, whoever else reads
+ * it; strided slices (channels-last, or batch 2) are copied; so are graph inputs, a concat's
+ * output, a value's second slice, a slice whose address is not 16-byte aligned, and every
+ * input of a concat whose output is a graph output. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,16 +74,16 @@ static void destroy(fixture *f)
 {
     nnop__free(f->cp.slice_in);
     nnop__free(f->cp.slice_off);
-    nnop__free(f->cp.slice_mode);
     f->p->cuda = NULL;
     nnop_plan_destroy(f->p);
     nnop_graph_destroy(f->g);
     nnop_context_destroy(f->ctx);
 }
 
-static int mode(const fixture *f, int i)
+/* Whether input i lives in its slice. */
+static int in_slice(const fixture *f, int i)
 {
-    return f->cp.slice_mode[f->in[i].id];
+    return f->cp.slice_in[f->in[i].id] >= 0;
 }
 
 static void test_batch_one_channels_first_slices_are_contiguous(void **state)
@@ -91,31 +91,26 @@ static void test_batch_one_channels_first_slices_are_contiguous(void **state)
     fixture f;
     (void)state;
     build(&f, NNOP_NCHW, 1, THREE_CONVS);
-    assert_int_equal(mode(&f, 0), NNOP_SLICE_CONTIGUOUS);
-    assert_int_equal(mode(&f, 1), NNOP_SLICE_CONTIGUOUS);
-    assert_int_equal(mode(&f, 2), NNOP_SLICE_CONTIGUOUS);
+    assert_true(in_slice(&f, 0));
+    assert_true(in_slice(&f, 1));
+    assert_true(in_slice(&f, 2));
     assert_int_equal(f.cp.slice_off[f.in[1].id], 8 * 5 * 7);
     assert_int_equal(f.cp.slice_off[f.in[2].id], 16 * 5 * 7);
     destroy(&f);
 }
 
-static void test_strided_slices_only_for_the_concats_own_values(void **state)
+static void test_strided_slices_are_copied(void **state)
 {
     fixture f;
-    int64_t s[4];
     (void)state;
-    build(&f, NNOP_NHWC, 1, THREE_CONVS); /* a and b have a second reader, relu(b) not */
-    assert_int_equal(mode(&f, 0), NNOP_SLICE_NONE);
-    assert_int_equal(mode(&f, 1), NNOP_SLICE_NONE);
-    assert_int_equal(mode(&f, 2), NNOP_SLICE_WANTED);
-    assert_true(nnop__concat_slice_strides(f.p, f.in[2].id, s));
-    assert_int_equal(s[1], 1);
-    assert_int_equal(s[3], 24); /* the concat's pixel stride: 8 + 8 + 8 channels */
-    assert_false(nnop__concat_slice_strides(f.p, f.in[0].id, s));
+    build(&f, NNOP_NHWC, 1, THREE_CONVS);
+    assert_false(in_slice(&f, 0));
+    assert_false(in_slice(&f, 1));
+    assert_false(in_slice(&f, 2));
     destroy(&f);
-    build(&f, NNOP_NCHW, 2, THREE_CONVS); /* batch 2: channels-first slices are strided too */
-    assert_int_equal(mode(&f, 0), NNOP_SLICE_NONE);
-    assert_int_equal(mode(&f, 2), NNOP_SLICE_WANTED);
+    build(&f, NNOP_NCHW, 2, THREE_CONVS);
+    assert_false(in_slice(&f, 0));
+    assert_false(in_slice(&f, 2));
     destroy(&f);
 }
 
@@ -124,23 +119,24 @@ static void test_no_slice_where_it_cannot_be_shared(void **state)
     fixture f;
     (void)state;
     build(&f, NNOP_NCHW, 1, MISALIGNED); /* b at 3 x 35 halves: 210 bytes */
-    assert_int_equal(mode(&f, 0), NNOP_SLICE_CONTIGUOUS);
-    assert_int_equal(mode(&f, 1), NNOP_SLICE_NONE);
-    assert_int_equal(mode(&f, 2), NNOP_SLICE_NONE); /* 11 x 35 halves */
+    assert_true(in_slice(&f, 0));
+    assert_false(in_slice(&f, 1));
+    assert_false(in_slice(&f, 2)); /* 11 x 35 halves */
     destroy(&f);
     build(&f, NNOP_NCHW, 1, INPUT_AND_TWICE); /* a, b, a, x: a's first slice; x the caller's */
-    assert_int_equal(mode(&f, 0), NNOP_SLICE_CONTIGUOUS);
+    assert_true(in_slice(&f, 0));
     assert_int_equal(f.cp.slice_off[f.in[0].id], 0);
-    assert_int_equal(mode(&f, 1), NNOP_SLICE_CONTIGUOUS);
-    assert_int_equal(mode(&f, 3), NNOP_SLICE_NONE);
+    assert_true(in_slice(&f, 1));
+    assert_false(in_slice(&f, 3));
     destroy(&f);
     build(&f, NNOP_NCHW, 1, NESTED); /* the inner concat lives in no slice; its inputs do */
-    assert_int_equal(mode(&f, 0), NNOP_SLICE_NONE);
-    assert_int_equal(mode(&f, 1), NNOP_SLICE_CONTIGUOUS);
+    assert_false(in_slice(&f, 0));
+    assert_true(in_slice(&f, 1));
+    assert_int_equal(f.cp.slice_in[f.in[1].id], f.g->nodes[f.g->n_nodes - 2].out);
     destroy(&f);
     build(&f, NNOP_NCHW, 1, CAT_IS_OUTPUT); /* the caller's memory, bound only at execute */
-    assert_int_equal(mode(&f, 0), NNOP_SLICE_NONE);
-    assert_int_equal(mode(&f, 1), NNOP_SLICE_NONE);
+    assert_false(in_slice(&f, 0));
+    assert_false(in_slice(&f, 1));
     destroy(&f);
 }
 
@@ -148,7 +144,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_batch_one_channels_first_slices_are_contiguous),
-            cmocka_unit_test(test_strided_slices_only_for_the_concats_own_values),
+            cmocka_unit_test(test_strided_slices_are_copied),
             cmocka_unit_test(test_no_slice_where_it_cannot_be_shared),
     };
     return cmocka_run_group_tests_name("concat_slices", tests, NULL, NULL);

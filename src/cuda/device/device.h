@@ -117,10 +117,9 @@ struct nnop__cuda_plan {
     int32_t n_jobs, cap_jobs;
     /* values that live in a channel slice of a concat's output instead of a buffer of their
      * own (impl/concat.c plans them before the steps are built): per value, the concat's
-     * output value (-1: none), the slice's offset there in elements, and NNOP_SLICE_* */
+     * output value (-1: none) and the slice's offset there in elements */
     int32_t *slice_in;
     int64_t *slice_off;
-    int8_t *slice_mode;
 };
 
 /* ------------------------------------------------------------------ slots (slots.c) */

@@ -1,9 +1,12 @@
 /* concat.c: the implementation-list entry for channel concat, and the plan that lets
- * producers write straight into their channel slices of the concat's output: a value whose
- * slice has its own packed strides (N = 1 in NCHW, ...) lives there whoever produces it; a
- * value read only by the concat may be written with the slice's strides by a producer step
- * that can (a cuDNN graph: cudnn.c). The step copies the rest (kernels/resize.cu's
- * nnop__k_copy, one strided copy per input); compile.c places the values in the slices. */
+ * producers write straight into their channel slices of the concat's output: a computed
+ * value whose slice has its own packed strides (channels-first at batch 1, say) lives there,
+ * whoever produces it, and the step copies only the other inputs (kernels/resize.cu's
+ * nnop__k_copy, one strided copy each); compile.c places the values in the slices.
+ * Strided slices (channels-last, batch > 1) stay copies: cuDNN's conv engines take strided
+ * outputs on sm_90, but the ones that did ran 2.7-3.7x slower than the packed write, far
+ * more than the copy saves (U-Net's 1x1 conv: 4.7 -> 12.8 us at batch 1, 47.9 -> 177.7 us
+ * at batch 32; bench/results/2026-12-03-h200-c.md). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -29,23 +32,22 @@ static int slice_contiguous(const nnop_tensor_desc *v, const nnop_tensor_desc *y
     return 1;
 }
 
-/* How input i (value v, at element offset off of y) of concat node n can reach its slice. */
-static int slice_mode(const nnop_plan *p, const nnop__node *n, int i, int64_t off)
+/* Whether input i (value v, at element offset off of y) of concat node n can live in its
+ * slice: computed by a step of the plan (no caller's memory, bound only at execute), not a
+ * concat itself, the first time in the list, no conversion, an address cuDNN accepts. */
+static int slice_fits(const nnop_plan *p, const nnop__node *n, int i, int64_t off)
 {
     const nnop__value *v = &p->g->values[n->in[i]], *y = &p->g->values[n->out];
     int j;
     if (v->kind != NNOP_VALUE_NODE || v->output_index >= 0 || y->output_index >= 0 ||
         p->g->nodes[v->producer].op == NNOP_OP_CONCAT || v->desc.dtype != y->desc.dtype ||
         p->cuda->slice_in[n->in[i]] >= 0)
-        return NNOP_SLICE_NONE; /* user memory, a concat itself, a conversion, planned */
+        return 0;
     for (j = 0; j < i; j++)
         if (n->in[j] == n->in[i])
-            return NNOP_SLICE_NONE; /* the same value twice: the first slice only */
-    if (off * (int64_t)nnop_dtype_size(y->desc.dtype) % 16 != 0)
-        return NNOP_SLICE_NONE; /* cuDNN's tensors need 16-byte aligned addresses */
-    if (slice_contiguous(&v->desc, &y->desc))
-        return NNOP_SLICE_CONTIGUOUS;
-    return v->n_consumers == 1 && v->desc.ndim == 4 ? NNOP_SLICE_WANTED : NNOP_SLICE_NONE;
+            return 0;
+    return off * (int64_t)nnop_dtype_size(y->desc.dtype) % 16 == 0 &&
+           slice_contiguous(&v->desc, &y->desc);
 }
 
 nnop_status nnop__concat_plan_slices(nnop_plan *p)
@@ -55,8 +57,7 @@ nnop_status nnop__concat_plan_slices(nnop_plan *p)
     int32_t k, v;
     cp->slice_in = (int32_t *)nnop__calloc(nv, sizeof *cp->slice_in);
     cp->slice_off = (int64_t *)nnop__calloc(nv, sizeof *cp->slice_off);
-    cp->slice_mode = (int8_t *)nnop__calloc(nv, sizeof *cp->slice_mode);
-    if (!cp->slice_in || !cp->slice_off || !cp->slice_mode)
+    if (!cp->slice_in || !cp->slice_off)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     for (v = 0; v < p->g->n_values; v++)
         cp->slice_in[v] = -1;
@@ -68,27 +69,14 @@ nnop_status nnop__concat_plan_slices(nnop_plan *p)
             continue;
         for (i = 0; i < n->n_in; i++) {
             int64_t off = c0 * p->g->values[n->out].desc.strides[1];
-            int mode = slice_mode(p, n, i, off);
             c0 += p->g->values[n->in[i]].desc.dims[1];
-            if (mode == NNOP_SLICE_NONE)
+            if (!slice_fits(p, n, i, off))
                 continue;
             cp->slice_in[n->in[i]] = n->out;
             cp->slice_off[n->in[i]] = off;
-            cp->slice_mode[n->in[i]] = (int8_t)mode;
         }
     }
     return NNOP_OK;
-}
-
-int nnop__concat_slice_strides(const nnop_plan *p, int32_t v, int64_t strides[4])
-{
-    const struct nnop__cuda_plan *cp = p->cuda;
-    int d;
-    if (!cp->slice_mode || cp->slice_mode[v] != NNOP_SLICE_WANTED)
-        return 0;
-    for (d = 0; d < 4; d++)
-        strides[d] = p->g->values[cp->slice_in[v]].desc.strides[d];
-    return 1;
 }
 
 /* Value v is the output of a partition before part (so some step wrote it, into the slice). */
@@ -101,19 +89,17 @@ static int written_before(const nnop_plan *p, int32_t part, int32_t v)
     return 0;
 }
 
-/* Whether input i's producer wrote it into its slice; a WANTED slice no step took is
- * given up here (the value keeps a buffer of its own, the step copies it). */
+/* Whether input v's producer wrote it into its slice of y; a planned value no step wrote as
+ * its output (none is known, but the plan must not depend on it) keeps a buffer of its own. */
 static int written_in_place(nnop_plan *p, const nnop__impl_try *t, int32_t v, int32_t y)
 {
     struct nnop__cuda_plan *cp = p->cuda;
-    int ok =
-            cp->slice_in[v] == y && written_before(p, t->part, v) &&
-            (cp->slice_mode[v] == NNOP_SLICE_CONTIGUOUS || cp->slice_mode[v] == NNOP_SLICE_STRIDED);
-    if (!ok && cp->slice_in[v] == y) {
-        cp->slice_in[v] = -1;
-        cp->slice_mode[v] = NNOP_SLICE_NONE;
-    }
-    return ok;
+    if (cp->slice_in[v] != y)
+        return 0;
+    if (written_before(p, t->part, v))
+        return 1;
+    cp->slice_in[v] = -1;
+    return 0;
 }
 
 static int concat_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)

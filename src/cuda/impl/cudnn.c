@@ -17,7 +17,7 @@ static int splittable(nnop_status st)
 }
 
 static nnop_status try_dnn_once(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *step,
-                                char *why, size_t len, int pad, const int64_t *y_strides)
+                                char *why, size_t len, int pad)
 {
     nnop__dnn_step *dnn = (nnop__dnn_step *)nnop__calloc(1, sizeof *dnn);
     nnop__chain c;
@@ -26,7 +26,6 @@ static nnop_status try_dnn_once(nnop_plan *p, int32_t first, int32_t count, nnop
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     why[0] = '\0';
     st = nnop__chain_build(p, first, count, 1, &c);
-    c.y_strides = y_strides;
     if (st == NNOP_OK && pad)
         st = nnop__stem_pad(p, &c, step);
     if (st == NNOP_OK)
@@ -47,38 +46,17 @@ static nnop_status try_dnn_once(nnop_plan *p, int32_t first, int32_t count, nnop
     return NNOP_OK;
 }
 /* A C=3 first layer tries the zero-padded C=4 form first (stem.c), then the plain one. */
-static nnop_status try_dnn_padded(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *step,
-                                  char *why, size_t len, const int64_t *y_strides)
+static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *step,
+                           char *why, size_t len)
 {
     nnop_status st;
     if (nnop__stem_applies(p, first)) {
-        st = try_dnn_once(p, first, count, step, why, len, 1, y_strides);
+        st = try_dnn_once(p, first, count, step, why, len, 1);
         if (st == NNOP_OK || !splittable(st))
             return st;
         step->padded = 0;
     }
-    return try_dnn_once(p, first, count, step, why, len, 0, y_strides);
-}
-/* An output whose concat wants it in its channel slice (impl/concat.c) is tried with the
- * slice's strides first (no copy into the concat), then with its own. */
-static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *step,
-                           char *why, size_t len)
-{
-    int32_t v = p->g->nodes[first + count - 1].out;
-    int64_t ys[4];
-    nnop_status st;
-    if (nnop__concat_slice_strides(p, v, ys)) {
-        st = try_dnn_padded(p, first, count, step, why, len, ys);
-        if (st == NNOP_OK) {
-            p->cuda->slice_mode[v] = NNOP_SLICE_STRIDED;
-            step->in_slice = 1;
-            return st;
-        }
-        if (!splittable(st))
-            return st;
-        step->padded = 0;
-    }
-    return try_dnn_padded(p, first, count, step, why, len, NULL);
+    return try_dnn_once(p, first, count, step, why, len, 0);
 }
 static nnop_status run_dnn(nnop_plan *p, nnop__dnn_step *s)
 {
@@ -224,7 +202,7 @@ static nnop_status cudnn_run(nnop_plan *p, nnop__cuda_step *s)
 
 static size_t cudnn_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "[cudnn %seng%lld %s, workspace %lld B%s%s%s%s%s]",
+    int n = snprintf(buf, len, "[cudnn %seng%lld %s, workspace %lld B%s%s%s%s]",
                      s->impl == &nnop__impl_cudnn_dgrad ? "data gradient (transposed conv), " : "",
                      (long long)s->dnn->engine, s->dnn->rtc ? "runtime-compiled" : "precompiled",
                      (long long)s->dnn->workspace, tuned(s->dnn),
@@ -237,8 +215,7 @@ static size_t cudnn_describe(const nnop_plan *p, const nnop__cuda_step *s, char 
                      : s->dnn->cached == 2 ? ", plan from cache"
                      : s->dnn->cached == 1 ? ", engine from cache"
                                            : "",
-                     s->folded ? ", bn/bias folded" : "",
-                     s->in_slice ? ", writes its concat slice" : "");
+                     s->folded ? ", bn/bias folded" : "");
     (void)p;
     if (n > 0 && s->padded && (size_t)n < len)
         n += snprintf(buf + n - 1, len - (size_t)n + 1, ", input C %d->%d zero-padded]", s->pad_cin,

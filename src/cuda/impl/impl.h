@@ -46,7 +46,6 @@ typedef struct nnop__cuda_step {
     nnop__kview xv, yv;
     int dtype;
     int folded;
-    int in_slice;         /* cuDNN step writing its concat slice's strides (concat.c) */
     int32_t scratch_slot; /* global average pooling: its chunk sums (-1: none) */
     /* stem.c: before the cuDNN step, zero-pad the input's channels into a plan buffer */
     int padded;
@@ -127,17 +126,10 @@ extern const nnop__impl nnop__impl_own_kernel;   /* own_kernels.c */
 extern const nnop__impl *const nnop__impls[];
 
 /* ------------------------------------------------------------------ concat.c: slices */
-/* How a concat input reaches its channel slice of the concat's output (cuda_plan.slice_mode).
- * CONTIGUOUS: the slice has the value's own packed strides (N = 1 in NCHW, say), so the
- * producer, whatever it is, writes it at the slice's address. WANTED: the slice is strided
- * and the concat is the value's only reader; a producer step that can write those strides
- * (a cuDNN graph) takes it and sets STRIDED. What is neither is copied by the concat step. */
-enum { NNOP_SLICE_NONE = 0, NNOP_SLICE_CONTIGUOUS, NNOP_SLICE_WANTED, NNOP_SLICE_STRIDED };
-/* Plan the slices of every concat of the graph (before any step is built). */
+/* Plan which concat inputs live in their channel slice of the concat's output: those whose
+ * slice has their own packed strides (N = 1 channels-first, say), the producer, whatever it
+ * is, writing it at the slice's address (cuda_plan.slice_in; before any step is built). */
 nnop_status nnop__concat_plan_slices(nnop_plan *p);
-/* The strides (4 dims) value v would be written with in its concat slice, when the slice
- * is WANTED; 0 when not. */
-int nnop__concat_slice_strides(const nnop_plan *p, int32_t v, int64_t strides[4]);
 
 /* ------------------------------------------------------------------ stem.c */
 /* Partition starting at node first is a C=3 channels-last conv with constant weights. */

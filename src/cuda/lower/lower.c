@@ -1,7 +1,6 @@
 /* lower.c: a canonical chain as one cuDNN operation graph: the producer output's view, the
  * producer (conv.c) and each epilogue op (pointwise.c) between real tensors at the partition
- * boundary and virtual FLOAT ones inside (the output with a concat slice's strides when the
- * chain says so), and the first words of the step's fingerprint. */
+ * boundary and virtual FLOAT ones inside, and the first words of the step's fingerprint. */
 #include "cuda/lower/lower.h"
 
 /* The producer output's view: 4-D conv output, or [1, N, OUT] for a linear layer. */
@@ -36,14 +35,13 @@ nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step
     nnop__fp_add_str(&s->fpb, is_linear ? "nnop-dnn/matmul/v1" : "nnop-dnn/conv/v1");
     s->is_conv = !is_linear;
     s->fp32 = out_dt == NNOP_F32;
-    st = nnop__lower_tensor(ctx, s, ndim, dims, c->n_ops || !c->y_strides ? strides : c->y_strides,
-                            out_dt, c->n_ops ? -1 : c->out_value, &cur);
+    st = nnop__lower_tensor(ctx, s, ndim, dims, strides, out_dt, c->n_ops ? -1 : c->out_value,
+                            &cur);
     if (st == NNOP_OK)
         st = is_linear ? nnop__lower_matmul(p, c, s, cur) : nnop__lower_conv(p, c, s, cur);
     for (k = 0; k < c->n_ops && st == NNOP_OK; k++) {
-        int last = k + 1 == c->n_ops;
-        st = nnop__lower_tensor(ctx, s, ndim, dims, last && c->y_strides ? c->y_strides : strides,
-                                out_dt, last ? c->out_value : -1, &next);
+        st = nnop__lower_tensor(ctx, s, ndim, dims, strides, out_dt,
+                                k + 1 == c->n_ops ? c->out_value : -1, &next);
         if (st == NNOP_OK)
             st = nnop__lower_epilogue_op(p, c, k, s, ndim, dims, strides, cur, next);
         cur = next;

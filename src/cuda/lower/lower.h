@@ -39,8 +39,6 @@ typedef struct nnop__chain {
     int folded;        /* batch-norm/bias folded into the weights */
     int xw_override;   /* x and w are the descs below (stem.c), not the values' */
     nnop_tensor_desc x_desc, w_desc;
-    const int64_t *y_strides; /* the output's strides when not its value's own (a concat's
-                               * channel slice, impl/concat.c); NULL: the value's */
     int n_ops;
     nnop__chain_op ops[NNOP_EPI_MAX_OPS];
 } nnop__chain;
