@@ -2,7 +2,9 @@
  * dtypes and both layouts, on odd shapes: mul/sub/div with each broadcast form (standalone and
  * split off a conv), a constant layer scale folded into the conv, the activations cuDNN has no
  * mode for (split off a conv and standalone), layer norm over C (warp and thread paths) and
- * over C, H, W (per-element gamma), group and instance norm, RMS norm, channel concat of three
+ * over C, H, W (per-element gamma), group and instance norm, RMS norm (layer and RMS norm on
+ * cuDNN's norm-forward where it takes them, else the own kernel with cuDNN's reason), channel
+ * concat of three
  * inputs (and of 2-D ones), nearest and bilinear resize by scale and by size (align_corners
  * both ways, down and up), transposed convs (stride = kernel, padded with output padding,
  * grouped, dilated) with a bias+ReLU epilogue, on cuDNN's data-gradient convolution and (output
@@ -144,11 +146,11 @@ static const char *const expect[K_KINDS] = {
         [K_CONV_HSWISH] = "hard-swish has no cuDNN",
         [K_HSIGMOID] = "own kernel: epilogue",
         [K_MISH] = "own kernel: epilogue",
-        [K_LN_C] = "layer norm over C",
-        [K_LN_CHW] = "norm over 1 group",
+        [K_LN_C] = "norm",
+        [K_LN_CHW] = "norm",
         [K_GN] = "norm over 4 groups",
         [K_IN] = "norm over 12 groups",
-        [K_RMS] = "RMS norm over C",
+        [K_RMS] = "norm",
         [K_CONCAT] = "concat, a copy per input (3)",
         [K_CONCAT_2D] = "concat",
         [K_NEAREST_2X] = "resize, nearest",
@@ -475,6 +477,17 @@ static void run_case(void **state)
     if ((nc->kind == K_SE || nc->kind == K_SE_WIDE) &&
         (strstr(r.describe, "global average pool (chunk sums") != NULL) != (nc->lay == NHWC))
         fail_msg("%s: the gate should pool too in NHWC only:\n%s", nc->name, r.describe);
+    if (nc->kind >= K_LN_C && nc->kind <= K_RMS) {
+        /* cuDNN's norm-forward is tried for layer and RMS norms with constant parameters
+         * over contiguous channels or over C, H, W; where it refuses, the reason is kept */
+        const int eligible = nc->kind == K_LN_CHW ||
+                             ((nc->kind == K_LN_C || nc->kind == K_RMS) && nc->lay == NHWC);
+        const int tried = strstr(r.describe, "norm forward (inference)") != NULL ||
+                          strstr(r.describe, "cuDNN's norm-forward refused: ") != NULL;
+        if (tried != eligible)
+            fail_msg("%s: cuDNN's norm-forward should be %s:\n%s", nc->name,
+                     eligible ? "used, or its refusal given" : "left alone", r.describe);
+    }
     if (nc->kind == K_CAT_CONV &&
         !strstr(r.describe, nc->lay == NCHW ? "all 3 inputs written into their slices"
                                             : "a copy per input (3)"))

@@ -175,8 +175,8 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
     nnop_context *ctx = p->ctx;
     search *s;
     nnop_status r;
-    int no_engine = 0;
-    if (cache_usable(ctx) && nnop__dnn_from_cache(p, st, fp, &no_engine) == NNOP_OK) {
+    int no_engine = 0, cache = cache_usable(ctx) && !st->scalar_io; /* lower.h says why */
+    if (cache && nnop__dnn_from_cache(p, st, fp, &no_engine) == NNOP_OK) {
         nnop__clear_error(ctx);
         return NNOP_OK;
     }
@@ -197,7 +197,7 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
         nnop__free(s);
         if (ctx->plan_cache)
             nnop__cache_count(ctx->plan_cache, NNOP_CACHE_EV_PLAN_BUILT);
-        if (cache_usable(ctx))
+        if (cache)
             nnop__dnn_to_cache(ctx, st, fp);
         nnop__clear_error(ctx);
         return NNOP_OK;
@@ -209,7 +209,7 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
              s->cands.per_mode[0], s->cands.per_mode[1], s->cands.per_mode[2], s->skipped_policy,
              s->skipped_eng0, s->skipped_shape, s->failed, s->failed ? "; last: " : "",
              s->last_fail);
-    if (cache_usable(ctx) && s->failed == 0) /* refused outright, not a failure to build or run */
+    if (cache && s->failed == 0) /* refused outright, not a failure to build or run */
         nnop__dnn_no_engine_to_cache(ctx, fp);
     nnop__free(s);
     return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "%s", why);

@@ -22,7 +22,7 @@ static nnop_status scratch(nnop_context *ctx, const nnop__dnn_step *s, int64_t w
     if (st == NNOP_OK)
         st = NNOP_CU(ctx, cudaMemsetAsync(*mem, 0, total, ctx->cuda->stream));
     for (i = 0; st == NNOP_OK && i < s->n_io; i++) {
-        ptrs[i] = (char *)*mem + off;
+        ptrs[i] = nnop__dnn_io_ptr(s, i, (char *)*mem + off);
         off += ((size_t)s->bytes[i] + 255) / 256 * 256;
     }
     *wsp = ws ? (char *)*mem + off : NULL;

@@ -2,7 +2,8 @@
  * engine stage picks (a C=3 first layer tried zero-padded to C=4 first, stem.c), or, after
  * cuDNN refused the whole chain, its longest prefix cuDNN takes, the rest split off to run
  * as an own epilogue kernel (the reason kept for nnop_plan_describe); a transposed conv as
- * cuDNN's data-gradient convolution, its epilogue split off the same way. Linear layers never
+ * cuDNN's data-gradient convolution, a layer or RMS norm as its norm-forward operation
+ * (inference), their epilogues split off the same way. Linear layers never
  * come here: they run on cuBLASLt or the own linear kernel (issue 10). Execute binds the
  * slots into a variant pack: up to NNOP_VPACK_CACHE prebuilt per step, keyed by pointers. */
 #include <stdio.h>
@@ -64,7 +65,7 @@ static nnop_status run_dnn(nnop_plan *p, nnop__dnn_step *s)
     size_t n = (size_t)s->n_io * sizeof(void *);
     int j, k;
     for (j = 0; j < s->n_io; j++)
-        s->ptrs[j] = cp->slot[s->slots[j]];
+        s->ptrs[j] = nnop__dnn_io_ptr(s, j, s->slots[j] >= 0 ? cp->slot[s->slots[j]] : NULL);
     for (k = 0; k < s->n_vpack && memcmp(s->vptrs[k], s->ptrs, n) != 0; k++)
         ;
     if (k == s->n_vpack) { /* a binding set not seen before: the one place execute builds */
@@ -192,6 +193,82 @@ static nnop_status dgrad_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step 
     return NNOP_OK;
 }
 
+/* A layer norm (over C with contiguous channels, or over C, H, W) or an RMS norm over C whose
+ * affine parameters are constants (uploaded as float32, as cuDNN's samples take them). */
+static int norm_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    const nnop_tensor_desc *x = &p->g->values[n->in[0]].desc;
+    const int rms = n->op == NNOP_OP_RMS_NORM;
+    if (n->op == NNOP_OP_GROUP_NORM) {
+        *why_not = "cuDNN's norm-forward has no group count (group and instance norm run on "
+                   "the own kernel)";
+        return 0;
+    }
+    if (n->op != NNOP_OP_LAYER_NORM && !rms) {
+        *why_not = "not a layer or RMS norm";
+        return 0;
+    }
+    if ((rms || n->attr.norm.axes == NNOP_NORM_C) && x->strides[1] != 1) {
+        *why_not = "a norm over strided channels (channels-first) is no cuDNN norm-forward view";
+        return 0;
+    }
+    if (!nnop__value_is_const(p->g, n->in[1]) || (!rms && !nnop__value_is_const(p->g, n->in[2]))) {
+        *why_not = "cuDNN's norm-forward is given constant scale and bias here";
+        return 0;
+    }
+    return 1;
+}
+
+/* Constant v as a float32 slot. */
+static nnop_status float_slot(nnop_plan *p, int32_t v, int32_t *slot)
+{
+    const nnop__value *val = &p->g->values[v];
+    int64_t n = nnop_tensor_elements(&val->desc);
+    float *f = (float *)nnop__calloc((size_t)(n > 0 ? n : 1), sizeof *f);
+    nnop_status st;
+    if (!f)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    nnop__to_f32(val->desc.dtype, val->data, f, n);
+    st = nnop__slot_upload(p, f, (size_t)n * sizeof *f, slot);
+    nnop__free(f);
+    return st;
+}
+
+static nnop_status norm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *step)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    nnop__dnn_step *dnn = (nnop__dnn_step *)nnop__calloc(1, sizeof *dnn);
+    int32_t x_slot = -1, g_slot = -1, b_slot = -1;
+    nnop_status st;
+    if (!dnn)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    st = nnop__slot_value(p, n->in[0], &x_slot);
+    if (st == NNOP_OK)
+        st = float_slot(p, n->in[1], &g_slot);
+    if (st == NNOP_OK && n->op == NNOP_OP_LAYER_NORM)
+        st = float_slot(p, n->in[2], &b_slot);
+    if (st == NNOP_OK)
+        st = nnop__lower_norm(p, t->first, x_slot, g_slot, b_slot, dnn);
+    if (st == NNOP_OK)
+        st = nnop__engine_select(p, dnn, t->why, sizeof t->why);
+    else
+        nnop__copy_text(t->why, sizeof t->why, nnop__error_body(p->ctx));
+    if (st != NNOP_OK) {
+        nnop__dnn_step_destroy(dnn);
+        return st;
+    }
+    step->kind = NNOP_STEP_DNN;
+    step->dnn = dnn;
+    step->y_slot = n->out;
+    if (t->count > 1) {
+        t->taken = 1;
+        t->who = "cuDNN's norm-forward took the norm";
+        snprintf(t->why, sizeof t->why, "the epilogue runs on the own epilogue kernel");
+    }
+    return NNOP_OK;
+}
+
 static nnop_status cudnn_run(nnop_plan *p, nnop__cuda_step *s)
 {
     nnop_status st = NNOP_OK;
@@ -203,7 +280,9 @@ static nnop_status cudnn_run(nnop_plan *p, nnop__cuda_step *s)
 static size_t cudnn_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "[cudnn %seng%lld %s, workspace %lld B%s%s%s%s]",
-                     s->impl == &nnop__impl_cudnn_dgrad ? "data gradient (transposed conv), " : "",
+                     s->impl == &nnop__impl_cudnn_dgrad  ? "data gradient (transposed conv), "
+                     : s->impl == &nnop__impl_cudnn_norm ? "norm forward (inference), "
+                                                         : "",
                      (long long)s->dnn->engine, s->dnn->rtc ? "runtime-compiled" : "precompiled",
                      (long long)s->dnn->workspace, tuned(s->dnn),
                      s->dnn->rtc_unsafe == NNOP_RTC_UNSAFE
@@ -236,3 +315,5 @@ const nnop__impl nnop__impl_cudnn_prefix = {"cudnn prefix", cudnn_fits,     pref
                                             cudnn_run,      cudnn_describe, cudnn_destroy};
 const nnop__impl nnop__impl_cudnn_dgrad = {
         "cudnn data gradient", dgrad_fits, dgrad_build, cudnn_run, cudnn_describe, cudnn_destroy};
+const nnop__impl nnop__impl_cudnn_norm = {"cudnn norm forward", norm_fits,    norm_build, cudnn_run,
+                                          cudnn_describe,       cudnn_destroy};

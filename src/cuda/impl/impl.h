@@ -117,6 +117,7 @@ extern const nnop__impl nnop__impl_gate;         /* gate.c */
 extern const nnop__impl nnop__impl_cudnn_graph;  /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_prefix; /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_dgrad;  /* cudnn.c */
+extern const nnop__impl nnop__impl_cudnn_norm;   /* cudnn.c */
 extern const nnop__impl nnop__impl_deconv;       /* deconv.c */
 extern const nnop__impl nnop__impl_own_epilogue; /* own_kernels.c */
 extern const nnop__impl nnop__impl_norm;         /* norm.c */

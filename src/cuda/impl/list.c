@@ -15,7 +15,8 @@ const nnop__impl *const nnop__impls[] = {
         &nnop__impl_cudnn_graph,  /* the whole chain as one cuDNN graph */
         &nnop__impl_cudnn_prefix, /* the longest prefix cuDNN takes; the rest split off */
         &nnop__impl_own_epilogue, /* pointwise partitions, split-off epilogues included */
-        &nnop__impl_norm,         /* layer, group and RMS norm */
+        &nnop__impl_cudnn_norm,   /* layer and RMS norm as cuDNN's norm-forward */
+        &nnop__impl_norm,         /* layer, group and RMS norm; what cuDNN refused */
         &nnop__impl_resize,       /* nearest and bilinear resize */
         &nnop__impl_concat,       /* channel concat: a copy per input into its slice */
         &nnop__impl_own_kernel,   /* pooling, global average pooling, softmax, flatten */

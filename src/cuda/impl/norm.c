@@ -1,6 +1,6 @@
 /* norm.c: the implementation-list entry for the normalizations (layer norm over C or over C,
- * H, W; group norm; RMS norm): the own kernel (kernels/norm.cu). cuDNN's norm-forward
- * operation (and a pointwise epilogue after it) is not tried yet. */
+ * H, W; group norm; RMS norm): the own kernel (kernels/norm.cu), for group and instance
+ * norm and what cuDNN's norm-forward (cudnn.c, tried first) refused, its reason kept. */
 #include <stdio.h>
 
 #include "cuda/impl/impl.h"
@@ -48,6 +48,12 @@ static nnop_status norm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *
         st->beta_slot = -1;
     if (r != NNOP_OK)
         return r;
+    if (t->before[0]) { /* cuDNN's norm-forward refused it: say why (nnop_plan_describe) */
+        char was[NNOP_REASON_LEN];
+        snprintf(was, sizeof was, "%s", p->parts[t->part].reason);
+        snprintf(p->parts[t->part].reason, sizeof p->parts[t->part].reason,
+                 "cuDNN's norm-forward refused: %.140s%s%.70s", t->before, was[0] ? "; " : "", was);
+    }
     st->kind = NNOP_STEP_NORM;
     st->y_slot = n->out;
     k->dtype = (int)x->dtype;

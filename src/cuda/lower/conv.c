@@ -35,15 +35,6 @@ static nnop_status conv_desc(nnop_context *ctx, nnop__dnn_step *s, const int64_t
     return st;
 }
 
-static nnop_status add_op(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendDescriptor_t op)
-{
-    if (s->n_ops >= NNOP_STEP_MAX_OPS)
-        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "lowering: more than %d operations",
-                          NNOP_STEP_MAX_OPS);
-    s->ops[s->n_ops++] = op;
-    return NNOP_OK;
-}
-
 nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
                              cudnnBackendDescriptor_t y)
 {
@@ -70,7 +61,7 @@ nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step 
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &op);
     if (st == NNOP_OK)
         st = nnop__dnn_set_all(ctx, op, attrs, NNOP_COUNT(attrs), "convolution forward operation");
-    return st == NNOP_OK ? add_op(ctx, s, op) : st;
+    return st == NNOP_OK ? nnop__dnn_add_op(ctx, s, op) : st;
 }
 
 /* y = conv_transpose(x, w) is the data gradient dx of the forward conv with the same pad,
@@ -112,7 +103,7 @@ nnop_status nnop__lower_deconv(nnop_plan *p, int32_t node, int32_t x_slot, int32
     if (st == NNOP_OK)
         st = nnop__dnn_set_all(ctx, op, attrs, NNOP_COUNT(attrs),
                                "convolution backward data operation");
-    return st == NNOP_OK ? add_op(ctx, s, op) : st;
+    return st == NNOP_OK ? nnop__dnn_add_op(ctx, s, op) : st;
 }
 
 /* x [N, IN] row-major as A [1, N, IN]; w [OUT, IN] row-major as B [1, IN, OUT] column-major
@@ -157,5 +148,5 @@ nnop_status nnop__lower_matmul(nnop_plan *p, const nnop__chain *c, nnop__dnn_ste
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op);
     if (st == NNOP_OK)
         st = nnop__dnn_set_all(ctx, op, op_attrs, NNOP_COUNT(op_attrs), "matmul operation");
-    return st == NNOP_OK ? add_op(ctx, s, op) : st;
+    return st == NNOP_OK ? nnop__dnn_add_op(ctx, s, op) : st;
 }

@@ -56,6 +56,20 @@ nnop_status nnop__dnn_set_all(nnop_context *ctx, cudnnBackendDescriptor_t d, con
     return st == NNOP_OK ? nnop__dnn_finalize(ctx, d, what) : st;
 }
 
+nnop_status nnop__dnn_add_op(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendDescriptor_t op)
+{
+    if (s->n_ops >= NNOP_STEP_MAX_OPS)
+        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "lowering: more than %d operations",
+                          NNOP_STEP_MAX_OPS);
+    s->ops[s->n_ops++] = op;
+    return NNOP_OK;
+}
+
+void *nnop__dnn_io_ptr(const nnop__dnn_step *s, int i, void *dev)
+{
+    return s->scalar_io == i + 1 ? (void *)&s->scalar : dev;
+}
+
 static nnop_status add_io(nnop_context *ctx, nnop__dnn_step *s, int64_t uid, int32_t slot,
                           int64_t bytes)
 {
@@ -154,6 +168,39 @@ nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, c
                                cudnnBackendDescriptor_t *out)
 {
     return lower_tensor_as(ctx, s, ndim, dims, strides, dt, slot, false, out);
+}
+
+/* A FLOAT scalar [1, 1, 1, 1] passed by value (cuDNN reads it from host memory at execute:
+ * the step's own copy, nnop__dnn_io_ptr); one a step. */
+nnop_status nnop__lower_scalar(nnop_context *ctx, nnop__dnn_step *s, float v,
+                               cudnnBackendDescriptor_t *out)
+{
+    int64_t uid = ++s->next_uid, one[4] = {1, 1, 1, 1}, align = NNOP_TENSOR_ALIGN;
+    bool yes = true;
+    cudnnDataType_t t = CUDNN_DATA_FLOAT;
+    const nnop__attr attrs[] = {
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, one),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, one),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align),
+            NNOP_ATTR(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &yes)};
+    nnop_status st;
+    if (s->scalar_io)
+        return nnop__fail(ctx, NNOP_ERR_UNSUPPORTED, "lowering: a second by-value scalar");
+    st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out);
+    if (st == NNOP_OK)
+        st = nnop__dnn_set_all(ctx, *out, attrs, NNOP_COUNT(attrs), "by-value tensor");
+    nnop__fp_add_str(&s->fpb, "scalar");
+    nnop__fp_add_i64(&s->fpb, uid);
+    nnop__fp_add_f32(&s->fpb, v);
+    if (st == NNOP_OK)
+        st = add_io(ctx, s, uid, -1, (int64_t)sizeof(float));
+    if (st == NNOP_OK) {
+        s->scalar = v;
+        s->scalar_io = s->n_io;
+    }
+    return st;
 }
 
 nnop_status nnop__lower_filter(nnop_context *ctx, nnop__dnn_step *s, const nnop_tensor_desc *w,

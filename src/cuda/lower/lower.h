@@ -78,6 +78,11 @@ typedef struct nnop__dnn_step {
     void *vptrs[NNOP_VPACK_CACHE][NNOP_STEP_MAX_IO];
     int n_vpack, next_vpack;
     void *ptrs[NNOP_STEP_MAX_IO]; /* scratch for execute */
+    /* a by-value scalar (a norm's epsilon): 1 + its io index (0: none), its value; its slot
+     * is -1 and its pointer this host copy (nnop__dnn_io_ptr); such steps skip the plan cache,
+     * whose warm-up runs would hand it device memory */
+    int scalar_io;
+    float scalar;
 } nnop__dnn_step;
 
 /* ------------------------------------------------------------------ chain.c */
@@ -135,6 +140,17 @@ nnop_status nnop__lower_tensor(nnop_context *ctx, nnop__dnn_step *s, int ndim, c
 nnop_status nnop__lower_filter(nnop_context *ctx, nnop__dnn_step *s, const nnop_tensor_desc *w,
                                int32_t slot, cudnnBackendDescriptor_t *out);
 cudnnDataType_t nnop__dnn_dtype(nnop_dtype t);
+/* One more operation of the step's graph. */
+nnop_status nnop__dnn_add_op(nnop_context *ctx, nnop__dnn_step *s, cudnnBackendDescriptor_t op);
+/* The pointer bound to io i: dev, or the step's host copy of its by-value scalar. */
+void *nnop__dnn_io_ptr(const nnop__dnn_step *s, int i, void *dev);
+nnop_status nnop__lower_scalar(nnop_context *ctx, nnop__dnn_step *s, float v,
+                               cudnnBackendDescriptor_t *out);
+/* A layer norm (over C with contiguous channels, or over C, H, W) or an RMS norm over C as
+ * cuDNN's norm-forward operation, inference phase (norm.c): x_slot in, the node's output out,
+ * float32 scale and bias slots (bias -1: none, RMS norm). */
+nnop_status nnop__lower_norm(nnop_plan *p, int32_t node, int32_t x_slot, int32_t scale_slot,
+                             int32_t bias_slot, nnop__dnn_step *s);
 /* Producers: y (virtual when an epilogue follows) from the chain's x and w. */
 nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
                              cudnnBackendDescriptor_t y);
