@@ -1,5 +1,6 @@
 /* bench_kernels.c: nnop's own memory-bound kernels (pooling, global average pooling, softmax,
- * flatten, the standalone epilogue chain, one-op SiLU, GELU and squeeze-excitation multiply)
+ * flatten, the standalone epilogue chain, one-op SiLU, GELU and squeeze-excitation multiply,
+ * layer norm over C on cuDNN's norm-forward and on the own kernel)
  * on large tensors, each as a one-op graph through the public API on a CUDA context: GPU time
  * per execute (CUDA events around ITERS back-to-back executes, median of REPS), achieved GB/s
  * over the bytes the op must move (inputs read once, output written once), next to a
@@ -21,7 +22,19 @@
 #define ITERS 20
 #define REPS  7
 
-enum { K_MAX, K_AVG, K_GAP, K_SOFTMAX, K_FLATTEN, K_EPILOGUE, K_SILU, K_GELU, K_SE_MUL };
+enum {
+    K_MAX,
+    K_AVG,
+    K_GAP,
+    K_SOFTMAX,
+    K_FLATTEN,
+    K_EPILOGUE,
+    K_SILU,
+    K_GELU,
+    K_SE_MUL,
+    K_LN,
+    K_LN_PLAIN
+};
 
 typedef struct kcase {
     const char *name;
@@ -55,6 +68,8 @@ static const kcase cases[] = {
     {"epilogue SiLU (one op, EfficientNet-B0)", K_SILU, NNOP_F16, NNOP_NHWC, 32, 96, 112, 112, 0, 0, 0, 4},
     {"epilogue GELU (one op, ConvNeXt-T)", K_GELU, NNOP_F16, NNOP_NHWC, 32, 384, 56, 56, 0, 0, 0, 4},
     {"epilogue mul by N,C,1,1 (one op, SE)", K_SE_MUL, NNOP_F16, NNOP_NHWC, 32, 96, 112, 112, 0, 0, 0, 4},
+    {"layer norm over C, constant affine (cuDNN norm-forward)", K_LN, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
+    {"layer norm over C, no affine (own kernel)", K_LN_PLAIN, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F16, NNOP_NHWC, 256, 512, 14, 14, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F32, NNOP_NHWC, 256, 2048, 7, 7, 0, 0, 0, 4},
 };
@@ -81,6 +96,24 @@ static const char *dt_name(nnop_dtype t)
     return t == NNOP_F32 ? "f32" : t == NNOP_F16 ? "f16" : "bf16";
 }
 
+/* A constant per-channel vector near base (gamma 1, beta 0: the check stays well scaled). */
+static nnop_value per_channel(nnop_graph *g, const char *name, const kcase *kc, float base)
+{
+    nnop_tensor_desc d = nnop_tensor_1d(kc->dt, kc->c);
+    float *f = (float *)malloc((size_t)kc->c * sizeof(float));
+    void *h = malloc((size_t)kc->c * 4);
+    nnop_value v;
+    int64_t i;
+    CHECK(f && h);
+    for (i = 0; i < kc->c; i++)
+        f[i] = base + 0.01f * (float)(i % 13) - 0.06f;
+    CHECK(nnop_convert(NNOP_F32, f, kc->dt, h, kc->c) == NNOP_OK);
+    v = nnop_constant(g, name, &d, h);
+    free(f);
+    free(h);
+    return v;
+}
+
 static void build(nnop_graph *g, const kcase *kc)
 {
     nnop_tensor_desc xd = kc->ndim == 2
@@ -103,6 +136,10 @@ static void build(nnop_graph *g, const kcase *kc)
         y = nnop_flatten(g, x);
     } else if (kc->kind == K_SILU || kc->kind == K_GELU) {
         y = nnop_act(g, x, kc->kind == K_SILU ? NNOP_ACT_SILU : NNOP_ACT_GELU, 0.0f);
+    } else if (kc->kind == K_LN || kc->kind == K_LN_PLAIN) {
+        y = kc->kind == K_LN ? nnop_layer_norm(g, x, per_channel(g, "gamma", kc, 1.0f),
+                                               per_channel(g, "beta", kc, 0.0f), NNOP_NORM_C, 1e-6f)
+                             : nnop_layer_norm(g, x, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-6f);
     } else if (kc->kind == K_SE_MUL) {
         nnop_tensor_desc sd = nnop_tensor_4d(kc->dt, kc->lay, kc->n, kc->c, 1, 1);
         y = nnop_mul(g, x, nnop_input(g, "s", &sd));
