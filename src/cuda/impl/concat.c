@@ -89,12 +89,15 @@ static int written_before(const nnop_plan *p, int32_t part, int32_t v)
     return 0;
 }
 
-/* Whether input v's producer wrote it into its slice of y; a planned value no step wrote as
- * its output (none is known, but the plan must not depend on it) keeps a buffer of its own. */
-static int written_in_place(nnop_plan *p, const nnop__impl_try *t, int32_t v, int32_t y)
+/* Whether input v's producer wrote it into its slice of y at element offset off (a value
+ * listed twice lives in its first slice: the second is a copy); a planned value no step
+ * wrote as its output (none is known, but the plan must not depend on it) keeps a buffer of
+ * its own. */
+static int written_in_place(nnop_plan *p, const nnop__impl_try *t, int32_t v, int32_t y,
+                            int64_t off)
 {
     struct nnop__cuda_plan *cp = p->cuda;
-    if (cp->slice_in[v] != y)
+    if (cp->slice_in[v] != y || cp->slice_off[v] != off)
         return 0;
     if (written_before(p, t->part, v))
         return 1;
@@ -133,7 +136,7 @@ static nnop_status concat_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
         c->yv[i].c = c->xv[i].c;
         c->y_offset[i] = c0 * yv.sc;
         c0 += c->xv[i].c;
-        c->in_place[i] = written_in_place(p, t, n->in[i], n->out);
+        c->in_place[i] = written_in_place(p, t, n->in[i], n->out, c->y_offset[i]);
         c->n_in_place += c->in_place[i];
         r = nnop__slot_value(p, n->in[i], &c->x_slot[i]);
     }

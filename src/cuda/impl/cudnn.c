@@ -209,6 +209,10 @@ static int norm_fits(const nnop_plan *p, const nnop__impl_try *t, const char **w
         *why_not = "not a layer or RMS norm";
         return 0;
     }
+    if (x->ndim != 4) { /* an N x C or N x C x H norm stays on the own kernel */
+        *why_not = "only 4-D tensors are lowered to cuDNN's norm-forward";
+        return 0;
+    }
     if ((rms || n->attr.norm.axes == NNOP_NORM_C) && x->strides[1] != 1) {
         *why_not = "a norm over strided channels (channels-first) is no cuDNN norm-forward view";
         return 0;
