@@ -55,7 +55,7 @@ static const kcase cases[] = {
     {"max pool 2x2/2", K_MAX, NNOP_F16, NNOP_NHWC, 64, 128, 112, 112, 2, 2, 0, 4},
     {"avg pool 3x3/1 p1", K_AVG, NNOP_F16, NNOP_NHWC, 64, 256, 56, 56, 3, 1, 1, 4},
     {"avg pool 2x2/2", K_AVG, NNOP_F32, NNOP_NCHW, 64, 128, 112, 112, 2, 2, 0, 4},
-    {"max pool 3x3/2 p1, C=3 (scalar path)", K_MAX, NNOP_F16, NNOP_NHWC, 256, 3, 224, 224, 3, 2, 1, 4},
+    {"max pool 3x3/2 p1, C=3", K_MAX, NNOP_F16, NNOP_NHWC, 256, 3, 224, 224, 3, 2, 1, 4},
     {"global avg pool (ResNet-50)", K_GAP, NNOP_F16, NNOP_NHWC, 256, 2048, 7, 7, 0, 0, 0, 4},
     {"global avg pool", K_GAP, NNOP_F16, NNOP_NHWC, 256, 2048, 14, 14, 0, 0, 0, 4},
     {"global avg pool", K_GAP, NNOP_F32, NNOP_NCHW, 256, 2048, 7, 7, 0, 0, 0, 4},

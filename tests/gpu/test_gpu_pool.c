@@ -101,6 +101,16 @@ static const pool_case cases[] = {
     {"max_f32_nhwc_3x3_s2_p1_c7_grouped", K_MAX, F32, NHWC, 1200, 7, 5, 5, 3, 3, 2, 2, 1, 1, 0, 0, 4},
     {"max_f16_nhwc_3x3_s1_p1_c9_nan", K_MAX, F16, NHWC, 2, 9, 11, 13, 3, 3, 1, 1, 1, 1, 0, 29, 4},
     {"max_f32_nchw_3x3_s2_p1_grouped_nan", K_MAX, F32, NCHW, 8, 200, 9, 7, 3, 3, 2, 2, 1, 1, 0, 29, 4},
+    /* the separable channels-last max pool (16-bit, C under a 16-byte vector, rows of whole
+     * vectors: W * C * 2 a multiple of 16): 3x3 and 2x2 unrolled, an asymmetric window (the
+     * generic loops), the stem's 224 x 224 (many bands), NaN inputs; the f32 twin stays on
+     * the band kernel */
+    {"max_f16_nhwc_3x3_s2_p1_c3_sep", K_MAX, F16, NHWC, 3, 3, 40, 48, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f16_nhwc_3x3_s2_p1_c3_sep_224", K_MAX, F16, NHWC, 2, 3, 224, 224, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_bf16_nhwc_3x3_s2_p1_c3_sep_nan", K_MAX, BF16, NHWC, 2, 3, 37, 64, 3, 3, 2, 2, 1, 1, 0, 29, 4},
+    {"max_f16_nhwc_2x2_s2_c5_sep", K_MAX, F16, NHWC, 2, 5, 17, 24, 2, 2, 2, 2, 0, 0, 0, 0, 4},
+    {"max_bf16_nhwc_3x2_s2x1_p1x0_c7_sep", K_MAX, BF16, NHWC, 2, 7, 11, 16, 3, 2, 2, 1, 1, 0, 0, 0, 4},
+    {"max_f32_nhwc_3x3_s2_p1_c3_w48_band", K_MAX, F32, NHWC, 2, 3, 40, 48, 3, 3, 2, 2, 1, 1, 0, 0, 4},
     /* NaN inputs: max pooling's output is NaN wherever its window holds one */
     {"max_f16_nhwc_3x3_s2_p1_c64_nan", K_MAX, F16, NHWC, 2, 64, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
     {"max_bf16_nhwc_3x3_s2_p1_c64_nan", K_MAX, BF16, NHWC, 2, 64, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
@@ -176,6 +186,11 @@ static const pool_case cases[] = {
     /* partial 64 x 64 tiles on both sides */
     {"flatten_f16_nhwc_c130_9x9", K_FLATTEN, F16, NHWC, 2, 130, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f32_nhwc_c70_10x13", K_FLATTEN, F32, NHWC, 2, 70, 10, 13, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    /* 16-bit with C and H*W even: word pairs both ways (partial tiles in positions and
+     * channels); odd C, and odd H*W above (c64_7x7, c130_9x9): the element kernel */
+    {"flatten_f16_nhwc_c96_14x14_pairs", K_FLATTEN, F16, NHWC, 3, 96, 14, 14, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"flatten_bf16_nhwc_c130_10x13_pairs", K_FLATTEN, BF16, NHWC, 2, 130, 10, 13, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+    {"flatten_f16_nhwc_c7_8x8_odd_c", K_FLATTEN, F16, NHWC, 2, 7, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f16_nchw", K_FLATTEN, F16, NCHW, 2, 6, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"flatten_f16_nhwc_1x1", K_FLATTEN, F16, NHWC, 3, 24, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     /* standalone epilogue chain (add, bias, silu): vector path and scalar tail */

@@ -41,6 +41,19 @@ static int refused(const nnop_context *ctx, const nnop__dnn_step *st, const nnop
     return 0;
 }
 
+/* Why a step's runtime-compiled engines are refused, for the no-engine message. */
+static const char *rtc_rule_text(int rtc_unsafe)
+{
+    switch (rtc_unsafe) {
+    case NNOP_RTC_1X1:
+        return "16-bit 1x1 conv, measured slower";
+    case NNOP_RTC_NORM:
+        return "norm forward, measured 13x slower than the own kernel";
+    default:
+        return "this shape class";
+    }
+}
+
 /* ------------------------------------------------------------------ selection */
 static void keep(nnop__dnn_step *st, search *s, int i, cudnnBackendDescriptor_t plan, int64_t ws,
                  float us)
@@ -204,11 +217,11 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
     }
     snprintf(why, len,
              "no engine: heuristics A/B/FALLBACK offered %d/%d/%d engines, %d refused by policy, "
-             "%d engine-0 fallbacks refused for a fused graph, %d runtime-compiled refused for "
-             "this shape class, %d failed%s%s",
+             "%d engine-0 fallbacks refused for a fused graph, %d runtime-compiled refused (%s), "
+             "%d failed%s%s",
              s->cands.per_mode[0], s->cands.per_mode[1], s->cands.per_mode[2], s->skipped_policy,
-             s->skipped_eng0, s->skipped_shape, s->failed, s->failed ? "; last: " : "",
-             s->last_fail);
+             s->skipped_eng0, s->skipped_shape, rtc_rule_text(st->rtc_unsafe), s->failed,
+             s->failed ? "; last: " : "", s->last_fail);
     if (cache && s->failed == 0) /* refused outright, not a failure to build or run */
         nnop__dnn_no_engine_to_cache(ctx, fp);
     nnop__free(s);

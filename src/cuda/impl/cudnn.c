@@ -293,6 +293,8 @@ static size_t cudnn_describe(const nnop_plan *p, const nnop__cuda_step *s, char 
                              ? ", runtime-compiled engines excluded for this shape"
                      : s->dnn->rtc_unsafe == NNOP_RTC_1X1
                              ? ", runtime-compiled engines not tried on a 16-bit 1x1 conv"
+                     : s->dnn->rtc_unsafe == NNOP_RTC_NORM
+                             ? ", runtime-compiled engines not tried on a norm forward"
                              : "",
                      s->dnn->cached == 3   ? ", plan from cache, prefetched"
                      : s->dnn->cached == 2 ? ", plan from cache"

@@ -579,6 +579,93 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// Channels-last max pooling of 16-bit tensors with fewer channels than a 16-byte vector (the
+// RGB stem's 3x3/2 max pool), separable: a band of ob output rows of one sample first takes
+// the max over each window's rows, 16-byte vectors of whole input rows straight from global
+// memory (the row a window shares with the next one comes from L2), into shared memory; then
+// each output, consecutive threads on consecutive elements of the band's contiguous output,
+// takes the max of its kw columns there: kh + kw narrow steps an output, not kh * kw (the
+// band kernel's one element a tap held 49% of the copy bandwidth, bench_kernels 2026-12-03).
+// Only for 16-bit types, whose native max (.NAN) gives the same bits in any order; float's
+// max_nan keeps the first of +0 and -0.
+const int kSepBytes = 16384;
+template <typename T, int KH, int KW>
+__global__ void __launch_bounds__(kThreads)
+        pool_sep_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g, int ob)
+{
+    constexpr int V = 16 / (int)sizeof(T);
+    __shared__ __align__(16) T vbuf[kSepBytes / sizeof(T)];
+    const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw, cin = g.c;
+    const int row_in = g.w * cin, row_out = g.ow * cin, nv = row_in / V;
+    const int bands = (g.oh + ob - 1) / ob;
+    // this thread's first output in a band (row, column, channel) and the block's step
+    const int t = (int)threadIdx.x, col0 = t % row_out, step_col = (int)blockDim.x % row_out;
+    const int row0 = t / row_out, step_rows = (int)blockDim.x / row_out;
+    const int ow0 = col0 / cin, c0 = col0 % cin, step_ow = step_col / cin, step_c = step_col % cin;
+    const Vec<T, V> none = splat<T, V>(-INFINITY);
+    const Vec<T, 1> none1 = splat<T, 1>(-INFINITY);
+    for (int b = blockIdx.x; b < g.n * bands; b += gridDim.x) {
+        const int n = b / bands, oh0 = (b % bands) * ob, rows = min(ob, g.oh - oh0);
+        const T *xb = x + n * g.h * row_in;
+        for (int i = t; i < rows * nv; i += blockDim.x) {
+            const int r = i / nv, e = (i - r * nv) * V, h0 = (oh0 + r) * g.sh - g.ph;
+            MaxAcc<T, V> acc;
+            acc.init();
+            if (KH) {
+#pragma unroll
+                for (int k = 0; k < KH; k++) {
+                    // every load issued (clamped into the input), padding rows replaced by
+                    // the neutral element
+                    int hh = h0 + k, hc = min(max(hh, 0), g.h - 1);
+                    Vec<T, V> v = ldv<T, V>(xb + hc * row_in + e);
+                    acc.add(hh == hc ? v : none);
+                }
+            } else {
+                for (int hh = max(h0, 0); hh < min(h0 + kh, g.h); hh++)
+                    acc.add(ldv<T, V>(xb + hh * row_in + e));
+            }
+            stv<T, V>(vbuf + r * row_in + e, acc.get());
+        }
+        __syncthreads();
+        T *yb = y + (n * g.oh + oh0) * row_out;
+        int rr = row0, ow = ow0, c = c0;
+        while (rr < rows) {
+            const int w0 = ow * g.sw - g.pw;
+            const T *at = vbuf + rr * row_in + c;
+            MaxAcc<T, 1> acc;
+            acc.init();
+            if (KW) {
+#pragma unroll
+                for (int s = 0; s < KW; s++) {
+                    int ww = w0 + s, wc = min(max(ww, 0), g.w - 1);
+                    Vec<T, 1> v;
+                    v.v[0] = at[wc * cin];
+                    acc.add(ww == wc ? v : none1);
+                }
+            } else {
+                for (int ww = max(w0, 0); ww < min(w0 + kw, g.w); ww++) {
+                    Vec<T, 1> v;
+                    v.v[0] = at[ww * cin];
+                    acc.add(v);
+                }
+            }
+            yb[rr * row_out + ow * cin + c] = acc.get().v[0];
+            c += step_c;
+            ow += step_ow;
+            rr += step_rows;
+            if (c >= cin) {
+                c -= cin;
+                ow++;
+            }
+            if (ow >= g.ow) {
+                ow -= g.ow;
+                rr++;
+            }
+        }
+        __syncthreads();
+    }
+}
+
 // Any strides, 64-bit indices: tensors past the 32-bit kernels' reach or of mixed layouts.
 __global__ void pool_strided_kernel(nnop__pool_kparams p)
 {
@@ -1108,6 +1195,57 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// Flatten of a channels-last 16-bit tensor with C and H*W even (the pointers 4-byte aligned):
+// 32-bit words both ways, channel pairs read and position pairs written, so a warp moves 128
+// bytes an access (2-byte elements held 64: 65% of the copy bandwidth, bench_kernels
+// 2026-12-03). Each thread reads the channel pair of two adjacent positions, so the 2x2 swap
+// happens in registers (byte permutes) and the tile holds output words: [channel][position
+// pair], the column XOR-swizzled by channel / 2 so that both the stores of channel pairs and
+// the reads of position pairs hit 32 banks.
+__global__ void __launch_bounds__(kThreads)
+        transpose_pairs_kernel(const unsigned *__restrict__ x, unsigned *__restrict__ y, int n_,
+                               int hw, int c)
+{
+    __shared__ unsigned tile[kTile][kTile / 2];
+    const int tiles_p = (hw + kTile - 1) / kTile, tiles_c = (c + kTile - 1) / kTile;
+    const int total = n_ * tiles_p * tiles_c, c2 = c / 2, hw2 = hw / 2;
+    const int j = threadIdx.x; // read: channel pair; write: position pair
+    for (int b = blockIdx.x; b < total; b += gridDim.x) {
+        int tc = b % tiles_c, t = b / tiles_c;
+        int tp = t % tiles_p, n = t / tiles_p;
+        const unsigned *xb = x + (size_t)n * hw * c2;
+        unsigned *yb = y + (size_t)n * hw2 * c;
+        int c0 = tc * kTile, p0 = tp * kTile;
+        // C and H*W even: a pair is inside the tensor whole or not at all
+        unsigned lo[kTile / 16], hi[kTile / 16];
+#pragma unroll
+        for (int q = 0; q < kTile / 16; q++) {
+            int p = p0 + 2 * (threadIdx.y + 8 * q), cc = c0 + 2 * j;
+            unsigned a = 0, b2 = 0;
+            if (p < hw && cc < c) {
+                a = xb[p * c2 + cc / 2];
+                b2 = xb[(p + 1) * c2 + cc / 2];
+            }
+            lo[q] = __byte_perm(a, b2, 0x5410); // channel cc at positions p, p + 1
+            hi[q] = __byte_perm(a, b2, 0x7632); // channel cc + 1
+        }
+#pragma unroll
+        for (int q = 0; q < kTile / 16; q++) {
+            int k = threadIdx.y + 8 * q;
+            tile[2 * j][k ^ j] = lo[q];
+            tile[2 * j + 1][k ^ j] = hi[q];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = threadIdx.y; r < kTile; r += kThreads / 32) {
+            int cc = c0 + r, p = p0 + 2 * j;
+            if (p < hw && cc < c)
+                yb[(size_t)cc * hw2 + p / 2] = tile[r][j ^ (r >> 1)];
+        }
+        __syncthreads();
+    }
+}
+
 __global__ void flatten_strided_kernel(const void *x, void *y, int dt, nnop__kview v)
 {
     int64_t total = v.n * v.c * v.h * v.w;
@@ -1479,6 +1617,39 @@ bool pool_band(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
     return true;
 }
 
+// pool_sep_kernel, true; false where it does not apply: x 16-byte aligned and its rows whole
+// vectors (W * C a multiple of 16 bytes), one row fitting the buffer. ob output rows a band:
+// about two vectors of rows a thread, fewer where that leaves under 4 blocks a SM.
+template <typename T> bool pool_sep(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
+{
+    const int V = 16 / (int)sizeof(T);
+    const int64_t row_in = (int64_t)g.w * g.c, cap = kSepBytes / (int)sizeof(T) / row_in;
+    if (!aligned(p->x, 16) || row_in % V != 0 || cap < 1)
+        return false;
+    int64_t ob = 2 * kThreads / (row_in / V), want = 4 * 132;
+    ob = ob < 1 ? 1 : ob > cap ? cap : ob;
+    ob = ob < g.oh ? ob : g.oh;
+    if (g.n * ((g.oh + ob - 1) / ob) < want) {
+        int64_t bands = (want + g.n - 1) / g.n, fewer = (g.oh + bands - 1) / bands;
+        ob = fewer < ob ? (fewer < 1 ? 1 : fewer) : ob;
+    }
+    const int64_t blocks = g.n * ((g.oh + ob - 1) / ob);
+    const unsigned b = (unsigned)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+    const T *x = static_cast<const T *>(p->x);
+    T *y = static_cast<T *>(p->y);
+    if (g.kh == 3 && g.kw == 3)
+        pool_sep_kernel<T, 3, 3><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
+    else if (g.kh == 2 && g.kw == 2)
+        pool_sep_kernel<T, 2, 2><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
+    else
+        pool_sep_kernel<T, 0, 0><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
+    return true;
+}
+template <> bool pool_sep<float>(const nnop__pool_kparams *, const PoolGeo &, cudaStream_t)
+{
+    return false; // float's max keeps the first of +0 and -0: the band kernel's order
+}
+
 template <typename T, bool MAX>
 void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaStream_t s)
 {
@@ -1505,6 +1676,8 @@ template <typename T> void pool_typed(const nnop__pool_kparams *p, int nhwc, cud
         unsigned b = blocks_for(elems(yv) / (vec ? V : 1));
         if (vec)
             p->is_max ? pool_nhwc<T, V, true>(p, g, b, s) : pool_nhwc<T, V, false>(p, g, b, s);
+        else if (p->is_max && xv.c < V && pool_sep<T>(p, g, s))
+            return;
         else if (!(p->is_max ? pool_band<T, true, true>(p, g, s)
                              : pool_band<T, false, true>(p, g, s)))
             p->is_max ? pool_nhwc<T, 1, true>(p, g, b, s) : pool_nhwc<T, 1, false>(p, g, b, s);
@@ -1877,6 +2050,10 @@ extern "C" cudaError_t nnop__k_flatten(const void *x, void *y, int dtype, const 
             transpose_kernel<unsigned><<<b, block, 0, s>>>(static_cast<const unsigned *>(x),
                                                            static_cast<unsigned *>(y), (int)xv->n,
                                                            (int)hw, (int)xv->c);
+        else if (xv->c % 2 == 0 && hw % 2 == 0 && aligned(x, 4) && aligned(y, 4))
+            transpose_pairs_kernel<<<b, block, 0, s>>>(static_cast<const unsigned *>(x),
+                                                       static_cast<unsigned *>(y), (int)xv->n,
+                                                       (int)hw, (int)xv->c);
         else
             transpose_kernel<unsigned short><<<b, block, 0, s>>>(
                     static_cast<const unsigned short *>(x), static_cast<unsigned short *>(y),

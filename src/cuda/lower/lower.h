@@ -44,7 +44,7 @@ typedef struct nnop__chain {
 } nnop__chain;
 
 /* Why a step takes no runtime-compiled engine (nnop__dnn_step.rtc_unsafe; 0: none). */
-enum { NNOP_RTC_UNSAFE = 1, NNOP_RTC_1X1 = 2 };
+enum { NNOP_RTC_UNSAFE = 1, NNOP_RTC_1X1 = 2, NNOP_RTC_NORM = 3 };
 
 /* A cuDNN operation graph with its chosen execution plan. */
 typedef struct nnop__dnn_step {
@@ -61,7 +61,8 @@ typedef struct nnop__dnn_step {
     int is_conv, fp32;
     /* nonzero: no runtime-compiled engine (descriptors.c): NNOP_RTC_UNSAFE, a 16-bit real
      * tensor in the class where they gave wrong results or misaligned stores (issue 10);
-     * NNOP_RTC_1X1, a 16-bit 1x1 conv, where they were measured slower */
+     * NNOP_RTC_1X1, a 16-bit 1x1 conv, where they were measured slower; NNOP_RTC_NORM, a
+     * norm forward, whose runtime-compiled engine ran 13x slower than the own kernel */
     int rtc_unsafe;
     nnop__fp_builder fpb; /* everything lowered so far, for the plan cache */
     int cached;      /* 1: engine choice from the plan cache, 2: plan from its JSON, 3: the same,
