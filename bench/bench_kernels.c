@@ -61,7 +61,7 @@ static const kcase cases[] = {
     {"global avg pool", K_GAP, NNOP_F32, NNOP_NCHW, 256, 2048, 7, 7, 0, 0, 0, 4},
     {"softmax N x 1000", K_SOFTMAX, NNOP_F16, NNOP_NCHW, 65536, 1000, 1, 1, 0, 0, 0, 2},
     {"softmax N x 1000", K_SOFTMAX, NNOP_F32, NNOP_NCHW, 32768, 1000, 1, 1, 0, 0, 0, 2},
-    {"softmax N x 32000 (two passes)", K_SOFTMAX, NNOP_F16, NNOP_NCHW, 2048, 32000, 1, 1, 0, 0, 0, 2},
+    {"softmax N x 32000 (a block a row)", K_SOFTMAX, NNOP_F16, NNOP_NCHW, 2048, 32000, 1, 1, 0, 0, 0, 2},
     {"softmax over C=21, 4-D", K_SOFTMAX, NNOP_F16, NNOP_NCHW, 32, 21, 256, 256, 0, 0, 0, 4},
     {"epilogue add+bias+relu", K_EPILOGUE, NNOP_F16, NNOP_NHWC, 64, 256, 56, 56, 0, 0, 0, 4},
     {"epilogue add+bias+relu", K_EPILOGUE, NNOP_F32, NNOP_NCHW, 32, 256, 56, 56, 0, 0, 0, 4},

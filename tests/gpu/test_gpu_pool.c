@@ -117,6 +117,13 @@ static const pool_case cases[] = {
     {"max_f32_nhwc_3x3_s2_p1_c16_nan", K_MAX, F32, NHWC, 2, 16, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
     {"max_f16_nhwc_2x2_s2_c5_nan", K_MAX, F16, NHWC, 2, 5, 10, 9, 2, 2, 2, 2, 0, 0, 0, 29, 4},
     {"max_f16_nchw_3x3_s2_p1_nan", K_MAX, F16, NCHW, 2, 6, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
+    /* 16-bit channels-first max pooling with W a multiple of 8: the separable kernel, a plane a
+     * sample of one channel (3x3, 2x2 and the general window; padding rows and columns, NaN) */
+    {"max_f16_nchw_3x3_s2_p1_sep", K_MAX, F16, NCHW, 2, 16, 17, 16, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f16_nchw_3x3_s2_p1_sep_112", K_MAX, F16, NCHW, 1, 4, 112, 112, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_bf16_nchw_2x2_s2_sep", K_MAX, BF16, NCHW, 2, 6, 12, 24, 2, 2, 2, 2, 0, 0, 0, 0, 4},
+    {"max_bf16_nchw_3x2_s1_p1_sep_nan", K_MAX, BF16, NCHW, 2, 5, 9, 16, 3, 2, 1, 1, 1, 1, 0, 29, 4},
+    {"max_f16_nchw_5x5_s3_p2_sep_nan", K_MAX, F16, NCHW, 3, 3, 11, 8, 5, 5, 3, 3, 2, 2, 0, 13, 4},
     {"max_bf16_nchw_2x3_s1_p1_nan", K_MAX, BF16, NCHW, 2, 6, 9, 8, 2, 3, 1, 1, 1, 1, 0, 29, 4},
     {"max_f32_nchw_5x5_s2_p2_nan", K_MAX, F32, NCHW, 2, 6, 11, 10, 5, 5, 2, 2, 2, 2, 0, 29, 4},
     {"avg_f16_nhwc_3x3_s2_p1_c16_nan", K_AVG, F16, NHWC, 2, 16, 9, 9, 3, 3, 2, 2, 1, 1, 1, 29, 4},
@@ -150,6 +157,8 @@ static const pool_case cases[] = {
     /* 8 lanes a row (50 vectors), and long rows past the registers (read twice) */
     {"softmax_f32_2d_c200_8lanes", K_SOFTMAX, F32, NCHW, 11, 200, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
     {"softmax_f16_2d_c40000_long", K_SOFTMAX, F16, NCHW, 3, 40000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+    /* NaN in the part of a long row beyond the registers (row 0 at 39000, row 1 at 38000) */
+    {"softmax_f16_2d_c40000_long_tail_nan", K_SOFTMAX, F16, NCHW, 3, 40000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 39000, 2},
     {"softmax_f32_2d_c5001_long", K_SOFTMAX, F32, NCHW, 2, 5001, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2},
     {"softmax_bf16_nhwc_c16", K_SOFTMAX, BF16, NHWC, 2, 16, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},
     {"softmax_f16_nchw_c19", K_SOFTMAX, F16, NCHW, 2, 19, 5, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4},

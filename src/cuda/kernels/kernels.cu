@@ -848,12 +848,6 @@ __device__ __forceinline__ void sm_push(float &m, float &s, float v)
     s = s * (mn == m ? 1.f : expf(m - mn)) + (v == -INFINITY ? 0.f : expf(v - mn));
     m = mn;
 }
-__device__ __forceinline__ void sm_merge(float &m, float &s, float m2, float s2)
-{
-    float mn = fmaxf(m, m2);
-    s = s * (mn == m ? 1.f : expf(m - mn)) + s2 * (mn == m2 ? 1.f : expf(m2 - mn));
-    m = mn;
-}
 // V values at once: their max first, so the running sum is rescaled once per vector (V + 1
 // exponentials for V values instead of 2 V).
 template <int V> __device__ __forceinline__ void sm_push_vec(float &m, float &s, const float *v)
@@ -981,66 +975,95 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// The (max, sum) pairs of a block's threads merged, in every thread (sm: 2 x warps floats).
-__device__ __forceinline__ void sm_block_merge(float &m, float &s, float *sm)
+// A block's max (sm: warps floats), in every thread; NaN never wins, as in row_packed.
+__device__ __forceinline__ float block_max(float v, float *sm)
 {
     for (int o = 16; o > 0; o >>= 1) {
-        float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-        float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-        sm_merge(m, s, m2, s2);
+        const float u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u > v ? u : v;
     }
-    const int warps = blockDim.x >> 5, w = threadIdx.x >> 5;
+    const int warps = blockDim.x >> 5;
     __syncthreads(); // the last row's readers are done with sm
     if ((threadIdx.x & 31) == 0)
-        sm[w] = m, sm[warps + w] = s;
+        sm[threadIdx.x >> 5] = v;
     __syncthreads();
-    m = sm[0], s = sm[warps];
+    v = sm[0];
     for (int k = 1; k < warps; k++)
-        sm_merge(m, s, sm[k], sm[warps + k]);
+        v = sm[k] > v ? sm[k] : v;
+    return v;
+}
+// A block's sum (sm: warps floats, not the ones block_max's readers may still use).
+__device__ __forceinline__ float block_sum(float v, float *sm)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    const int warps = blockDim.x >> 5;
+    if ((threadIdx.x & 31) == 0)
+        sm[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = 0.f;
+    for (int k = 0; k < warps; k++)
+        v += sm[k];
+    return v;
 }
 
 // Rows longer than 32 * kSmK vectors: a block a row. The first kLongK * kLongThreads vectors
-// stay in registers as loaded (16-bit stays packed); any beyond are read twice. A warp a row
-// with two reads of every element took 31% of the copy bandwidth on 32000-class f16 rows.
+// stay in registers as loaded (16-bit stays packed), read once: their exact max, then the sum
+// of exponentials, then the outputs, as row_packed does (sm_exp: __expf for 16-bit types); any
+// vectors beyond are read twice, summed online. The online sum over the registers too (two
+// exact expf an element) held f16 x 32000 rows at 57% of the copy bandwidth (bench_kernels
+// 2026-12-03); a warp a row with two reads of every element at 31%.
 constexpr int kLongThreads = 512, kLongK = 8;
+// exp for softmax: __expf for 16-bit outputs, whose rounding is far above its error
+template <typename T> __device__ __forceinline__ float sm_exp(float v)
+{
+    return sizeof(T) == 2 ? __expf(v) : expf(v);
+}
 template <typename T, int V>
 __global__ void __launch_bounds__(kLongThreads)
         softmax_long_kernel(const T *__restrict__ x, T *__restrict__ y, int rows, int c)
 {
-    __shared__ float sm[2 * kLongThreads / 32];
+    __shared__ float sm_m[kLongThreads / 32], sm_s[kLongThreads / 32];
     const int cv = c / V;
     for (int r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + (size_t)r * c;
         T *yr = y + (size_t)r * c;
         Vec<T, V> keep[kLongK];
-        float m = -INFINITY, s = 0.f;
 #pragma unroll
         for (int k = 0; k < kLongK; k++) {
             const int j = k * kLongThreads + threadIdx.x;
             if (j < cv)
                 keep[k] = ldv<T, V>(xr + j * V);
         }
-#pragma unroll
-        for (int k = 0; k < kLongK; k++) {
-            const int j = k * kLongThreads + threadIdx.x;
-            if (j < cv) {
-                float f[V];
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    f[e] = tof(keep[k].v[e]);
-                sm_push_vec<V>(m, s, f);
-            }
-        }
+        // the tail beyond the registers, online: its max mt and sum st relative to it
+        float mt = -INFINITY, st = 0.f, mx = -INFINITY;
         for (int j = kLongK * kLongThreads + threadIdx.x; j < cv; j += kLongThreads) {
             Vec<T, V> a = ldv<T, V>(xr + j * V);
             float f[V];
 #pragma unroll
             for (int e = 0; e < V; e++)
                 f[e] = tof(a.v[e]);
-            sm_push_vec<V>(m, s, f);
+            sm_push_vec<V>(mt, st, f);
         }
-        sm_block_merge(m, s, sm);
-        const float inv = 1.f / s;
+#pragma unroll
+        for (int k = 0; k < kLongK; k++)
+            if (k * kLongThreads + (int)threadIdx.x < cv)
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const float f = tof(keep[k].v[e]);
+                    mx = f > mx ? f : mx;
+                }
+        mx = block_max(mt > mx ? mt : mx, sm_m);
+        // an empty or all -inf tail adds nothing (not 0 * NaN where the whole row is -inf); a
+        // NaN in it makes st NaN
+        float sum = st == 0.f ? 0.f : st * expf(mt - mx);
+#pragma unroll
+        for (int k = 0; k < kLongK; k++)
+            if (k * kLongThreads + (int)threadIdx.x < cv)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    sum += sm_exp<T>(tof(keep[k].v[e]) - mx);
+        const float inv = 1.f / block_sum(sum, sm_s);
 #pragma unroll
         for (int k = 0; k < kLongK; k++) {
             const int j = k * kLongThreads + threadIdx.x;
@@ -1048,7 +1071,7 @@ __global__ void __launch_bounds__(kLongThreads)
                 Vec<T, V> a;
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    a.v[e] = fromf<T>(expf(tof(keep[k].v[e]) - m) * inv);
+                    a.v[e] = fromf<T>(sm_exp<T>(tof(keep[k].v[e]) - mx) * inv);
                 stv<T, V>(yr + j * V, a);
             }
         }
@@ -1056,7 +1079,7 @@ __global__ void __launch_bounds__(kLongThreads)
             Vec<T, V> a = ldv<T, V>(xr + j * V);
 #pragma unroll
             for (int e = 0; e < V; e++)
-                a.v[e] = fromf<T>(expf(tof(a.v[e]) - m) * inv);
+                a.v[e] = fromf<T>(sm_exp<T>(tof(a.v[e]) - mx) * inv);
             stv<T, V>(yr + j * V, a);
         }
     }
@@ -1088,10 +1111,6 @@ __global__ void __launch_bounds__(kThreads)
 // 2026-12-02/03; the channel rows lie 128 KB apart). For 16-bit outputs the exponentials take
 // __expf, whose error is far below their rounding.
 const int kSmRegC = 24;
-template <typename T> __device__ __forceinline__ float sm_exp(float v)
-{
-    return sizeof(T) == 2 ? __expf(v) : expf(v);
-}
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
         softmax_cstrided_reg_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int c,
@@ -1655,6 +1674,14 @@ void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaSt
 {
     const T *x = static_cast<const T *>(p->x);
     T *y = static_cast<T *>(p->y);
+    // 16-bit max pooling: the separable kernel, a plane (n, c) taken as a sample of one channel
+    // (the band kernel's nine taps an output from shared memory held NCHW f16 3x3/2 at 56% of
+    // the copy bandwidth, bench_kernels 2026-12-03)
+    PoolGeo planes = g;
+    planes.n = g.n * g.c;
+    planes.c = 1;
+    if (MAX && pool_sep<T>(p, planes, s))
+        return;
     if (pool_band<T, MAX, false>(p, g, s))
         return;
     if (g.kh == 3 && g.kw == 3)
