@@ -388,7 +388,10 @@ NNOP_API nnop_value nnop_div(nnop_graph *g, nnop_value a, nnop_value b);
  * variance over C at each (n, h, w) (NNOP_NORM_C) or over C, H, W at each n (NNOP_NORM_CHW).
  * x is 2-D to 4-D, N, C[, H[, W]]. gamma and beta are optional (nnop_none(): 1 and 0): 1-D of
  * C elements (per channel), or, with NNOP_NORM_CHW, 4-D 1,C,H,W (per element, as
- * nn.LayerNorm([C, H, W])). eps finite >= 0. */
+ * nn.LayerNorm([C, H, W])). eps finite >= 0. On the GPU a 4-D layer norm (and RMS norm) with
+ * constant parameters is offered to cuDNN's norm-forward with precompiled engines only (cuDNN
+ * 9.14's one engine on sm_90 is runtime-compiled and measured 13x slower); otherwise nnop's
+ * own kernel runs, and nnop_plan_describe gives cuDNN's refusal as the reason. */
 NNOP_API nnop_value nnop_layer_norm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
                                     nnop_norm_axes axes, float eps);
 /** Group norm, inference (nn.GroupNorm): C split into groups of C/groups consecutive channels,
