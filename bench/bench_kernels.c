@@ -63,6 +63,7 @@ static const kcase cases[] = {
     {"softmax N x 1000", K_SOFTMAX, NNOP_F32, NNOP_NCHW, 32768, 1000, 1, 1, 0, 0, 0, 2},
     {"softmax N x 32000 (a block a row)", K_SOFTMAX, NNOP_F16, NNOP_NCHW, 2048, 32000, 1, 1, 0, 0, 0, 2},
     {"softmax over C=21, 4-D", K_SOFTMAX, NNOP_F16, NNOP_NCHW, 32, 21, 256, 256, 0, 0, 0, 4},
+    {"softmax over C=21, 4-D, plane not a power of 2", K_SOFTMAX, NNOP_F16, NNOP_NCHW, 32, 21, 248, 264, 0, 0, 0, 4},
     {"epilogue add+bias+relu", K_EPILOGUE, NNOP_F16, NNOP_NHWC, 64, 256, 56, 56, 0, 0, 0, 4},
     {"epilogue add+bias+relu", K_EPILOGUE, NNOP_F32, NNOP_NCHW, 32, 256, 56, 56, 0, 0, 0, 4},
     {"epilogue SiLU (one op, EfficientNet-B0)", K_SILU, NNOP_F16, NNOP_NHWC, 32, 96, 112, 112, 0, 0, 0, 4},
