@@ -1,7 +1,7 @@
 // device_util.cuh: device helpers nnop's own kernels share (dtype codes as in kernels.h: 0 f32,
 // 1 f16, 2 bf16; float arithmetic inside): loads and stores by dtype code or by element type,
-// vectors of V elements loaded or stored as one access, the (n, c, h, w) of a linear index over a
-// view, channel or width fastest, and grid sizes.
+// vectors of V elements loaded or stored as one access, warp and block sums and maxima, the
+// (n, c, h, w) of a linear index over a view, channel or width fastest, and grid sizes.
 #ifndef NNOP_CUDA_DEVICE_UTIL_CUH
 #define NNOP_CUDA_DEVICE_UTIL_CUH
 
@@ -112,6 +112,44 @@ __device__ __forceinline__ void coords(I i, const nnop__kview &y, bool c_fastest
         *h = i % (I)y.h, i /= (I)y.h;
         *c = i % (I)y.c, *n = i / (I)y.c;
     }
+}
+
+// Sums and maxima over a warp (xor butterfly: every lane gets the result) and over a block of
+// up to 1024 threads (red: blockDim.x / 32 floats; each call first waits until the last call's
+// readers are done with red, so one buffer serves a row of calls). The maxima take fmaxf: a NaN
+// operand never wins.
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+template <bool MAX> __device__ __forceinline__ float block_reduce(float v, float *red)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = MAX ? warp_max(v) : warp_sum(v);
+    __syncthreads();
+    if (lane == 0)
+        red[warp] = v;
+    __syncthreads();
+    v = lane < (int)(blockDim.x >> 5) ? red[lane] : (MAX ? -INFINITY : 0.f);
+    return MAX ? warp_max(v) : warp_sum(v);
+}
+__device__ __forceinline__ float block_sum(float v, float *red)
+{
+    return block_reduce<false>(v, red);
+}
+__device__ __forceinline__ float block_max(float v, float *red)
+{
+    return block_reduce<true>(v, red);
 }
 
 // Whether p is aligned to a bytes (a launcher's test for a vector path).

@@ -29,6 +29,7 @@ using nnop_k::fromf;
 using nnop_k::ldv;
 using nnop_k::tof;
 using nnop_k::Vec;
+using nnop_k::warp_sum;
 
 // One phase: out[n, j] = ops(sum_i w[j, i] in[n, i]) for j < rows, i < len.
 struct Phase {
@@ -112,11 +113,7 @@ template <typename T>
 __device__ __forceinline__ float row_sum(const Phase &f, const float *xs, int j)
 {
     const T *__restrict__ wr = static_cast<const T *>(f.w) + j * f.wsk;
-    float v = f.vec ? dot_vec<T>(wr, xs, f.len) : dot_any<T>(wr, f.wsc, xs, f.len);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
+    return warp_sum(f.vec ? dot_vec<T>(wr, xs, f.len) : dot_any<T>(wr, f.wsc, xs, f.len));
 }
 
 __device__ __forceinline__ float ops_on(const OpSet &ops, int n_ops, float v, int j)

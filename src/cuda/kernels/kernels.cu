@@ -19,6 +19,8 @@ using nnop_k::act_k;
 using nnop_k::act_vec;
 using nnop_k::aligned;
 using nnop_k::binary;
+using nnop_k::block_max;
+using nnop_k::block_sum;
 using nnop_k::epi_op;
 using nnop_k::fromf;
 using nnop_k::ld;
@@ -27,6 +29,7 @@ using nnop_k::st;
 using nnop_k::stv;
 using nnop_k::tof;
 using nnop_k::Vec;
+using nnop_k::warp_sum;
 
 // One warp per output element; lanes stride over the input features.
 __global__ void linear_kernel(nnop__linear_kparams p)
@@ -39,8 +42,7 @@ __global__ void linear_kernel(nnop__linear_kparams p)
         float acc = 0.f;
         for (int64_t i = lane; i < p.in; i += 32)
             acc += ld(p.x, p.dtype, n * p.in + i) * ld(p.w, p.dtype, o * p.in + i);
-        for (int off = 16; off > 0; off >>= 1)
-            acc += __shfl_xor_sync(0xffffffffu, acc, off);
+        acc = warp_sum(acc);
         if (lane == 0) {
             for (int k = 0; k < p.epi.n_ops; k++)
                 acc = epi_op(p.epi.ops[k], acc, r, o);
@@ -483,6 +485,35 @@ __device__ __forceinline__ int stage_flat(T *stage, const T *__restrict__ src, i
 
 const int kBandBytes = 32768;
 
+// A thread's outputs in a band of contiguous output rows of row_out = ow * cin elements: the
+// one at the thread's index first, then every step-th (the block's size). Their (row, column,
+// channel) advance by carries, not divisions.
+struct BandWalk {
+    int rr, ow, c;                  // the current output: row in the band, column, channel
+    int step_rows, step_ow, step_c; // the step in the same terms
+    __device__ BandWalk(int t, int step, int row_out, int cin)
+    {
+        const int col0 = t % row_out, step_col = step % row_out;
+        rr = t / row_out, ow = col0 / cin, c = col0 % cin;
+        step_rows = step / row_out, step_ow = step_col / cin, step_c = step_col % cin;
+    }
+    // CL: channels last (cin > 1 possible); channels first has one channel, never carried
+    template <bool CL> __device__ __forceinline__ void next(int ow_n, int cin)
+    {
+        c += step_c;
+        ow += step_ow;
+        rr += step_rows;
+        if (CL && c >= cin) {
+            c -= cin;
+            ow++;
+        }
+        if (ow >= ow_n) {
+            ow -= ow_n;
+            rr++;
+        }
+    }
+};
+
 // One window of pool_band_kernel: `at` is the window's top-left element in the staged band
 // (row_in elements a row, cin a column); inside the input (the common case) every tap is
 // loaded without a test.
@@ -535,10 +566,7 @@ __global__ void __launch_bounds__(kThreads)
     const int kh = KH ? KH : g.kh, cin = CL ? g.c : 1;
     const int bands = (g.oh + ob - 1) / ob, groups = (planes + pp - 1) / pp;
     const int row_in = g.w * cin, row_out = g.ow * cin;
-    // this thread's first output in a band (row, column, channel) and the block's step
-    const int t = (int)threadIdx.x, col0 = t % row_out, step_col = (int)blockDim.x % row_out;
-    const int row0 = t / row_out, step_rows = (int)blockDim.x / row_out;
-    const int ow0 = col0 / cin, c0 = col0 % cin, step_ow = step_col / cin, step_c = step_col % cin;
+    const BandWalk first((int)threadIdx.x, (int)blockDim.x, row_out, cin);
     for (int b = blockIdx.x; b < groups * bands; b += gridDim.x) {
         const int p0 = b / bands * pp, npl = min(pp, planes - p0);
         const int oh0 = (b % bands) * ob, rows = min(ob, g.oh - oh0);
@@ -549,31 +577,19 @@ __global__ void __launch_bounds__(kThreads)
         __syncthreads();
         T *yb = y + ((size_t)p0 * g.oh + oh0) * row_out;
         const int all_rows = pp > 1 ? npl * g.oh : rows; // rows of outputs the block makes
-        int rr = row0, ow = ow0, c = c0;
-        while (rr < all_rows) {
-            int q = 0, oh = oh0 + rr; // plane in the group, output row
+        for (BandWalk o = first; o.rr < all_rows; o.next<CL>(g.ow, cin)) {
+            int q = 0, oh = oh0 + o.rr; // plane in the group, output row
             if (pp > 1) {
-                q = rr / g.oh;
-                oh = rr - q * g.oh;
+                q = o.rr / g.oh;
+                oh = o.rr - q * g.oh;
             }
-            const int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+            const int h0 = oh * g.sh - g.ph, w0 = o.ow * g.sw - g.pw;
             Acc acc;
             band_window<Acc, T, KH, KW>(acc,
-                                        stage + off + (q * g.h + h0 - hs) * row_in + w0 * cin + c,
+                                        stage + off + (q * g.h + h0 - hs) * row_in + w0 * cin + o.c,
                                         g, h0, w0, row_in, cin);
-            yb[rr * row_out + ow * cin + c] =
+            yb[o.rr * row_out + o.ow * cin + o.c] =
                     pool_result(acc, MAX ? 1.f : avg_inv(g, h0, w0, kh, KW ? KW : g.kw)).v[0];
-            c += step_c;
-            ow += step_ow;
-            rr += step_rows;
-            if (CL && c >= cin) {
-                c -= cin;
-                ow++;
-            }
-            if (ow >= g.ow) {
-                ow -= g.ow;
-                rr++;
-            }
         }
         __syncthreads();
     }
@@ -597,11 +613,8 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ __align__(16) T vbuf[kSepBytes / sizeof(T)];
     const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw, cin = g.c;
     const int row_in = g.w * cin, row_out = g.ow * cin, nv = row_in / V;
-    const int bands = (g.oh + ob - 1) / ob;
-    // this thread's first output in a band (row, column, channel) and the block's step
-    const int t = (int)threadIdx.x, col0 = t % row_out, step_col = (int)blockDim.x % row_out;
-    const int row0 = t / row_out, step_rows = (int)blockDim.x / row_out;
-    const int ow0 = col0 / cin, c0 = col0 % cin, step_ow = step_col / cin, step_c = step_col % cin;
+    const int bands = (g.oh + ob - 1) / ob, t = (int)threadIdx.x;
+    const BandWalk first(t, (int)blockDim.x, row_out, cin);
     const Vec<T, V> none = splat<T, V>(-INFINITY);
     const Vec<T, 1> none1 = splat<T, 1>(-INFINITY);
     for (int b = blockIdx.x; b < g.n * bands; b += gridDim.x) {
@@ -628,10 +641,9 @@ __global__ void __launch_bounds__(kThreads)
         }
         __syncthreads();
         T *yb = y + (n * g.oh + oh0) * row_out;
-        int rr = row0, ow = ow0, c = c0;
-        while (rr < rows) {
-            const int w0 = ow * g.sw - g.pw;
-            const T *at = vbuf + rr * row_in + c;
+        for (BandWalk o = first; o.rr < rows; o.next<true>(g.ow, cin)) {
+            const int w0 = o.ow * g.sw - g.pw;
+            const T *at = vbuf + o.rr * row_in + o.c;
             MaxAcc<T, 1> acc;
             acc.init();
             if (KW) {
@@ -649,18 +661,7 @@ __global__ void __launch_bounds__(kThreads)
                     acc.add(v);
                 }
             }
-            yb[rr * row_out + ow * cin + c] = acc.get().v[0];
-            c += step_c;
-            ow += step_ow;
-            rr += step_rows;
-            if (c >= cin) {
-                c -= cin;
-                ow++;
-            }
-            if (ow >= g.ow) {
-                ow -= g.ow;
-                rr++;
-            }
+            yb[o.rr * row_out + o.ow * cin + o.c] = acc.get().v[0];
         }
         __syncthreads();
     }
@@ -783,8 +784,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int e = 0; e < V; e++)
             s += acc.a[e];
-        for (int o = 16; o > 0; o >>= 1)
-            s += __shfl_xor_sync(0xffffffffu, s, o);
+        s = warp_sum(s);
         if (lane == 0)
             y[r] = fromf<T>(s * inv);
     }
@@ -975,38 +975,6 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// A block's max (sm: warps floats), in every thread; NaN never wins, as in row_packed.
-__device__ __forceinline__ float block_max(float v, float *sm)
-{
-    for (int o = 16; o > 0; o >>= 1) {
-        const float u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = u > v ? u : v;
-    }
-    const int warps = blockDim.x >> 5;
-    __syncthreads(); // the last row's readers are done with sm
-    if ((threadIdx.x & 31) == 0)
-        sm[threadIdx.x >> 5] = v;
-    __syncthreads();
-    v = sm[0];
-    for (int k = 1; k < warps; k++)
-        v = sm[k] > v ? sm[k] : v;
-    return v;
-}
-// A block's sum (sm: warps floats, not the ones block_max's readers may still use).
-__device__ __forceinline__ float block_sum(float v, float *sm)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    const int warps = blockDim.x >> 5;
-    if ((threadIdx.x & 31) == 0)
-        sm[threadIdx.x >> 5] = v;
-    __syncthreads();
-    v = 0.f;
-    for (int k = 0; k < warps; k++)
-        v += sm[k];
-    return v;
-}
-
 // Rows longer than 32 * kSmK vectors: a block a row. The first kLongK * kLongThreads vectors
 // stay in registers as loaded (16-bit stays packed), read once: their exact max, then the sum
 // of exponentials, then the outputs, as row_packed does (sm_exp: __expf for 16-bit types); any
@@ -1023,7 +991,7 @@ template <typename T, int V>
 __global__ void __launch_bounds__(kLongThreads)
         softmax_long_kernel(const T *__restrict__ x, T *__restrict__ y, int rows, int c)
 {
-    __shared__ float sm_m[kLongThreads / 32], sm_s[kLongThreads / 32];
+    __shared__ float red[kLongThreads / 32];
     const int cv = c / V;
     for (int r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + (size_t)r * c;
@@ -1053,7 +1021,7 @@ __global__ void __launch_bounds__(kLongThreads)
                     const float f = tof(keep[k].v[e]);
                     mx = f > mx ? f : mx;
                 }
-        mx = block_max(mt > mx ? mt : mx, sm_m);
+        mx = block_max(mt > mx ? mt : mx, red);
         // an empty or all -inf tail adds nothing (not 0 * NaN where the whole row is -inf); a
         // NaN in it makes st NaN
         float sum = st == 0.f ? 0.f : st * expf(mt - mx);
@@ -1063,7 +1031,7 @@ __global__ void __launch_bounds__(kLongThreads)
 #pragma unroll
                 for (int e = 0; e < V; e++)
                     sum += sm_exp<T>(tof(keep[k].v[e]) - mx);
-        const float inv = 1.f / block_sum(sum, sm_s);
+        const float inv = 1.f / block_sum(sum, red);
 #pragma unroll
         for (int k = 0; k < kLongK; k++) {
             const int j = k * kLongThreads + threadIdx.x;

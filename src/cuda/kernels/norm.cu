@@ -21,6 +21,7 @@ namespace
 constexpr int kThreads = 256;
 
 using nnop_k::aligned;
+using nnop_k::block_sum;
 using nnop_k::fromf;
 using nnop_k::grid_for;
 using nnop_k::ld;
@@ -29,6 +30,7 @@ using nnop_k::st;
 using nnop_k::stv;
 using nnop_k::tof;
 using nnop_k::Vec;
+using nnop_k::warp_sum;
 
 // gamma (or beta) at channel c, row h, column w: 1-D of C or per element (dim 0 = 1).
 __device__ __forceinline__ float param(const void *q, int dt, const nnop__kview &v, int per_el,
@@ -44,27 +46,6 @@ __device__ __forceinline__ float affine(const nnop__norm_kparams &p, float v, in
 {
     return v * param(p.gamma, p.g_dtype, p.gv, p.g_per_element, c, h, w, 1.f) +
            param(p.beta, p.b_dtype, p.bv, p.b_per_element, c, h, w, 0.f);
-}
-
-__device__ __forceinline__ float warp_sum(float v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-// Sum over the block (every thread gets it); red holds kThreads / 32 floats.
-__device__ float block_sum(float v, float *red)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    v = warp_sum(v);
-    __syncthreads(); // red may still be read from the previous call
-    if (lane == 0)
-        red[warp] = v;
-    __syncthreads();
-    v = lane < (int)(blockDim.x >> 5) ? red[lane] : 0.f;
-    return warp_sum(v);
 }
 
 // Offset into x of position pos (n, h, w with w fastest) of a per-position box; its h and w.
