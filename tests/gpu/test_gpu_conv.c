@@ -100,9 +100,39 @@ static const conv_case cases[] = {
 };
 /* clang-format on */
 
-static void build_case(nnop_graph *g, const void *arg)
+/* A conv case, then a pool over its output (the ResNet stem and its max pool). */
+typedef struct pooled_case {
+    conv_case conv;
+    int64_t window, stride, pad;
+    int avg;        /* average pooling instead of max */
+    int conv_out;   /* the conv's output a graph output too */
+    const char *no; /* substring the plan description must not contain, or NULL */
+} pooled_case;
+
+#define FUSED "3x3/2 max pool fused"
+
+/* clang-format off */
+static const pooled_case pooled_cases[] = {
+    /* the ResNet-50 stem and its pool, two images: 112 -> 56, 8 x 8 tiles of 7 x 7 */
+    {{"fp16_nhwc_resnet_stem_maxpool_fused", F16, NHWC, 2, 3, 224, 224, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 1, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    /* odd sizes: conv 19 x 27, pool 10 x 14 (partial tiles both ways), bn folded */
+    {{"bf16_nhwc_stem_bn_maxpool_fused_odd", BF16, NHWC, 3, 3, 37, 53, 64, 7, 7, 2, 3, 1, 1, 0, 1, 0, 1, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    /* no activation: negative values and the pool's padding */
+    {{"fp16_nhwc_stem_no_act_maxpool_fused", F16, NHWC, 2, 4, 30, 17, 64, 5, 3, 2, 1, 1, 1, 1, -1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    /* a 1 x 1 image under a 7 x 7 filter: conv 1 x 1, pool 1 x 1 */
+    {{"fp16_nhwc_stem_1x1_image_maxpool_fused", F16, NHWC, 2, 3, 1, 1, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    /* 15 x 15 conv (one pooled tile and a row of one more), 8 x 8 pool */
+    {{"bf16_nhwc_stem_15x15_maxpool_fused", BF16, NHWC, 1, 3, 29, 30, 64, 3, 3, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    /* not fused: another window, average pooling, the conv's output also read by the caller */
+    {{"fp16_nhwc_stem_maxpool_2x2_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 2, 2, 0, 0, 0, FUSED},
+    {{"fp16_nhwc_stem_avgpool_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 3, 2, 1, 1, 0, FUSED},
+    {{"fp16_nhwc_stem_output_read_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 3, 2, 1, 0, 1, FUSED},
+};
+/* clang-format on */
+
+/* The case's conv and its epilogue, on a new input "x". */
+static nnop_value build_conv(nnop_graph *g, const conv_case *cc)
 {
-    const conv_case *cc = (const conv_case *)arg;
     nnop_tensor_desc xd = nnop_tensor_4d(cc->dt, cc->lay, cc->n, cc->c, cc->h, cc->w);
     nnop_tensor_desc wd = nnop_tensor_4d(cc->dt, cc->lay, cc->k, cc->c / cc->groups, cc->r, cc->s);
     nnop_tensor_desc kd = nnop_tensor_1d(cc->dt, cc->k), yd;
@@ -136,7 +166,29 @@ static void build_case(nnop_graph *g, const void *arg)
         y = nnop_clamp(g, y, -0.5f, 0.5f);
     else if (cc->act >= 0)
         y = nnop_act(g, y, (nnop_act_kind)cc->act, cc->alpha);
-    assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+    return y;
+}
+
+static void build_case(nnop_graph *g, const void *arg)
+{
+    assert_int_equal(nnop_output(g, build_conv(g, (const conv_case *)arg), "y"), NNOP_OK);
+}
+
+/* The case's conv pooled into output "pool" (the conv's output "y" an output too or not). */
+static void build_pooled(nnop_graph *g, const void *arg)
+{
+    const pooled_case *pc = (const pooled_case *)arg;
+    nnop_value y = build_conv(g, &pc->conv);
+    nnop_pool_params q;
+    memset(&q, 0, sizeof q);
+    q.window[0] = q.window[1] = pc->window;
+    q.stride[0] = q.stride[1] = pc->stride;
+    q.pad[0] = q.pad[1] = pc->pad;
+    if (pc->conv_out)
+        assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
+    assert_int_equal(
+            nnop_output(g, nnop_pool(g, y, pc->avg ? NNOP_POOL_AVG : NNOP_POOL_MAX, &q), "pool"),
+            NNOP_OK);
 }
 
 static void run_case(void **state)
@@ -150,8 +202,27 @@ static void run_case(void **state)
     h_check_case(&r, cc->name, build_case, cc, cc->expect);
 }
 
+static void run_pooled(void **state)
+{
+    const pooled_case *pc = (const pooled_case *)*state;
+    const conv_case *cc = &pc->conv;
+    h_run r;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, cc->dt, (double)(cc->c * cc->r * cc->s));
+    h_check_case(&r, cc->name, build_pooled, pc, cc->expect);
+    if (pc->no && strstr(r.describe, pc->no))
+        fail_msg("%s: plan description has '%s':\n%s", cc->name, pc->no, r.describe);
+}
+
+/* Two tables, one exit code: skipped (77) only when both were, else failed if either was. */
 int main(void)
 {
-    return h_run_table("gpu_conv", cases, sizeof cases / sizeof cases[0], sizeof cases[0],
-                       run_case);
+    int a = h_run_table("gpu_conv", cases, sizeof cases / sizeof cases[0], sizeof cases[0],
+                        run_case);
+    int b = h_run_table("gpu_conv_pooled", pooled_cases,
+                        sizeof pooled_cases / sizeof pooled_cases[0], sizeof pooled_cases[0],
+                        run_pooled);
+    if (a == NNOP_TEST_SKIPPED && b == NNOP_TEST_SKIPPED)
+        return NNOP_TEST_SKIPPED;
+    return (a != 0 && a != NNOP_TEST_SKIPPED) || (b != 0 && b != NNOP_TEST_SKIPPED);
 }

@@ -139,10 +139,9 @@ int nnop__stem_applies(const nnop_plan *p, int32_t first);
 nnop_status nnop__stem_pad(nnop_plan *p, nnop__chain *c, nnop__cuda_step *st);
 /* Before the cuDNN step: the input zero-padded into the step's plan buffer. */
 nnop_status nnop__stem_run(nnop_plan *p, const nnop__cuda_step *st);
-/* The partition [first, first + count) as the own stem kernel; NNOP_ERR_UNSUPPORTED (no
- * message) when the kernel does not take it. */
-nnop_status nnop__stem_build_kernel(nnop_plan *p, int32_t first, int32_t count,
-                                    nnop__cuda_step *st);
+/* 1 when the next partition is the 3x3 stride-2 max pool (padding 1, channels-last output)
+ * that alone reads the stem partition t's output: the own stem kernel takes it too. */
+int nnop__stem_pool_follows(const nnop_plan *p, const nnop__impl_try *t);
 nnop_status nnop__stem_run_kernel(nnop_plan *p, nnop__cuda_step *st);
 
 /* ------------------------------------------------------------------ blaslt.c */

@@ -5,7 +5,10 @@
  *   outputs, epilogue bias and/or ReLU (batch-norm folded into them);
  * - otherwise the channels zero-padded to 4, which sm_90's engines run about 1.4x faster
  *   (62 us): the weights are padded once at compile time, the input by an own kernel before
- *   each execute. */
+ *   each execute.
+ * The own kernel also takes the ResNet max pool after it (3x3, stride 2, padding 1), when that
+ * alone reads the conv: the conv's output, four times the pool's, is then never written
+ * (t->absorbed; issue 12: a 129 us pass of its own at batch 256 on H200). */
 #include <stdio.h>
 #include <string.h>
 
@@ -144,6 +147,38 @@ static nnop_status kernel_epilogue(nnop_plan *p, const nnop__chain *c, nnop__cud
     return k == c->n_ops ? NNOP_OK : NNOP_ERR_UNSUPPORTED;
 }
 
+/* ------------------------------------------------------------------ the pool after it */
+static int is_stem_pool(const nnop__node *m)
+{
+    const nnop_pool_params *q = &m->attr.pool.p;
+    return m->op == NNOP_OP_POOL && m->attr.pool.kind == NNOP_POOL_MAX && q->window[0] == 3 &&
+           q->window[1] == 3 && q->stride[0] == 2 && q->stride[1] == 2 && q->pad[0] == 1 &&
+           q->pad[1] == 1;
+}
+
+int nnop__stem_pool_follows(const nnop_plan *p, const nnop__impl_try *t)
+{
+    const nnop_graph *g = p->g;
+    const int32_t cur = g->nodes[t->first + t->count - 1].out;
+    const nnop__node *m;
+    if (t->part + 1 >= p->n_parts || p->parts[t->part + 1].count != 1)
+        return 0;
+    m = &g->nodes[p->parts[t->part + 1].first];
+    return is_stem_pool(m) && m->in[0] == cur && g->values[cur].n_consumers == 1 &&
+           g->values[cur].output_index < 0 &&
+           g->values[m->out].desc.dtype == g->values[cur].desc.dtype &&
+           nnop__fits_layout(&g->values[m->out].desc, NNOP_NHWC);
+}
+
+/* The pool node m into the step: its output is the step's. */
+static void fuse_pool(nnop_plan *p, const nnop__node *m, nnop__cuda_step *st)
+{
+    const nnop_tensor_desc *y = &p->g->values[m->out].desc;
+    st->stem.pool = 1;
+    st->stem.ph = (int)y->dims[2], st->stem.pw = (int)y->dims[3];
+    st->y_slot = m->out;
+}
+
 static nnop_status kernel_weights(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st)
 {
     const nnop_tensor_desc *w = &p->g->values[p->g->nodes[c->producer].in[1]].desc;
@@ -156,7 +191,11 @@ static nnop_status kernel_weights(nnop_plan *p, const nnop__chain *c, nnop__cuda
     return r;
 }
 
-nnop_status nnop__stem_build_kernel(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *st)
+/* The partition [first, first + count) as the own stem kernel, NNOP_ERR_UNSUPPORTED (no
+ * message) when the kernel does not take it; pool: with the max pool of the next partition,
+ * which starts at node pool_node. */
+static nnop_status build_kernel(nnop_plan *p, int32_t first, int32_t count, int pool,
+                                int32_t pool_node, nnop__cuda_step *st)
 {
     const nnop__node *n = &p->g->nodes[first];
     nnop__chain c;
@@ -169,13 +208,14 @@ nnop_status nnop__stem_build_kernel(nnop_plan *p, int32_t first, int32_t count, 
         r = kernel_epilogue(p, &c, st);
     if (r == NNOP_OK)
         r = kernel_weights(p, &c, st);
-    if (r == NNOP_OK)
-        r = NNOP_CU(p->ctx, nnop__stem_conv_prepare(&st->stem, p->ctx->cuda->sm_count));
     if (r == NNOP_OK) {
         st->kind = NNOP_STEP_STEM;
         st->x_slot = c.x_slot;
         st->y_slot = c.out_value;
         st->folded = c.folded;
+        if (pool)
+            fuse_pool(p, &p->g->nodes[pool_node], st);
+        r = NNOP_CU(p->ctx, nnop__stem_conv_prepare(&st->stem, p->ctx->cuda->sm_count));
     }
     nnop__chain_free(&c);
     return r;
@@ -209,15 +249,20 @@ static int stem_fits(const nnop_plan *p, const nnop__impl_try *t, const char **w
 
 static nnop_status stem_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
 {
-    nnop_status r = nnop__stem_build_kernel(p, t->first, t->count, st);
+    const int pool = nnop__stem_pool_follows(p, t);
+    nnop_status r =
+            build_kernel(p, t->first, t->count, pool, pool ? p->parts[t->part + 1].first : -1, st);
     if (r == NNOP_ERR_UNSUPPORTED)
         snprintf(t->why, sizeof t->why, "the own stem kernel does not take this chain");
+    if (r == NNOP_OK && pool)
+        t->absorbed = 1;
     return r;
 }
 
 static size_t stem_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "[own kernel: stem conv%s]", s->folded ? ", bn/bias folded" : "");
+    int n = snprintf(buf, len, "[own kernel: stem conv%s%s]", s->folded ? ", bn/bias folded" : "",
+                     s->stem.pool ? ", 3x3/2 max pool fused" : "");
     (void)p;
     return n > 0 ? (size_t)n : 0;
 }

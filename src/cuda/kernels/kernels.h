@@ -81,15 +81,18 @@ typedef struct nnop__linear_kparams {
 } nnop__linear_kparams;
 
 /* The stem convolution (stem_conv.cu): x [n, h, w, c] packed channels-last fp16/bf16 (dtype
- * 1 or 2), c <= 4; weights prepared by nnop__k_stem_weights; y [n, oh, ow, 64] of x's dtype;
- * stride 2, dilation 1, symmetric padding; y = relu?(conv + bias?) with float32 bias. */
+ * 1 or 2), c <= 4; weights prepared by nnop__k_stem_weights; conv [n, oh, ow, 64] of x's
+ * dtype; stride 2, dilation 1, symmetric padding; conv = relu?(conv + bias?) with float32
+ * bias (ReLU keeps NaN). y = conv, or with pool the 3x3 stride-2 max pool of it with padding 1
+ * (NaN propagating): y [n, ph, pw, 64] packed channels-last, ph = (oh - 1) / 2 + 1. */
 typedef struct nnop__stem_kparams {
     const void *x, *wp;
     const float *bias; /* NULL = none */
     void *y;
-    int dtype, relu;
+    int dtype, relu, pool;
     int n, h, w, c, oh, ow, r, pad_h, pad_w;
-    int grid; /* set by nnop__stem_conv_prepare */
+    int ph, pw; /* pool */
+    int grid;   /* set by nnop__stem_conv_prepare */
 } nnop__stem_kparams;
 
 /* Nonzero when the stem kernel takes an r x s filter from c to k channels. */

@@ -8,6 +8,12 @@
 // memory with 4 channels per pixel, so for a fixed r the 32 K values of an output pixel are
 // 32 contiguous halves there (stride 2: neighbouring output pixels are 16 bytes apart), which
 // ldmatrix loads straight into mma.sync fragments.
+//
+// With p.pool, a 3x3 stride-2 max pool (padding 1) follows in the same kernel and the conv
+// output is never written: a tile computes the 16 x 16 conv outputs at rows and columns
+// 14 t - 1 .. 14 t + 14 and pools them into the 7 x 7 outputs 7 t .. 7 t + 6. Neighbouring
+// tiles share two conv rows and columns, computed twice (1.31x the conv's math), so that the
+// tiles stay independent and batch 1 still fills the GPU.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -24,6 +30,8 @@ const int kPatchW = (kTileW - 1) * 2 + 8; // input pixels per staged row (s up t
 const int kPatchStride = kPatchW * 4;     // halves per staged row, 4 channels a pixel
 const int kStageStride = kOutC / 2 + 4;   // words per staged output pixel (+16 B: no conflicts)
 const int kStageWords = kTileW * kStageStride; // one warp's output staging area
+const int kPoolTile = 7;                       // pooled outputs a tile, each way (p.pool)
+const int kPoolVectors = kPoolTile * kPoolTile * kOutC / 8; // 16-byte outputs a pooled tile
 
 __host__ __device__ inline int w_stride(int r)
 {
@@ -35,10 +43,16 @@ __host__ __device__ inline int patch_rows(int r)
     return (kTileH - 1) * 2 + r;
 }
 
-size_t smem_bytes(int r)
+// Words of output staging: a warp's fragment each, or with the pool the whole tile.
+__host__ __device__ inline int stage_words(int pool)
+{
+    return pool ? kTileH * kTileW * kStageStride : kThreads / 32 * kStageWords;
+}
+
+size_t smem_bytes(int r, int pool)
 {
     return (size_t)(kOutC * w_stride(r) + patch_rows(r) * kPatchStride) * 2 +
-           ((size_t)kThreads / 32 * kStageWords + kOutC) * 4;
+           ((size_t)stage_words(pool) + kOutC) * 4;
 }
 
 __device__ __forceinline__ void ldsm_x4(unsigned (&d)[4], const unsigned short *p)
@@ -81,17 +95,60 @@ template <bool BF16> __device__ __forceinline__ unsigned pack2(float a, float b)
     return *reinterpret_cast<unsigned *>(&v);
 }
 
-// max(v, 0) on two packed halves (the same as before rounding: rounding is monotonic).
-template <bool BF16> __device__ __forceinline__ unsigned relu2(unsigned v)
+// max of two packed pairs, NaN propagating (PyTorch's ReLU and max pool).
+template <bool BF16> __device__ __forceinline__ unsigned max2(unsigned a, unsigned b)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    (void)b;
+    __trap(); // never picked below sm_80 (see mma)
+    return a;
+#else
     if (BF16) {
-        __nv_bfloat162 h = *reinterpret_cast<__nv_bfloat162 *>(&v);
-        h = __hmax2(h, __float2bfloat162_rn(0.f));
+        __nv_bfloat162 h = __hmax2_nan(*reinterpret_cast<__nv_bfloat162 *>(&a),
+                                       *reinterpret_cast<__nv_bfloat162 *>(&b));
         return *reinterpret_cast<unsigned *>(&h);
     }
-    __half2 h = *reinterpret_cast<__half2 *>(&v);
-    h = __hmax2(h, __float2half2_rn(0.f));
+    __half2 h = __hmax2_nan(*reinterpret_cast<__half2 *>(&a), *reinterpret_cast<__half2 *>(&b));
     return *reinterpret_cast<unsigned *>(&h);
+#endif
+}
+
+// max(v, 0) on two packed halves (the same as before rounding: rounding is monotonic); NaN
+// stays NaN.
+template <bool BF16> __device__ __forceinline__ unsigned relu2(unsigned v)
+{
+    return max2<BF16>(v, 0u);
+}
+
+// Where tile t's conv outputs start: 16 x 16 tiles side by side, or with the pool 16 x 16
+// tiles 14 apart from row and column -1.
+struct tile_pos {
+    int n, oh0, ow0;
+};
+
+__host__ __device__ inline int64_t tile_count(const nnop__stem_kparams &p)
+{
+    if (p.pool)
+        return (int64_t)p.n * ((p.ph + kPoolTile - 1) / kPoolTile) *
+               ((p.pw + kPoolTile - 1) / kPoolTile);
+    return (int64_t)p.n * ((p.oh + kTileH - 1) / kTileH) * ((p.ow + kTileW - 1) / kTileW);
+}
+
+__device__ __forceinline__ tile_pos tile_at(const nnop__stem_kparams &p, int t)
+{
+    tile_pos q;
+    if (p.pool) {
+        const int tw = (p.pw + kPoolTile - 1) / kPoolTile, th = (p.ph + kPoolTile - 1) / kPoolTile;
+        q.n = t / (tw * th);
+        q.oh0 = (t / tw) % th * kPoolTile * 2 - 1;
+        q.ow0 = t % tw * kPoolTile * 2 - 1;
+        return q;
+    }
+    const int tw = (p.ow + kTileW - 1) / kTileW, th = (p.oh + kTileH - 1) / kTileH;
+    q.n = t / (tw * th);
+    q.oh0 = (t / tw) % th * kTileH;
+    q.ow0 = t % tw * kTileW;
+    return q;
 }
 
 // Each thread stages up to kPerThread pixels of a tile's input (the most rows: r = 7).
@@ -106,10 +163,8 @@ struct staged {
 __device__ __forceinline__ void fetch_patch(const nnop__stem_kparams &p, int t, staged &s)
 {
     const unsigned short *x = static_cast<const unsigned short *>(p.x);
-    const int tiles_w = (p.ow + kTileW - 1) / kTileW, tiles_h = (p.oh + kTileH - 1) / kTileH;
-    const int n = t / (tiles_w * tiles_h);
-    const int ih0 = (t / tiles_w) % tiles_h * kTileH * 2 - p.pad_h;
-    const int iw0 = t % tiles_w * kTileW * 2 - p.pad_w;
+    const tile_pos q = tile_at(p, t);
+    const int n = q.n, ih0 = q.oh0 * 2 - p.pad_h, iw0 = q.ow0 * 2 - p.pad_w;
     const int count = patch_rows(p.r) * kPatchW;
 #pragma unroll
     for (int k = 0; k < kPerThread; k++) {
@@ -139,13 +194,11 @@ __device__ __forceinline__ void store_patch(const nnop__stem_kparams &p, const s
     }
 }
 
-// One m16 fragment (16 pixels of output row oh, columns ow0..) goes through the warp's
-// staging area so that global stores are 16-byte, whole-line ones: the fragment layout would
-// scatter each store over 8 lines.
+// One m16 fragment (16 conv outputs of one row) into shared memory, 36 words a pixel: the
+// fragment layout would scatter each global store over 8 lines.
 template <bool BF16>
-__device__ __forceinline__ void store_fragment(const nnop__stem_kparams &p,
-                                               const float (&acc)[8][4], unsigned *stage, int n,
-                                               int oh, int ow0)
+__device__ __forceinline__ void stage_fragment(const nnop__stem_kparams &p,
+                                               const float (&acc)[8][4], unsigned *stage)
 {
     const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
 #pragma unroll
@@ -155,6 +208,17 @@ __device__ __forceinline__ void store_fragment(const nnop__stem_kparams &p,
             unsigned v = pack2<BF16>(acc[j][half * 2], acc[j][half * 2 + 1]);
             stage[(g + half * 8) * kStageStride + j * 4 + t4] = p.relu ? relu2<BF16>(v) : v;
         }
+}
+
+// A fragment of output row oh, columns ow0.., through the warp's staging area to y as
+// 16-byte, whole-line stores.
+template <bool BF16>
+__device__ __forceinline__ void store_fragment(const nnop__stem_kparams &p,
+                                               const float (&acc)[8][4], unsigned *stage, int n,
+                                               int oh, int ow0)
+{
+    const int lane = threadIdx.x & 31;
+    stage_fragment<BF16>(p, acc, stage);
     __syncwarp();
     if (oh < p.oh) {
         uint4 *y = static_cast<uint4 *>(p.y);
@@ -169,21 +233,57 @@ __device__ __forceinline__ void store_fragment(const nnop__stem_kparams &p,
     __syncwarp();
 }
 
+// The pooled tile from the staged 16 x 16 conv outputs (the whole block's, after a barrier):
+// output (ph, pw) is the max over conv rows 2 ph - 1 .. 2 ph + 1 and the same columns, those
+// outside the conv output skipped (padding never wins); a thread a 16-byte vector.
+template <bool BF16>
+__device__ __forceinline__ void pool_tile(const nnop__stem_kparams &p, const unsigned *stage,
+                                          tile_pos q)
+{
+    const unsigned neg_inf = BF16 ? 0xFF80FF80u : 0xFC00FC00u;
+    const int ph0 = (q.oh0 + 1) / 2, pw0 = (q.ow0 + 1) / 2;
+    for (int v = threadIdx.x; v < kPoolVectors; v += kThreads) {
+        const int px = v >> 3, chunk = v & 7, pr = px / kPoolTile, pc = px - pr * kPoolTile;
+        if (ph0 + pr >= p.ph || pw0 + pc >= p.pw)
+            continue;
+        unsigned m[4] = {neg_inf, neg_inf, neg_inf, neg_inf};
+#pragma unroll
+        for (int dr = 0; dr < 3; dr++) {
+            const int lr = pr * 2 + dr, oh = q.oh0 + lr;
+            if (oh < 0 || oh >= p.oh)
+                continue;
+#pragma unroll
+            for (int dc = 0; dc < 3; dc++) {
+                const int lc = pc * 2 + dc, ow = q.ow0 + lc;
+                if (ow < 0 || ow >= p.ow)
+                    continue;
+                const uint4 e = *reinterpret_cast<const uint4 *>(
+                        stage + (lr * kTileW + lc) * kStageStride + chunk * 4);
+                m[0] = max2<BF16>(m[0], e.x), m[1] = max2<BF16>(m[1], e.y);
+                m[2] = max2<BF16>(m[2], e.z), m[3] = max2<BF16>(m[3], e.w);
+            }
+        }
+        static_cast<uint4 *>(
+                p.y)[((static_cast<int64_t>(q.n) * p.ph + ph0 + pr) * p.pw + pw0 + pc) * 8 +
+                     chunk] = make_uint4(m[0], m[1], m[2], m[3]);
+    }
+}
+
 // R > 0: the filter height fixed at compile time (the k loop fully unrolled), 0: p.r.
-template <bool BF16, int R>
+// POOL: p.pool (the tiles pooled in shared memory, the conv output never stored).
+template <bool BF16, int R, bool POOL>
 __global__ void __launch_bounds__(kThreads, 2) stem_conv_kernel(nnop__stem_kparams p)
 {
     extern __shared__ uint4 smem_raw[];
     unsigned short *wsm = reinterpret_cast<unsigned short *>(smem_raw); // [64][w_stride]
     const int ws = w_stride(p.r);
     unsigned short *patch = wsm + kOutC * ws; // [patch_rows][kPatchStride]
-    unsigned *stage = reinterpret_cast<unsigned *>(patch + patch_rows(p.r) * kPatchStride) +
-                      (threadIdx.x >> 5) * kStageWords;
-    float *sbias = reinterpret_cast<float *>(patch + patch_rows(p.r) * kPatchStride) +
-                   kThreads / 32 * kStageWords; // [64], zero without bias
+    unsigned *stage_all = reinterpret_cast<unsigned *>(patch + patch_rows(p.r) * kPatchStride);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int tiles_w = (p.ow + kTileW - 1) / kTileW, tiles_h = (p.oh + kTileH - 1) / kTileH;
-    const int tiles = p.n * tiles_h * tiles_w;
+    // the warp's rows of the tile (POOL), or its own fragment area
+    unsigned *stage = stage_all + (POOL ? warp * 2 * kTileW * kStageStride : warp * kStageWords);
+    float *sbias = reinterpret_cast<float *>(stage_all + stage_words(POOL)); // [64], 0: no bias
+    const int tiles = (int)tile_count(p);
     // A: lanes 0-15 address rows 0-15 at k 0, lanes 16-31 the same rows at k 8.
     const int a_off = (lane & 15) * 8 + (lane >> 4) * 8;
     // B: four 8x8 blocks (n-tile j: k 0-7, k 8-15; n-tile j+1: k 0-7, k 8-15).
@@ -196,10 +296,9 @@ __global__ void __launch_bounds__(kThreads, 2) stem_conv_kernel(nnop__stem_kpara
     if (blockIdx.x < tiles)
         fetch_patch(p, blockIdx.x, next);
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const int tw = t % tiles_w, th = (t / tiles_w) % tiles_h, n = t / (tiles_w * tiles_h);
-        const int oh0 = th * kTileH, ow0 = tw * kTileW;
+        const tile_pos q = tile_at(p, t);
         float acc[2][8][4];
-        __syncthreads(); // the previous tile's fragments are read
+        __syncthreads(); // the previous tile's staged outputs are read
         store_patch(p, next, patch);
         __syncthreads();
         if (t + gridDim.x < tiles) // the next tile's loads fly while this one computes
@@ -230,9 +329,17 @@ __global__ void __launch_bounds__(kThreads, 2) stem_conv_kernel(nnop__stem_kpara
                 }
             }
         }
+        if (POOL) {
 #pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-            store_fragment<BF16>(p, acc[mt], stage, n, oh0 + warp * 2 + mt, ow0);
+            for (int mt = 0; mt < 2; mt++)
+                stage_fragment<BF16>(p, acc[mt], stage + mt * kTileW * kStageStride);
+            __syncthreads(); // the whole tile staged
+            pool_tile<BF16>(p, stage_all, q);
+        } else {
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++)
+                store_fragment<BF16>(p, acc[mt], stage, q.n, q.oh0 + warp * 2 + mt, q.ow0);
+        }
     }
 }
 
@@ -271,19 +378,23 @@ extern "C" cudaError_t nnop__k_stem_weights(const void *w, void *wp, int r, int 
 
 typedef void (*stem_kernel_fn)(nnop__stem_kparams);
 
-static stem_kernel_fn kernel_for(const nnop__stem_kparams *p)
+template <bool POOL> static stem_kernel_fn kernel_of(const nnop__stem_kparams *p)
 {
     if (p->r == 7) // the ResNet stem
-        return p->dtype == 2 ? stem_conv_kernel<true, 7> : stem_conv_kernel<false, 7>;
-    return p->dtype == 2 ? stem_conv_kernel<true, 0> : stem_conv_kernel<false, 0>;
+        return p->dtype == 2 ? stem_conv_kernel<true, 7, POOL> : stem_conv_kernel<false, 7, POOL>;
+    return p->dtype == 2 ? stem_conv_kernel<true, 0, POOL> : stem_conv_kernel<false, 0, POOL>;
+}
+
+static stem_kernel_fn kernel_for(const nnop__stem_kparams *p)
+{
+    return p->pool ? kernel_of<true>(p) : kernel_of<false>(p);
 }
 
 extern "C" cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_count)
 {
     int per_sm = 0;
-    const int bytes = (int)smem_bytes(p->r);
-    int64_t tiles =
-            (int64_t)p->n * ((p->oh + kTileH - 1) / kTileH) * ((p->ow + kTileW - 1) / kTileW);
+    const int bytes = (int)smem_bytes(p->r, p->pool);
+    const int64_t tiles = tile_count(*p);
     // over the 48 KiB a kernel gets without asking
     cudaError_t e =
             cudaFuncSetAttribute(kernel_for(p), cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
@@ -300,6 +411,6 @@ extern "C" cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_cou
 
 extern "C" cudaError_t nnop__k_stem_conv(const nnop__stem_kparams *p, cudaStream_t s)
 {
-    kernel_for(p)<<<p->grid, kThreads, smem_bytes(p->r), s>>>(*p);
+    kernel_for(p)<<<p->grid, kThreads, smem_bytes(p->r, p->pool), s>>>(*p);
     return cudaGetLastError();
 }
