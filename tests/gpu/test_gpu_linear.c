@@ -1,7 +1,8 @@
 /* test_gpu_linear.c: linear partitions on the GPU against the CPU reference: cuBLASLt with
  * its epilogues (bias, ReLU, tanh-GELU, batch-norm folded) in every dtype and policy, bias
  * as a constant or a graph input, odd sizes; chains cuBLASLt cannot express go to cuDNN or
- * the own kernel and still match. */
+ * the own kernel and still match. Batches up to 8 take the matrix-vector kernel (any chain),
+ * larger ones and inputs over 12288 cuBLASLt. */
 #include "gpu_harness.h"
 
 typedef struct linear_case {
@@ -33,10 +34,10 @@ static const linear_case cases[] = {
     {"bf16_bias_relu", BF16, 32, 256, 128, 1, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue bias+relu"},
     {"fp32_bias_relu_precompiled_only", F32, 32, 256, 128, 1, RELU, 0, 0, PO, 0, "cublasLt matmul, epilogue bias+relu"},
     {"fp16_resnet_fc_2048_to_1000", F16, 32, 2048, 1000, 1, -1, 0, 0, PO, 0, "cublasLt matmul, epilogue bias,"},
-    {"fp16_odd_sizes_n3_37_to_19", F16, 3, 37, 19, 1, RELU, 0, 0, PP, 0, "cublasLt matmul"},
-    {"fp32_odd_sizes_n1_37_to_19", F32, 1, 37, 19, 1, -1, 0, 0, PP, 0, "cublasLt matmul, epilogue bias,"},
-    {"fp16_no_bias_no_act", F16, 8, 64, 32, 0, -1, 0, 0, PP, 0, "cublasLt matmul, epilogue none"},
-    {"fp16_no_bias_relu", F16, 8, 64, 32, 0, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue relu"},
+    {"fp16_odd_sizes_n11_37_to_19", F16, 11, 37, 19, 1, RELU, 0, 0, PP, 0, "cublasLt matmul"},
+    {"fp32_odd_sizes_n9_37_to_19", F32, 9, 37, 19, 1, -1, 0, 0, PP, 0, "cublasLt matmul, epilogue bias,"},
+    {"fp16_no_bias_no_act", F16, 9, 64, 32, 0, -1, 0, 0, PP, 0, "cublasLt matmul, epilogue none"},
+    {"fp16_no_bias_relu", F16, 9, 64, 32, 0, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue relu"},
     {"fp16_bias_gelu_tanh", F16, 16, 128, 64, 1, GELU, 0, 0, PP, 0, "cublasLt matmul, epilogue bias+gelu_tanh"},
     {"bf16_bias_bn_relu_folded", BF16, 16, 128, 64, 1, RELU, 1, 0, PP, 0, "epilogue bias+relu, workspace"},
     {"fp16_runtime_bias", F16, 16, 128, 64, 2, RELU, 0, 0, PP, 0, "cublasLt matmul, epilogue bias+relu"},
@@ -45,6 +46,15 @@ static const linear_case cases[] = {
     {"fp16_fastest_cublaslt_too", F16, 32, 256, 128, 1, RELU, 0, 0, FA, 0, "cublasLt matmul, epilogue bias+relu"},
     {"fp16_sigmoid_own_epilogue", F16, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PP, 0, "split, cuBLASLt took the prefix"},
     {"fp32_sigmoid_precompiled_only", F32, 16, 128, 64, 1, NNOP_ACT_SIGMOID, 0, 0, PO, 0, "split, cuBLASLt took the prefix"},
+    /* batch <= 8: the matrix-vector kernel (16-byte weight rows, or any row where in is odd) */
+    {"fp16_gemv_resnet_fc_n1_2048_to_1000", F16, 1, 2048, 1000, 1, -1, 0, 0, PP, 0, "linear as matrix-vector"},
+    {"bf16_gemv_n8_bias_relu", BF16, 8, 256, 129, 1, RELU, 0, 0, PP, 0, "linear as matrix-vector"},
+    {"fp32_gemv_n3_odd_37_to_19", F32, 3, 37, 19, 1, -1, 0, 0, PP, 0, "linear as matrix-vector"},
+    {"fp16_gemv_n1_odd_37_to_19_relu", F16, 1, 37, 19, 1, RELU, 0, 0, PP, 0, "linear as matrix-vector"},
+    {"fp16_gemv_n2_bn_sigmoid", F16, 2, 128, 64, 1, NNOP_ACT_SIGMOID, 1, 0, PP, 0, "linear as matrix-vector"},
+    {"fp16_gemv_n4_runtime_weights_no_bias", F16, 4, 96, 40, 0, GELU, 0, 1, PP, 0, "linear as matrix-vector"},
+    {"fp32_gemv_n1_12288_inputs", F32, 1, 12288, 33, 2, -1, 0, 0, PO, 0, "linear as matrix-vector"},
+    {"fp16_gemv_n1_12296_inputs_cublaslt", F16, 1, 12296, 33, 1, -1, 0, 0, PP, 0, "cublasLt matmul"},
 };
 /* clang-format on */
 

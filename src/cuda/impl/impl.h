@@ -111,6 +111,7 @@ typedef struct nnop__impl {
  * them, NULL-terminated (list.c). */
 extern const nnop__impl nnop__impl_stem_kernel;  /* stem.c */
 extern const nnop__impl nnop__impl_blaslt;       /* blaslt.c */
+extern const nnop__impl nnop__impl_own_gemv;     /* own_kernels.c */
 extern const nnop__impl nnop__impl_own_linear;   /* own_kernels.c */
 extern const nnop__impl nnop__impl_depthwise;    /* depthwise.c */
 extern const nnop__impl nnop__impl_gate;         /* gate.c */

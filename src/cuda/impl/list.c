@@ -6,6 +6,7 @@
 
 const nnop__impl *const nnop__impls[] = {
         &nnop__impl_stem_kernel,  /* own tensor-core stem conv (stem.c) */
+        &nnop__impl_own_gemv,     /* linear layers at batch <= 8: the matrix-vector kernel */
         &nnop__impl_blaslt,       /* linear [+ bias] [+ ReLU/GELU] on cuBLASLt, longest prefix */
         &nnop__impl_own_linear,   /* linear layers cuBLASLt refused */
         &nnop__impl_depthwise,    /* depthwise convs (cuDNN took milliseconds on sm_90) */

@@ -1937,6 +1937,8 @@ extern "C" cudaError_t nnop__k_spin(int64_t ns, cudaStream_t s)
 
 extern "C" cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_t s)
 {
+    if (nnop__linear_gemv_fits(p))
+        return nnop__k_linear_gemv(p, s);
     linear_kernel<<<blocks_for(p->n * p->out * 32), kThreads, 0, s>>>(*p);
     return cudaGetLastError();
 }

@@ -79,6 +79,11 @@ typedef struct nnop__linear_kparams {
     int64_t n, in, out;
     nnop__epi_params epi; /* only n_ops and ops are used */
 } nnop__linear_kparams;
+/* Small batches (n <= NNOP_GEMV_MAX_N, y of x's dtype, in <= 12288) run on the gate's
+ * matrix-vector kernel (gate.cu): a warp a row of w, 16-byte loads where w's rows allow. */
+#define NNOP_GEMV_MAX_N 8
+int nnop__linear_gemv_fits(const nnop__linear_kparams *p);
+cudaError_t nnop__k_linear_gemv(const nnop__linear_kparams *p, cudaStream_t s);
 
 /* The stem convolution (stem_conv.cu): x [n, h, w, c] packed channels-last fp16/bf16 (dtype
  * 1 or 2), c <= 4; weights prepared by nnop__k_stem_weights; conv [n, oh, ow, 64] of x's
