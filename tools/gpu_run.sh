@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|resnet|examples|coldstart|profile|difftest-random|difftest-bg|difftest-collect|engines|doctor|bench-check|nnop-bench|sweep|depthwise|vision-errors|vision|vision-profile|newops|all]
+#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|knobs|resnet|examples|coldstart|profile|difftest-random|difftest-bg|difftest-collect|engines|doctor|bench-check|nnop-bench|sweep|depthwise|vision-errors|vision|vision-profile|newops|sanitize|bench19|all]
 #   (default all; several may be given, comma-separated: tests,profile; they run in the script's order,
 #   printed first, not in the order given)
 set -u
@@ -77,7 +77,7 @@ if ! cmake --build "$BUILD" -j16 >"$OUT/build.log" 2>&1; then
     grep -E "error|Error" "$OUT/build.log" | head -40
     echo "full build failed: building the GPU tests and the benchmark alone"
     cmake --build "$BUILD" -j16 --target test_gpu_conv test_gpu_network test_gpu_pool >>"$OUT/build.log" 2>&1 || exit 1
-    cmake --build "$BUILD" -j16 --target bench_conv bench_kernels >>"$OUT/build.log" 2>&1 || true
+    cmake --build "$BUILD" -j16 --target bench_conv bench_kernels probe_knobs >>"$OUT/build.log" 2>&1 || true
 fi
 checkpoint
 grep -E "warning" "$OUT/build.log" | head -10
@@ -446,6 +446,20 @@ if wants kernels; then
     fi
 fi
 checkpoint
+if asked knobs; then
+    # cuDNN engine configs for ResNet-50's 3x3 convs at batch 1 (fp16 NHWC, conv+bias+ReLU):
+    # the heuristics' configs and each knob of the first mode-A engines at each value, timed
+    # against the heuristics' first choice, outputs compared (bench/probe_knobs.c); markdown
+    echo "== knobs"
+    if [ -x "$BUILD/bench/probe_knobs" ]; then
+        timeout 150 "$BUILD/bench/probe_knobs" >"$OUT/probe_knobs.md" 2>&1 ||
+            { echo "probe_knobs: rc $?"; tail -5 "$OUT/probe_knobs.md"; }
+        grep -E "^SUMMARY" "$OUT/probe_knobs.md"
+    else
+        echo "probe_knobs was not built"
+    fi
+fi
+checkpoint
 if wants examples; then
     echo "== examples on the GPU (MNIST f32/f16, ResNet-50 vs PyTorch)"
     bash examples/check_examples.sh "$BUILD" >"$OUT/examples.log" 2>&1 || { TEST_RC=1; echo "examples FAILED"; }
@@ -648,6 +662,7 @@ for f in "$OUT/bench_table_autotune.md" "$OUT/coldstart.txt" "$OUT/bench_kernels
     [ -f "$f" ] && cat "$f"
 done
 grep -E "RESNET50" "$OUT/bench_resnet.txt" 2>/dev/null
+grep -E "^SUMMARY" "$OUT/probe_knobs.md" 2>/dev/null
 grep -E "tests passed|tests failed" "$OUT/ctest.log" 2>/dev/null
 echo "== done (tests rc $TEST_RC)"
 exit $TEST_RC
