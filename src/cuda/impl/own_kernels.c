@@ -88,10 +88,22 @@ nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count
     return r;
 }
 
+/* The shape and dtypes of the linear partition [first, first + count) in k (the rest zero). */
+static void linear_shape(const nnop_graph *g, int32_t first, int32_t count, nnop__linear_kparams *k)
+{
+    const nnop__node *n = &g->nodes[first];
+    const nnop_tensor_desc *x = &g->values[n->in[0]].desc;
+    memset(k, 0, sizeof *k);
+    k->dtype = (int)x->dtype;
+    k->y_dtype = (int)g->values[g->nodes[first + count - 1].out].desc.dtype;
+    k->n = x->dims[0];
+    k->in = x->dims[1];
+    k->out = g->values[n->out].desc.dims[1];
+}
+
 nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count, nnop__cuda_step *st)
 {
     nnop__chain c;
-    const nnop_tensor_desc *x = &p->g->values[p->g->nodes[first].in[0]].desc;
     nnop_status r = nnop__chain_build(p, first, count, 0, &c);
     if (r == NNOP_OK)
         r = nnop__step_epi_ops(p, &c, st);
@@ -99,11 +111,7 @@ nnop_status nnop__step_build_linear(nnop_plan *p, int32_t first, int32_t count, 
     st->x_slot = c.x_slot;
     st->w_slot = c.w_slot;
     st->y_slot = c.out_value;
-    st->lin.dtype = (int)x->dtype;
-    st->lin.y_dtype = (int)p->g->values[c.out_value].desc.dtype;
-    st->lin.n = x->dims[0];
-    st->lin.in = x->dims[1];
-    st->lin.out = c.channels;
+    linear_shape(p->g, first, count, &st->lin);
     nnop__chain_free(&c);
     return r;
 }
@@ -222,7 +230,9 @@ static const char *kernel_name(nnop__step_kind k)
 }
 static size_t own_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "[own kernel: %s%s]", kernel_name(s->kind),
+    const int gemv = s->kind == NNOP_STEP_LINEAR && nnop__linear_gemv_fits(&s->lin);
+    int n = snprintf(buf, len, "[own kernel: %s%s]",
+                     gemv ? "linear as matrix-vector" : kernel_name(s->kind),
                      s->folded ? ", bn/bias folded" : "");
     (void)p;
     return n > 0 ? (size_t)n : 0;
@@ -255,19 +265,12 @@ static nnop_status linear_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
  * classifier at batch 1 (H200). */
 static int gemv_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
 {
-    const nnop_graph *g = p->g;
-    const nnop__node *n = &g->nodes[t->first];
     nnop__linear_kparams k;
-    if (n->op != NNOP_OP_LINEAR) {
+    if (p->g->nodes[t->first].op != NNOP_OP_LINEAR) {
         *why_not = "not a linear layer";
         return 0;
     }
-    memset(&k, 0, sizeof k);
-    k.dtype = (int)g->values[n->in[0]].desc.dtype;
-    k.y_dtype = (int)g->values[g->nodes[t->first + t->count - 1].out].desc.dtype;
-    k.n = g->values[n->in[0]].desc.dims[0];
-    k.in = g->values[n->in[0]].desc.dims[1];
-    k.out = g->values[n->out].desc.dims[1];
+    linear_shape(p->g, t->first, t->count, &k);
     if (!nnop__linear_gemv_fits(&k)) {
         *why_not = "batch above 8, over 12288 inputs or a dtype change";
         return 0;
@@ -278,14 +281,6 @@ static int gemv_fits(const nnop_plan *p, const nnop__impl_try *t, const char **w
 static nnop_status gemv_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
 {
     return nnop__step_build_linear(p, t->first, t->count, st);
-}
-
-static size_t gemv_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)
-{
-    int n = snprintf(buf, len, "[own kernel: linear as matrix-vector%s]",
-                     s->folded ? ", bn/bias folded" : "");
-    (void)p;
-    return n > 0 ? (size_t)n : 0;
 }
 
 static int epilogue_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
@@ -320,8 +315,8 @@ static nnop_status kernel_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
 
 const nnop__impl nnop__impl_own_linear = {"own linear kernel",   linear_fits,  linear_build,
                                           nnop__step_run_kernel, own_describe, NULL};
-const nnop__impl nnop__impl_own_gemv = {"own matrix-vector kernel", gemv_fits,     gemv_build,
-                                        nnop__step_run_kernel,      gemv_describe, NULL};
+const nnop__impl nnop__impl_own_gemv = {"own matrix-vector kernel", gemv_fits,    gemv_build,
+                                        nnop__step_run_kernel,      own_describe, NULL};
 const nnop__impl nnop__impl_own_epilogue = {"own epilogue kernel", epilogue_fits, epilogue_build,
                                             nnop__step_run_kernel, own_describe,  NULL};
 const nnop__impl nnop__impl_own_kernel = {"own kernel",          kernel_fits,  kernel_build,

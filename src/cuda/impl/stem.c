@@ -192,10 +192,10 @@ static nnop_status kernel_weights(nnop_plan *p, const nnop__chain *c, nnop__cuda
 }
 
 /* The partition [first, first + count) as the own stem kernel, NNOP_ERR_UNSUPPORTED (no
- * message) when the kernel does not take it; pool: with the max pool of the next partition,
- * which starts at node pool_node. */
-static nnop_status build_kernel(nnop_plan *p, int32_t first, int32_t count, int pool,
-                                int32_t pool_node, nnop__cuda_step *st)
+ * message) when the kernel does not take it; with the max pool at node pool_node (the next
+ * partition) too, unless pool_node < 0. */
+static nnop_status build_kernel(nnop_plan *p, int32_t first, int32_t count, int32_t pool_node,
+                                nnop__cuda_step *st)
 {
     const nnop__node *n = &p->g->nodes[first];
     nnop__chain c;
@@ -213,7 +213,7 @@ static nnop_status build_kernel(nnop_plan *p, int32_t first, int32_t count, int 
         st->x_slot = c.x_slot;
         st->y_slot = c.out_value;
         st->folded = c.folded;
-        if (pool)
+        if (pool_node >= 0)
             fuse_pool(p, &p->g->nodes[pool_node], st);
         r = NNOP_CU(p->ctx, nnop__stem_conv_prepare(&st->stem, p->ctx->cuda->sm_count));
     }
@@ -251,7 +251,7 @@ static nnop_status stem_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *
 {
     const int pool = nnop__stem_pool_follows(p, t);
     nnop_status r =
-            build_kernel(p, t->first, t->count, pool, pool ? p->parts[t->part + 1].first : -1, st);
+            build_kernel(p, t->first, t->count, pool ? p->parts[t->part + 1].first : -1, st);
     if (r == NNOP_ERR_UNSUPPORTED)
         snprintf(t->why, sizeof t->why, "the own stem kernel does not take this chain");
     if (r == NNOP_OK && pool)
