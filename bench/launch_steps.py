@@ -127,7 +127,7 @@ def match(parts, launches):
                 exact = False
         for ps, ls in groups:
             before = parts[ps[0] - 1][0] if ps[0] > 0 else "-"
-            impl = re.sub(r"; (autotuned [0-9.]+ us|workspace [0-9]+ B)", "", parts[ps[0]][1])
+            impl = re.sub(r"; (autotuned [0-9.]+ us|fastest of [0-9]+ configs|workspace [0-9]+ B)", "", parts[ps[0]][1])
             impl = re.sub(r"eng\d+ ", "", impl)
             key = (" + ".join(sorted({parts[p][0] for p in ps})), impl, before)
             k = kinds.setdefault(key, [0, 0, 0.0, 0])

@@ -178,7 +178,8 @@ typedef struct nnop_context_options {
     const char *cache_path; /* persistent plan cache file, NULL = none     */
     nnop_engine_policy policy;
     int deterministic;      /* nonzero: deterministic engines only           */
-    int autotune;           /* nonzero: time the top candidates, keep the fastest */
+    int autotune;           /* nonzero: time the top 6 engines, then up to 12 other knob
+                             * choices of the fastest, and keep the fastest of all       */
     int allow_tf32;         /* nonzero: fp32 convs may use TF32 tensor cores */
     size_t workspace_limit; /* bytes, 0 = no limit                           */
     /* A plan cache shared with other contexts (nnop_plan_cache_create), NULL = the context
@@ -487,12 +488,13 @@ typedef struct nnop_engine_info {
 #define NNOP_ENGINE_CHOSEN (1u << 3)
 
 /** Every engine cuDNN's heuristics (modes A, B, FALLBACK) offer for each partition of p that
- * runs on cuDNN, each one built (runtime compilation included: this can take seconds an
- * engine), run and timed on scratch memory, with which policy would take it. Partitions that
- * share an identical earlier one's execution plan, and partitions on own kernels or cuBLASLt,
- * have no rows; neither has a plan of the CPU backend (*count 0). Engines that no policy may
- * take for the shape (engine 0 of a fused conv; runtime-compiled engines in the shape class
- * where they wrote out of bounds) are listed with the rule in note, never built or run.
+ * runs on cuDNN, each one with its first knob choices (autotuning also times other knob
+ * choices of the fastest engine; the plan's own may be one of those), built (runtime compilation
+ * included: this can take seconds an engine), run and timed on scratch memory, with which policy
+ * would take it. Partitions that share an identical earlier one's execution plan, and partitions on
+ * own kernels or cuBLASLt, have no rows; neither has a plan of the CPU backend (*count 0). Engines
+ * that no policy may take for the shape (engine 0 of a fused conv; runtime-compiled engines in the
+ * shape class where they wrote out of bounds) are listed with the rule in note, never built or run.
  * Writes at most cap rows into out (out may be NULL when cap is 0) and sets *count to the
  * number there are, like snprintf. For tools (nnop-bench --engines), never for the execute
  * path: it synchronizes the context's stream and allocates device memory. */

@@ -97,6 +97,13 @@ static const conv_case cases[] = {
     {"fp16_nhwc_precompiled_only_gelu_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_GELU, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
     {"fp16_nhwc_precompiled_only_sigmoid_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SIGMOID, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
     {"fp16_nhwc_autotune", F16, NHWC, 8, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
+    /* autotuning times other knob choices of the fastest engine too: shapes where one wins
+     * (bench/probe_knobs, ResNet-50's batch-1 3x3 convs), odd and asymmetric ones, each dtype */
+    {"fp16_nhwc_b1_56x56_autotune_knobs", F16, NHWC, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "configs"},
+    {"fp16_nhwc_b1_s2_bn_autotune_knobs", F16, NHWC, 1, 256, 28, 28, 256, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 0, PP, 1, "configs"},
+    {"bf16_nhwc_b1_residual_autotune_knobs", BF16, NHWC, 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, PP, 1, "configs"},
+    {"fp16_nchw_odd_3x5_autotune_knobs", F16, NCHW, 3, 24, 17, 9, 40, 3, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
+    {"fp32_nhwc_odd_autotune_knobs", F32, NHWC, 2, 32, 15, 11, 48, 3, 3, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
 };
 /* clang-format on */
 
@@ -191,6 +198,18 @@ static void build_pooled(nnop_graph *g, const void *arg)
             NNOP_OK);
 }
 
+/* Every "fastest of N configs" the description gives counts at least two timed configs. */
+static void check_timed_counts(const char *name, const char *describe)
+{
+    const char *at = describe;
+    while ((at = strstr(at, "fastest of ")) != NULL) {
+        int n = atoi(at + strlen("fastest of "));
+        if (n < 2)
+            fail_msg("%s: autotuning timed %d configs:\n%s", name, n, describe);
+        at++;
+    }
+}
+
 static void run_case(void **state)
 {
     const conv_case *cc = (const conv_case *)*state;
@@ -200,6 +219,8 @@ static void run_case(void **state)
     r.gpu_opts.policy = cc->policy;
     r.gpu_opts.autotune = cc->autotune;
     h_check_case(&r, cc->name, build_case, cc, cc->expect);
+    if (cc->autotune)
+        check_timed_counts(cc->name, r.describe);
 }
 
 static void run_pooled(void **state)

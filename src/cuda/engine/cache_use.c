@@ -184,8 +184,7 @@ nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp
     return st;
 }
 
-/* The knob choices of the chosen config (0 when they cannot be read). */
-static int32_t read_knobs(nnop_context *ctx, cudnnBackendDescriptor_t cfg, nnop__knob *out)
+int32_t nnop__dnn_cfg_knobs(cudnnBackendDescriptor_t cfg, nnop__knob *out)
 {
     cudnnBackendDescriptor_t kc[NNOP_CACHE_MAX_KNOBS];
     int64_t n = 0, got = 0, i;
@@ -208,7 +207,6 @@ static int32_t read_knobs(nnop_context *ctx, cudnnBackendDescriptor_t cfg, nnop_
     }
     for (i = 0; i < made; i++)
         (void)cudnnBackendDestroyDescriptor(kc[i]);
-    (void)ctx;
     return ok ? (int32_t)n : 0;
 }
 
@@ -266,7 +264,7 @@ void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__
     if (!e)
         return;
     e->engine_id = s->engine;
-    e->n_knobs = s->cfg ? read_knobs(ctx, s->cfg, e->knobs) : 0;
+    e->n_knobs = s->cfg ? nnop__dnn_cfg_knobs(s->cfg, e->knobs) : 0;
     e->flags = (s->rtc ? NNOP_CACHE_FLAG_RUNTIME_COMPILED : 0u) |
                (ctx->opts.deterministic ? NNOP_CACHE_FLAG_DETERMINISTIC : 0u);
     e->time_us = s->tuned ? s->time_us : -1.0f;

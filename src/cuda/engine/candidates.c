@@ -1,11 +1,13 @@
 /* candidates.c: the engine configs cuDNN's heuristics offer for one operation graph (modes A,
- * B, FALLBACK, each engine once, with its behaviour and numerical notes), the rules under
+ * B, FALLBACK; each engine's first config, and for autotuning its other knob choices too, with
+ * the engine's behaviour and numerical notes), the rules under
  * which no policy may take one (cudnn-backend-notes 7.2; issue 10's shape class), and which
  * pass of the selection a policy takes one in. Shared by the selection (engine.c) and the
  * survey of every engine (survey.c), so that the survey's picks follow the same rules. */
 #include <string.h>
 
 #include "cuda/engine/engine.h"
+#include "util/hash.h"
 
 #define MAX_NOTES 32
 
@@ -41,27 +43,53 @@ static nnop_status read_notes(nnop_context *ctx, cudnnBackendDescriptor_t cfg, n
     return st;
 }
 
-static int known(const nnop__cands *s, int64_t engine)
+/* A digest of cfg's knob choices, to tell an engine's configs apart (0: none readable). */
+static uint64_t knob_digest(cudnnBackendDescriptor_t cfg)
 {
-    int i;
-    for (i = 0; i < s->n; i++)
-        if (s->c[i].engine == engine)
-            return 1;
-    return 0;
+    nnop__knob k[NNOP_CACHE_MAX_KNOBS];
+    int32_t n = nnop__dnn_cfg_knobs(cfg, k);
+    uint64_t lo = 0, hi = 0;
+    nnop__h128 h;
+    if (n <= 0)
+        return 0;
+    nnop__h128_init(&h);
+    nnop__h128_update(&h, k, (size_t)n * sizeof k[0]);
+    nnop__h128_final(&h, &lo, &hi);
+    return lo ^ hi;
 }
 
-/* Keep the configs of result list cfgs[0..got) not seen before. */
+/* 0: c's engine is new; 1: an earlier candidate has the engine, with other knob choices;
+ * -1: an earlier candidate is the same config. */
+static int seen(const nnop__cands *s, const nnop__cand *c)
+{
+    int i, engine = 0;
+    for (i = 0; i < s->n; i++)
+        if (s->c[i].engine == c->engine) {
+            if (s->c[i].knobs == c->knobs)
+                return -1;
+            engine = 1;
+        }
+    return engine;
+}
+
+/* Keep the configs of result list cfgs[0..got) not seen before (with variants: an engine's
+ * other knob choices too, marked). */
 static void take_results(nnop_context *ctx, nnop__cands *s, cudnnBackendDescriptor_t *cfgs,
-                         int64_t got, int mode_index)
+                         int64_t got, int mode_index, int variants)
 {
     int64_t i;
     for (i = 0; i < got; i++) {
         nnop__cand c;
+        int known = -1;
         memset(&c, 0, sizeof c);
         c.cfg = cfgs[i];
         c.mode = mode_index;
-        if (s->n < NNOP_MAX_CANDS && read_notes(ctx, cfgs[i], &c) == NNOP_OK &&
-            !known(s, c.engine)) {
+        if (s->n < NNOP_MAX_CANDS && read_notes(ctx, cfgs[i], &c) == NNOP_OK) {
+            c.knobs = variants ? knob_digest(cfgs[i]) : 0;
+            known = seen(s, &c);
+            c.variant = known == 1;
+        }
+        if (known == 0 || (known == 1 && variants)) {
             s->c[s->n++] = c;
             s->per_mode[mode_index]++;
         } else {
@@ -71,7 +99,7 @@ static void take_results(nnop_context *ctx, nnop__cands *s, cudnnBackendDescript
 }
 
 static nnop_status heuristics(nnop_context *ctx, nnop__dnn_step *st, cudnnBackendHeurMode_t mode,
-                              int mode_index, nnop__cands *s)
+                              int mode_index, int variants, nnop__cands *s)
 {
     cudnnBackendDescriptor_t h = NULL, cfgs[NNOP_MAX_CANDS];
     int64_t count = 0, got = 0, i;
@@ -97,7 +125,7 @@ static nnop_status heuristics(nnop_context *ctx, nnop__dnn_step *st, cudnnBacken
                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs));
     if (r != NNOP_OK)
         got = 0;
-    take_results(ctx, s, cfgs, got, mode_index);
+    take_results(ctx, s, cfgs, got, mode_index, variants);
     for (i = got; i < count; i++)
         (void)cudnnBackendDestroyDescriptor(cfgs[i]);
     if (h)
@@ -105,13 +133,14 @@ static nnop_status heuristics(nnop_context *ctx, nnop__dnn_step *st, cudnnBacken
     return r;
 }
 
-void nnop__cands_collect(nnop_context *ctx, nnop__dnn_step *st, nnop__cands *s)
+void nnop__cands_collect(nnop_context *ctx, nnop__dnn_step *st, int variants, nnop__cands *s)
 {
     static const cudnnBackendHeurMode_t modes[3] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B,
                                                     CUDNN_HEUR_MODE_FALLBACK};
     int i;
     for (i = 0; i < 3; i++)
-        (void)heuristics(ctx, st, modes[i], i, s); /* a mode may refuse a graph: not fatal */
+        (void)heuristics(ctx, st, modes[i], i, variants,
+                         s); /* a mode may refuse a graph: not fatal */
 }
 
 void nnop__cands_free(nnop__cands *s)

@@ -1,8 +1,9 @@
 /* engine.c: engine selection for one cuDNN operation graph: the heuristics' candidates
  * (candidates.c) filtered by policy (runtime-compiled, deterministic, TF32, workspace limit,
  * never engine 0 for a fused conv graph: cudnn-backend-notes 7.2); first plan that
- * finalizes, or the fastest of the top candidates timed on the GPU (timing.c) when
- * autotuning; identical steps of a plan share one execution plan. */
+ * finalizes, or when autotuning the fastest of the top engines timed on the GPU (timing.c),
+ * then of that engine's other knob choices; identical steps of a plan share one execution
+ * plan. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,40 +77,67 @@ static int autotuning(const nnop_context *ctx)
     return nnop__cand_limit(&ctx->opts, ctx->opts.policy) > 1;
 }
 
-/* Try the candidates of one pass; returns how many plans were kept/timed. Each candidate
- * belongs to one pass (nnop__cand_pass): none is built and timed twice. */
+/* Build candidate i (and time it when autotuning), keeping it when it is the first or the
+ * fastest; 1 when it built and ran, 0 when it failed (counted, config dropped). */
+static int try_cand(nnop_plan *p, nnop__dnn_step *st, search *s, int i, int limit)
+{
+    nnop_context *ctx = p->ctx;
+    nnop__cand *c = &s->cands.c[i];
+    cudnnBackendDescriptor_t plan = NULL;
+    int64_t ws = 0;
+    float us = 0.0f;
+    if (nnop__dnn_build_plan(ctx, c->cfg, &plan, &ws) != NNOP_OK ||
+        (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
+        (limit > 1 && nnop__dnn_time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
+        int n = snprintf(s->last_fail, sizeof s->last_fail, "eng%lld: ", (long long)c->engine);
+        nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n,
+                        plan ? "over the workspace limit or failed to run" : nnop__error_body(ctx));
+        if (plan)
+            (void)cudnnBackendDestroyDescriptor(plan);
+        s->failed++;
+        (void)cudnnBackendDestroyDescriptor(c->cfg);
+        c->cfg = NULL;
+        return 0;
+    }
+    if (!st->plan || us < st->time_us)
+        keep(st, s, i, plan, ws, us);
+    else
+        (void)cudnnBackendDestroyDescriptor(plan);
+    return 1;
+}
+
+/* Try the engines of one pass (each engine's first config); returns how many plans were
+ * kept/timed. Each candidate belongs to one pass (nnop__cand_pass): none is built twice. */
 static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int built)
 {
     nnop_context *ctx = p->ctx;
     int i, limit = nnop__cand_limit(&ctx->opts, ctx->opts.policy);
     for (i = 0; i < s->cands.n && built < limit; i++) {
         nnop__cand *c = &s->cands.c[i];
-        cudnnBackendDescriptor_t plan = NULL;
-        int64_t ws = 0;
-        float us = 0.0f;
-        if (!c->cfg || refused(ctx, st, c, pass, s) || nnop__cand_pass(ctx->opts.policy, c) != pass)
+        if (!c->cfg || c->variant || refused(ctx, st, c, pass, s) ||
+            nnop__cand_pass(ctx->opts.policy, c) != pass)
             continue;
-        if (nnop__dnn_build_plan(ctx, c->cfg, &plan, &ws) != NNOP_OK ||
-            (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
-            (limit > 1 && nnop__dnn_time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
-            int n = snprintf(s->last_fail, sizeof s->last_fail, "eng%lld: ", (long long)c->engine);
-            nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n,
-                            plan ? "over the workspace limit or failed to run"
-                                 : nnop__error_body(ctx));
-            if (plan)
-                (void)cudnnBackendDestroyDescriptor(plan);
-            s->failed++;
-            (void)cudnnBackendDestroyDescriptor(c->cfg);
-            c->cfg = NULL;
-            continue;
-        }
-        if (!st->plan || us < st->time_us)
-            keep(st, s, i, plan, ws, us);
-        else
-            (void)cudnnBackendDestroyDescriptor(plan);
-        built++;
+        built += try_cand(p, st, s, i, limit);
     }
     return built;
+}
+
+/* Autotuning: time the fastest engine's other knob choices (NNOP_AUTOTUNE_VARIANTS at most,
+ * in the heuristics' order, under the same rules); returns how many were timed. */
+static int try_variants(nnop_plan *p, nnop__dnn_step *st, search *s)
+{
+    nnop_context *ctx = p->ctx;
+    int i, timed = 0;
+    const int64_t engine = st->engine;
+    for (i = 0; i < s->cands.n && timed < NNOP_AUTOTUNE_VARIANTS; i++) {
+        nnop__cand *c = &s->cands.c[i];
+        if (!c->cfg || !c->variant || c->engine != engine ||
+            nnop__cand_refused(ctx, st, c) != NNOP_CAND_OK ||
+            nnop__cand_pass(ctx->opts.policy, c) < 0)
+            continue;
+        timed += try_cand(p, st, s, i, NNOP_AUTOTUNE_TOP_K);
+    }
+    return timed;
 }
 
 static int cache_usable(const nnop_context *ctx)
@@ -123,14 +151,17 @@ static void search_engines(nnop_plan *p, nnop__dnn_step *st, search *s)
     nnop_context *ctx = p->ctx;
     uint64_t t0 = nnop__monotonic_ns();
     int built;
-    nnop__cands_collect(ctx, st, &s->cands);
+    nnop__cands_collect(ctx, st, autotuning(ctx), &s->cands);
     if (ctx->plan_cache)
         nnop__cache_add_time(ctx->plan_cache, NNOP_CACHE_T_HEURISTICS, nnop__monotonic_ns() - t0);
     t0 = nnop__monotonic_ns();
     built = try_pass(p, st, s, 0, 0);
     if (!built || (autotuning(ctx) && built < NNOP_AUTOTUNE_TOP_K))
         built = try_pass(p, st, s, 1, built);
+    if (autotuning(ctx) && st->plan)
+        built += try_variants(p, st, s);
     st->tuned = autotuning(ctx) && built > 1;
+    st->n_timed = st->tuned ? built : 0;
     if (ctx->plan_cache)
         nnop__cache_add_time(ctx->plan_cache,
                              autotuning(ctx) ? NNOP_CACHE_T_AUTOTUNE : NNOP_CACHE_T_FINALIZE,
@@ -158,6 +189,7 @@ static void share_plan(nnop__dnn_step *st, const nnop__dnn_step *twin)
     st->rtc = twin->rtc;
     st->workspace = twin->workspace;
     st->tuned = twin->tuned;
+    st->n_timed = twin->n_timed;
     st->time_us = twin->time_us;
 }
 

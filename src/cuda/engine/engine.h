@@ -83,6 +83,9 @@ nnop_status nnop__dnn_from_cache(nnop_plan *p, nnop__dnn_step *s, const nnop__fp
                                  int *no_engine);
 /* Remember that the search for s found no engine under the context's policy. */
 void nnop__dnn_no_engine_to_cache(nnop_context *ctx, const nnop__fp *fp);
+/* The knob choices of engine config cfg into out[NNOP_CACHE_MAX_KNOBS]: how many (0 when
+ * they cannot be read). */
+int32_t nnop__dnn_cfg_knobs(cudnnBackendDescriptor_t cfg, nnop__knob *out);
 /* Record the choice of s (engine, knobs, time, plan JSON); failures are harmless. */
 void nnop__dnn_to_cache(nnop_context *ctx, const nnop__dnn_step *s, const nnop__fp *fp);
 /* Queue the JSON of cached entry e (taken from it) as s's plan. */
@@ -93,9 +96,15 @@ void nnop__deser_free(struct nnop__cuda_plan *cp);
 /* ------------------------------------------------------------------ candidates.c */
 #define NNOP_MAX_CANDS      96
 #define NNOP_AUTOTUNE_TOP_K 6 /* candidates an autotuning selection times */
+/* Further knob choices of the fastest of them that autotuning times: the heuristics rank
+ * an engine's configs poorly at batch 1 (the 56x56x64 3x3 conv: its 12th config 7.98 us,
+ * its first 9.36 us; bench/probe_knobs, 2026-12-04) */
+#define NNOP_AUTOTUNE_VARIANTS 12
 typedef struct nnop__cand {
     cudnnBackendDescriptor_t cfg; /* owned until taken (NULL then) */
     int64_t engine;               /* cuDNN's global engine index */
+    uint64_t knobs;               /* digest of its knob choices (0 unless variants collected) */
+    int variant;                  /* an earlier candidate has the engine, with other knobs */
     int rtc, nondet, tf32;        /* runtime-compiled; nondeterministic; tensor-core numerics */
     int mode;                     /* the first heuristic that offered it: 0 A, 1 B, 2 FALLBACK */
 } nnop__cand;
@@ -105,8 +114,9 @@ typedef struct nnop__cands {
     int per_mode[3];
 } nnop__cands;
 /* Add the engine configs heuristics A, B and FALLBACK offer for s's operation graph (built
- * before), each engine once, in that order (a mode may refuse a graph: not an error). */
-void nnop__cands_collect(nnop_context *ctx, nnop__dnn_step *s, nnop__cands *out);
+ * before), in that order (a mode may refuse a graph: not an error): each engine's first
+ * config, and with variants its other distinct knob choices too (marked variant). */
+void nnop__cands_collect(nnop_context *ctx, nnop__dnn_step *s, int variants, nnop__cands *out);
 /* Destroy the configs not taken. */
 void nnop__cands_free(nnop__cands *c);
 /* Why no policy takes candidate c for s under the context's options, or NNOP_CAND_OK. */

@@ -1,8 +1,9 @@
 /* survey.c: nnop_plan_engines for one cuDNN step: every engine the heuristics offer, built,
- * run and timed on scratch memory (the selection builds one, or times the top 6 when
- * autotuning), and which engine each nnop_engine_policy would take. The picks replay the
- * selection's passes (engine.c) over the survey's own results, so they say what the policy
- * takes given these build results and times, not what a later run's noise would pick. */
+ * run and timed on scratch memory with its first config (the selection builds one, or times
+ * the top 6 when autotuning, then other knob choices of the fastest, which no row lists), and
+ * which engine each nnop_engine_policy would take. The picks replay the selection's passes
+ * (engine.c) over the survey's own results, so they say what the policy takes given these build
+ * results and times, not what a later run's noise would pick. */
 #include <stdio.h>
 #include <string.h>
 
@@ -97,7 +98,7 @@ nnop_status nnop__engine_survey(nnop_plan *p, int32_t part, nnop__dnn_step *s,
         return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_plan_engines: out of memory");
     st = nnop__dnn_graph(ctx, s); /* absent when the step's plan came from the plan cache */
     if (st == NNOP_OK)
-        nnop__cands_collect(ctx, s, cs);
+        nnop__cands_collect(ctx, s, 0, cs);
     memset(r, 0, sizeof r);
     for (i = 0; st == NNOP_OK && i < cs->n; i++) {
         memset(&info, 0, sizeof info);

@@ -86,10 +86,14 @@ static nnop_status run_dnn(nnop_plan *p, nnop__dnn_step *s)
 }
 static const char *tuned(const nnop__dnn_step *d)
 {
-    static NNOP_THREAD_LOCAL char buf[48];
+    static NNOP_THREAD_LOCAL char buf[64];
     if (!d->tuned)
         return "";
-    snprintf(buf, sizeof buf, ", autotuned %.1f us", (double)d->time_us);
+    if (d->n_timed > 0)
+        snprintf(buf, sizeof buf, ", autotuned %.1f us, fastest of %d configs", (double)d->time_us,
+                 d->n_timed);
+    else
+        snprintf(buf, sizeof buf, ", autotuned %.1f us", (double)d->time_us);
     return buf;
 }
 /* ------------------------------------------------------------------ the entries */

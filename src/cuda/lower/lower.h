@@ -73,6 +73,7 @@ typedef struct nnop__dnn_step {
     int rtc;
     int64_t workspace;
     int tuned;
+    int n_timed; /* configs this process's autotuning timed (0: none, or from the plan cache) */
     float time_us;
     /* variant packs, one per binding set seen (round robin) */
     cudnnBackendDescriptor_t vpack[NNOP_VPACK_CACHE];
