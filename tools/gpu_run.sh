@@ -57,6 +57,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 nvcc --version | tail -1
 
 echo "== deps"
+# without them the build fails minutes later on cmocka.h: say so now (a fresh checkout lacks .deps)
+if ! ls .deps/*.deb >/dev/null 2>&1; then
+    echo "no .deps/*.deb: run 'mkdir -p .deps && cd .deps && apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev' here and carry .deps"
+    exit 1
+fi
 mkdir -p /tmp/deps && for f in .deps/*.deb; do dpkg -x "$f" /tmp/deps; done
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
