@@ -158,6 +158,80 @@ static inline int h_compare(const h_run *r, h_pair *hp, int k)
     return ok;
 }
 
+/* Element i of a dtype-t buffer set to v (NaN or an infinity). */
+static inline void h_set_special(nnop_dtype t, void *p, int64_t i, float v)
+{
+    if (t == NNOP_F32) {
+        ((float *)p)[i] = v;
+    } else {
+        uint16_t bits = isnan(v)  ? (t == NNOP_F16 ? 0x7E00u : 0x7FC0u)
+                        : v > 0.f ? (t == NNOP_F16 ? 0x7C00u : 0x7F80u)
+                                  : (t == NNOP_F16 ? 0xFC00u : 0xFF80u);
+        memcpy((char *)p + 2 * i, &bits, 2);
+    }
+}
+
+/* Copy input 0 (edited on the host) in again, poison output 0 with finite bytes (0x5A: an
+ * output left unwritten where NaN is expected shows), and run both backends. */
+static inline void h_execute_poisoned_finite(const h_run *r, h_pair *hp)
+{
+    nnop_tensor_desc d;
+    size_t bytes;
+    void *fill;
+    assert_int_equal(nnop_plan_input_desc(hp->pc, 0, &d), NNOP_OK);
+    assert_int_equal(nnop_copy_in(hp->gpu, hp->din[0], hp->hin[0], nnop_tensor_bytes(&d)), NNOP_OK);
+    assert_int_equal(nnop_plan_output_desc(hp->pc, 0, &d), NNOP_OK);
+    bytes = nnop_tensor_bytes(&d);
+    fill = malloc(bytes);
+    assert_non_null(fill);
+    memset(fill, 0x5A, bytes);
+    assert_int_equal(nnop_copy_in(hp->gpu, hp->dout[0], fill, bytes), NNOP_OK);
+    free(fill);
+    h_execute(r, hp);
+}
+
+/* Output 0 of the GPU against the CPU's with NaN or infinite inputs: NaN exactly where the
+ * reference is NaN, the same infinity where it is infinite, elsewhere within tolerance; a
+ * reference with no NaN at all, or only NaN, tests nothing and fails. */
+static inline int h_compare_special(const h_run *r, h_pair *hp)
+{
+    nnop_tensor_desc d;
+    int64_t n, i, bad = 0, nans = 0;
+    float *ref, *got;
+    void *raw;
+    assert_int_equal(nnop_plan_output_desc(hp->pc, 0, &d), NNOP_OK);
+    n = nnop_tensor_elements(&d);
+    ref = (float *)malloc((size_t)n * sizeof(float));
+    got = (float *)malloc((size_t)n * sizeof(float));
+    raw = malloc(nnop_tensor_bytes(&d));
+    assert_true(ref && got && raw);
+    assert_int_equal(nnop_convert(d.dtype, hp->hout[0], NNOP_F32, ref, n), NNOP_OK);
+    assert_int_equal(nnop_copy_out(hp->gpu, raw, hp->dout[0], nnop_tensor_bytes(&d)), NNOP_OK);
+    assert_int_equal(nnop_convert(d.dtype, raw, NNOP_F32, got, n), NNOP_OK);
+    for (i = 0; i < n; i++) {
+        int ok;
+        nans += isnan(ref[i]) != 0;
+        if (isnan(ref[i]))
+            ok = isnan(got[i]) != 0;
+        else if (isinf(ref[i]))
+            ok = got[i] == ref[i];
+        else
+            ok = fabs((double)got[i] - ref[i]) <= r->atol + r->rtol * fabs((double)ref[i]);
+        if (!ok && bad++ < 5)
+            print_error("element %lld: got %.8g, want %.8g\n", (long long)i, (double)got[i],
+                        (double)ref[i]);
+    }
+    if (nans == 0 || nans == n) {
+        print_error("the reference has %lld NaN of %lld: the case tests nothing\n", (long long)nans,
+                    (long long)n);
+        bad++;
+    }
+    free(ref);
+    free(got);
+    free(raw);
+    return bad == 0;
+}
+
 static inline void h_release(h_pair *hp)
 {
     int i;

@@ -114,6 +114,7 @@ typedef struct pooled_case {
     int avg;        /* average pooling instead of max */
     int conv_out;   /* the conv's output a graph output too */
     const char *no; /* substring the plan description must not contain, or NULL */
+    int special;    /* > 0: every special-th input element NaN; < 0: every -special-th +inf */
 } pooled_case;
 
 #define FUSED "3x3/2 max pool fused"
@@ -121,19 +122,26 @@ typedef struct pooled_case {
 /* clang-format off */
 static const pooled_case pooled_cases[] = {
     /* the ResNet-50 stem and its pool, two images: 112 -> 56, 8 x 8 tiles of 7 x 7 */
-    {{"fp16_nhwc_resnet_stem_maxpool_fused", F16, NHWC, 2, 3, 224, 224, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 1, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    {{"fp16_nhwc_resnet_stem_maxpool_fused", F16, NHWC, 2, 3, 224, 224, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 1, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL, 0},
     /* odd sizes: conv 19 x 27, pool 10 x 14 (partial tiles both ways), bn folded */
-    {{"bf16_nhwc_stem_bn_maxpool_fused_odd", BF16, NHWC, 3, 3, 37, 53, 64, 7, 7, 2, 3, 1, 1, 0, 1, 0, 1, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    {{"bf16_nhwc_stem_bn_maxpool_fused_odd", BF16, NHWC, 3, 3, 37, 53, 64, 7, 7, 2, 3, 1, 1, 0, 1, 0, 1, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL, 0},
     /* no activation: negative values and the pool's padding */
-    {{"fp16_nhwc_stem_no_act_maxpool_fused", F16, NHWC, 2, 4, 30, 17, 64, 5, 3, 2, 1, 1, 1, 1, -1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    {{"fp16_nhwc_stem_no_act_maxpool_fused", F16, NHWC, 2, 4, 30, 17, 64, 5, 3, 2, 1, 1, 1, 1, -1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL, 0},
     /* a 1 x 1 image under a 7 x 7 filter: conv 1 x 1, pool 1 x 1 */
-    {{"fp16_nhwc_stem_1x1_image_maxpool_fused", F16, NHWC, 2, 3, 1, 1, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    {{"fp16_nhwc_stem_1x1_image_maxpool_fused", F16, NHWC, 2, 3, 1, 1, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL, 0},
     /* 15 x 15 conv (one pooled tile and a row of one more), 8 x 8 pool */
-    {{"bf16_nhwc_stem_15x15_maxpool_fused", BF16, NHWC, 1, 3, 29, 30, 64, 3, 3, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL},
+    {{"bf16_nhwc_stem_15x15_maxpool_fused", BF16, NHWC, 1, 3, 29, 30, 64, 3, 3, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL, 0},
     /* not fused: another window, average pooling, the conv's output also read by the caller */
-    {{"fp16_nhwc_stem_maxpool_2x2_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 2, 2, 0, 0, 0, FUSED},
-    {{"fp16_nhwc_stem_avgpool_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 3, 2, 1, 1, 0, FUSED},
-    {{"fp16_nhwc_stem_output_read_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 3, 2, 1, 0, 1, FUSED},
+    {{"fp16_nhwc_stem_maxpool_2x2_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 2, 2, 0, 0, 0, FUSED, 0},
+    {{"fp16_nhwc_stem_avgpool_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 3, 2, 1, 1, 0, FUSED, 0},
+    {{"fp16_nhwc_stem_output_read_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 3, 2, 1, 0, 1, FUSED, 0},
+    /* NaN and infinite inputs reach exactly the outputs whose windows hold them (PyTorch's
+     * rules: ReLU and max pool keep NaN): the kernel's K slices span 8 filter columns, the
+     * 8th weight zero for a 7-wide filter, and 0 x NaN must not leak into a neighbour */
+    {{"fp16_nhwc_stem_nan_maxpool_fused", F16, NHWC, 2, 3, 37, 53, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL, 211},
+    {{"bf16_nhwc_stem_inf_no_act_maxpool_fused", BF16, NHWC, 2, 3, 37, 53, 64, 7, 7, 2, 3, 1, 1, 1, -1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL, -97},
+    {{"fp16_nhwc_stem_nan_5x5_maxpool_fused", F16, NHWC, 1, 4, 30, 17, 64, 5, 5, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, FUSED}, 3, 2, 1, 0, 0, NULL, 157},
+    {{"fp16_nhwc_stem_nan_maxpool_2x2_not_fused", F16, NHWC, 2, 3, 40, 36, 64, 7, 7, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "stem conv"}, 2, 2, 0, 0, 0, FUSED, 211},
 };
 /* clang-format on */
 
@@ -223,6 +231,31 @@ static void run_case(void **state)
         check_timed_counts(cc->name, r.describe);
 }
 
+/* A pooled case with every |special|-th input element NaN or +inf on both backends. */
+static void run_pooled_special(h_run *r, const pooled_case *pc)
+{
+    const conv_case *cc = &pc->conv;
+    h_pair hp;
+    nnop_tensor_desc d;
+    int64_t i, n, every = pc->special > 0 ? pc->special : -pc->special;
+    if (!h_compile(r, &hp, build_pooled, pc))
+        fail_msg("%s: GPU compile: %s: %s", cc->name, nnop_status_string(r->gpu_compile_status),
+                 r->gpu_error);
+    h_buffers(r, &hp);
+    assert_int_equal(nnop_plan_input_desc(hp.pc, 0, &d), NNOP_OK);
+    n = nnop_tensor_elements(&d);
+    for (i = 5; i < n; i += every)
+        h_set_special(d.dtype, hp.hin[0], i, pc->special > 0 ? NAN : INFINITY);
+    h_execute_poisoned_finite(r, &hp);
+    if (!h_compare_special(r, &hp))
+        fail_msg("%s: GPU result differs from the CPU reference (NaN or inf inputs)\n%s", cc->name,
+                 r->describe);
+    print_message("%s: %s", cc->name, r->describe);
+    if (cc->expect && !strstr(r->describe, cc->expect))
+        fail_msg("%s: plan description lacks '%s':\n%s", cc->name, cc->expect, r->describe);
+    h_release(&hp);
+}
+
 static void run_pooled(void **state)
 {
     const pooled_case *pc = (const pooled_case *)*state;
@@ -230,7 +263,10 @@ static void run_pooled(void **state)
     h_run r;
     NNOP_TEST_REQUIRE_GPU();
     h_run_init(&r, cc->dt, (double)(cc->c * cc->r * cc->s));
-    h_check_case(&r, cc->name, build_pooled, pc, cc->expect);
+    if (pc->special)
+        run_pooled_special(&r, pc);
+    else
+        h_check_case(&r, cc->name, build_pooled, pc, cc->expect);
     if (pc->no && strstr(r.describe, pc->no))
         fail_msg("%s: plan description has '%s':\n%s", cc->name, pc->no, r.describe);
 }

@@ -272,66 +272,6 @@ static const char *kernel_of(int kind)
     return names[kind];
 }
 
-/* Element i of a dtype-t buffer set to NaN. */
-static void set_nan(nnop_dtype t, void *p, int64_t i)
-{
-    if (t == NNOP_F32) {
-        ((float *)p)[i] = NAN;
-    } else {
-        uint16_t v = t == NNOP_F16 ? 0x7E00u : 0x7FC0u;
-        memcpy((char *)p + 2 * i, &v, 2);
-    }
-}
-
-/* Element i of a dtype-t buffer set to -inf. */
-static void set_neg_inf(nnop_dtype t, void *p, int64_t i)
-{
-    if (t == NNOP_F32) {
-        ((float *)p)[i] = -INFINITY;
-    } else {
-        uint16_t v = t == NNOP_F16 ? 0xFC00u : 0xFF80u;
-        memcpy((char *)p + 2 * i, &v, 2);
-    }
-}
-
-/* got vs the CPU's: NaN exactly where the reference is NaN, elsewhere within tolerance. */
-static int compare_nan(const h_run *r, h_pair *hp)
-{
-    nnop_tensor_desc d;
-    int64_t n, i, bad = 0, nans = 0;
-    float *ref, *got;
-    void *raw;
-    assert_int_equal(nnop_plan_output_desc(hp->pc, 0, &d), NNOP_OK);
-    n = nnop_tensor_elements(&d);
-    ref = (float *)malloc((size_t)n * sizeof(float));
-    got = (float *)malloc((size_t)n * sizeof(float));
-    raw = malloc(nnop_tensor_bytes(&d));
-    assert_true(ref && got && raw);
-    assert_int_equal(nnop_convert(d.dtype, hp->hout[0], NNOP_F32, ref, n), NNOP_OK);
-    assert_int_equal(nnop_copy_out(hp->gpu, raw, hp->dout[0], nnop_tensor_bytes(&d)), NNOP_OK);
-    assert_int_equal(nnop_convert(d.dtype, raw, NNOP_F32, got, n), NNOP_OK);
-    for (i = 0; i < n; i++) {
-        int ok;
-        nans += isnan(ref[i]) != 0;
-        if (isnan(ref[i]))
-            ok = isnan(got[i]) != 0;
-        else
-            ok = fabs((double)got[i] - ref[i]) <= r->atol + r->rtol * fabs((double)ref[i]);
-        if (!ok && bad++ < 5)
-            print_error("element %lld: got %.8g, want %.8g\n", (long long)i, (double)got[i],
-                        (double)ref[i]);
-    }
-    if (nans == 0 || nans == n) {
-        print_error("the reference has %lld NaN of %lld: the case tests nothing\n", (long long)nans,
-                    (long long)n);
-        bad++;
-    }
-    free(ref);
-    free(got);
-    free(raw);
-    return bad == 0;
-}
-
 /* A NaN case: every pc->nan-th input element NaN on both backends (or -inf, and one slice all
  * -inf: NaN there); the GPU output is poisoned with finite bytes (0x5A), so an output left
  * unwritten where NaN is expected shows too. */
@@ -340,8 +280,6 @@ static void run_nan_case(h_run *r, const pool_case *pc)
     h_pair hp;
     nnop_tensor_desc d;
     int64_t i, n;
-    size_t bytes;
-    void *fill;
     if (!h_compile(r, &hp, build_case, pc))
         fail_msg("%s: GPU compile: %s: %s", pc->name, nnop_status_string(r->gpu_compile_status),
                  r->gpu_error);
@@ -349,25 +287,17 @@ static void run_nan_case(h_run *r, const pool_case *pc)
     assert_int_equal(nnop_plan_input_desc(hp.pc, 0, &d), NNOP_OK);
     n = nnop_tensor_elements(&d);
     for (i = 3; pc->nan > 0 && i < n; i += pc->nan)
-        set_nan(d.dtype, hp.hin[0], i);
+        h_set_special(d.dtype, hp.hin[0], i, NAN);
     for (i = 3; pc->nan < 0 && i < n; i += -pc->nan)
-        set_neg_inf(d.dtype, hp.hin[0], i);
+        h_set_special(d.dtype, hp.hin[0], i, -INFINITY);
     for (i = 0; pc->nan < 0 && i < d.dims[1]; i++) { /* the first slice; the next but its last */
         const int64_t next = d.ndim == 2 ? d.strides[0] : d.strides[3];
-        set_neg_inf(d.dtype, hp.hin[0], i * d.strides[1]);
+        h_set_special(d.dtype, hp.hin[0], i * d.strides[1], -INFINITY);
         if (i + 1 < d.dims[1])
-            set_neg_inf(d.dtype, hp.hin[0], next + i * d.strides[1]);
+            h_set_special(d.dtype, hp.hin[0], next + i * d.strides[1], -INFINITY);
     }
-    assert_int_equal(nnop_copy_in(hp.gpu, hp.din[0], hp.hin[0], nnop_tensor_bytes(&d)), NNOP_OK);
-    assert_int_equal(nnop_plan_output_desc(hp.pc, 0, &d), NNOP_OK);
-    bytes = nnop_tensor_bytes(&d);
-    fill = malloc(bytes);
-    assert_non_null(fill);
-    memset(fill, 0x5A, bytes);
-    assert_int_equal(nnop_copy_in(hp.gpu, hp.dout[0], fill, bytes), NNOP_OK);
-    free(fill);
-    h_execute(r, &hp);
-    if (!compare_nan(r, &hp))
+    h_execute_poisoned_finite(r, &hp);
+    if (!h_compare_special(r, &hp))
         fail_msg("%s: GPU result differs from the CPU reference (NaN or -inf inputs)\n%s", pc->name,
                  r->describe);
     print_message("%s: %s", pc->name, r->describe);

@@ -124,7 +124,7 @@ static void kernel_params(const nnop_plan *p, const nnop__node *n, nnop__stem_kp
     k->n = (int)x->dims[0], k->c = (int)x->dims[1], k->h = (int)x->dims[2];
     k->w = (int)x->dims[3];
     k->oh = (int)y->dims[2], k->ow = (int)y->dims[3];
-    k->r = (int)w->dims[2];
+    k->r = (int)w->dims[2], k->s = (int)w->dims[3];
     k->pad_h = (int)n->attr.conv.pad[0], k->pad_w = (int)n->attr.conv.pad[1];
 }
 

@@ -95,9 +95,9 @@ typedef struct nnop__stem_kparams {
     const float *bias; /* NULL = none */
     void *y;
     int dtype, relu, pool;
-    int n, h, w, c, oh, ow, r, pad_h, pad_w;
-    int ph, pw; /* pool */
-    int grid;   /* set by nnop__stem_conv_prepare */
+    int n, h, w, c, oh, ow, r, s, pad_h, pad_w; /* r x s: the filter */
+    int ph, pw;                                 /* pool */
+    int grid;                                   /* set by nnop__stem_conv_prepare */
 } nnop__stem_kparams;
 
 /* Nonzero when the stem kernel takes an r x s filter from c to k channels. */

@@ -292,6 +292,16 @@ __global__ void __launch_bounds__(kThreads, 2) stem_conv_kernel(nnop__stem_kpara
         smem_raw[i] = static_cast<const uint4 *>(p.wp)[i];
     if (threadIdx.x < kOutC)
         sbias[threadIdx.x] = p.bias ? p.bias[threadIdx.x] : 0.f;
+    // A K slice spans 8 filter columns: those at s >= S hold a neighbour's pixel against a
+    // zero weight, and 0 x NaN or 0 x inf would leak into this output (PyTorch's NaN rules):
+    // they are zeroed in the A fragments. Registers 0-1 hold column 4 kh + (lane & 3) / 2,
+    // registers 2-3 two columns further.
+    unsigned keep[2][2];
+#pragma unroll
+    for (int kh = 0; kh < 2; kh++)
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            keep[kh][half] = kh * 4 + half * 2 + ((lane & 3) >> 1) < p.s ? ~0u : 0u;
     staged next;
     if (blockIdx.x < tiles)
         fetch_patch(p, blockIdx.x, next);
@@ -314,9 +324,13 @@ __global__ void __launch_bounds__(kThreads, 2) stem_conv_kernel(nnop__stem_kpara
             for (int kh = 0; kh < 2; kh++) { // s 0-3, then s 4-7
                 unsigned a[2][4];
 #pragma unroll
-                for (int mt = 0; mt < 2; mt++)
+                for (int mt = 0; mt < 2; mt++) {
                     ldsm_x4(a[mt],
                             patch + ((warp * 2 + mt) * 2 + r) * kPatchStride + kh * 16 + a_off);
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        a[mt][e] &= keep[kh][e >> 1];
+                }
 #pragma unroll
                 for (int jp = 0; jp < 4; jp++) {
                     unsigned b[4];
