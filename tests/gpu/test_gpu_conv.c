@@ -97,8 +97,8 @@ static const conv_case cases[] = {
     {"fp16_nhwc_precompiled_only_gelu_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_GELU, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
     {"fp16_nhwc_precompiled_only_sigmoid_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SIGMOID, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
     {"fp16_nhwc_autotune", F16, NHWC, 8, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
-    /* autotuning times other knob choices of the fastest engine too: shapes where one wins
-     * (bench/probe_knobs, ResNet-50's batch-1 3x3 convs), odd and asymmetric ones, each dtype */
+    /* autotuning times other knob choices of the fastest engine too: ResNet-50's batch-1 3x3
+     * convs (cuDNN offers 30-40 configs each), odd and asymmetric ones, each dtype */
     {"fp16_nhwc_b1_56x56_autotune_knobs", F16, NHWC, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "configs"},
     {"fp16_nhwc_b1_s2_bn_autotune_knobs", F16, NHWC, 1, 256, 28, 28, 256, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 0, PP, 1, "configs"},
     {"bf16_nhwc_b1_residual_autotune_knobs", BF16, NHWC, 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, PP, 1, "configs"},

@@ -96,9 +96,9 @@ void nnop__deser_free(struct nnop__cuda_plan *cp);
 /* ------------------------------------------------------------------ candidates.c */
 #define NNOP_MAX_CANDS      96
 #define NNOP_AUTOTUNE_TOP_K 6 /* candidates an autotuning selection times */
-/* Further knob choices of the fastest of them that autotuning times: the heuristics rank
- * an engine's configs poorly at batch 1 (the 56x56x64 3x3 conv: its 12th config 7.98 us,
- * its first 9.36 us; bench/probe_knobs, 2026-12-04) */
+/* Further knob choices of the fastest of them that autotuning times: an engine's first
+ * config is not always its fastest (ResNet-50 at batch 256: 5.381 -> 5.292 ms of GPU time a
+ * forward, bench/results/2026-12-04-h200-c.md call 2) */
 #define NNOP_AUTOTUNE_VARIANTS 12
 typedef struct nnop__cand {
     cudnnBackendDescriptor_t cfg; /* owned until taken (NULL then) */
