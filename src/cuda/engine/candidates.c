@@ -1,8 +1,8 @@
 /* candidates.c: the engine configs cuDNN's heuristics offer for one operation graph (modes A,
  * B, FALLBACK; each engine's first config, and for autotuning its other knob choices too, with
- * the engine's behaviour and numerical notes), the rules under
- * which no policy may take one (cudnn-backend-notes 7.2; issue 10's shape class), and which
- * pass of the selection a policy takes one in. Shared by the selection (engine.c) and the
+ * the engine's behaviour and numerical notes), the rules under which no policy may take one
+ * (cudnn-backend-notes 7.2; issue 10's shape class), and which pass of the selection a policy
+ * takes one in. Shared by the selection (engine.c) and the
  * survey of every engine (survey.c), so that the survey's picks follow the same rules. */
 #include <string.h>
 
@@ -138,9 +138,8 @@ void nnop__cands_collect(nnop_context *ctx, nnop__dnn_step *st, int variants, nn
     static const cudnnBackendHeurMode_t modes[3] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B,
                                                     CUDNN_HEUR_MODE_FALLBACK};
     int i;
-    for (i = 0; i < 3; i++)
-        (void)heuristics(ctx, st, modes[i], i, variants,
-                         s); /* a mode may refuse a graph: not fatal */
+    for (i = 0; i < 3; i++) /* a mode may refuse a graph: not fatal */
+        (void)heuristics(ctx, st, modes[i], i, variants, s);
 }
 
 void nnop__cands_free(nnop__cands *s)

@@ -77,9 +77,9 @@ static int autotuning(const nnop_context *ctx)
     return nnop__cand_limit(&ctx->opts, ctx->opts.policy) > 1;
 }
 
-/* Build candidate i (and time it when autotuning), keeping it when it is the first or the
+/* Build candidate i (and time it when timed), keeping it when it is the first or the
  * fastest; 1 when it built and ran, 0 when it failed (counted, config dropped). */
-static int try_cand(nnop_plan *p, nnop__dnn_step *st, search *s, int i, int limit)
+static int try_cand(nnop_plan *p, nnop__dnn_step *st, search *s, int i, int timed)
 {
     nnop_context *ctx = p->ctx;
     nnop__cand *c = &s->cands.c[i];
@@ -88,7 +88,7 @@ static int try_cand(nnop_plan *p, nnop__dnn_step *st, search *s, int i, int limi
     float us = 0.0f;
     if (nnop__dnn_build_plan(ctx, c->cfg, &plan, &ws) != NNOP_OK ||
         (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
-        (limit > 1 && nnop__dnn_time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
+        (timed && nnop__dnn_time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
         int n = snprintf(s->last_fail, sizeof s->last_fail, "eng%lld: ", (long long)c->engine);
         nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n,
                         plan ? "over the workspace limit or failed to run" : nnop__error_body(ctx));
@@ -117,7 +117,7 @@ static int try_pass(nnop_plan *p, nnop__dnn_step *st, search *s, int pass, int b
         if (!c->cfg || c->variant || refused(ctx, st, c, pass, s) ||
             nnop__cand_pass(ctx->opts.policy, c) != pass)
             continue;
-        built += try_cand(p, st, s, i, limit);
+        built += try_cand(p, st, s, i, limit > 1);
     }
     return built;
 }
@@ -135,7 +135,7 @@ static int try_variants(nnop_plan *p, nnop__dnn_step *st, search *s)
             nnop__cand_refused(ctx, st, c) != NNOP_CAND_OK ||
             nnop__cand_pass(ctx->opts.policy, c) < 0)
             continue;
-        timed += try_cand(p, st, s, i, NNOP_AUTOTUNE_TOP_K);
+        timed += try_cand(p, st, s, i, 1);
     }
     return timed;
 }
