@@ -58,18 +58,19 @@ static uint64_t knob_digest(cudnnBackendDescriptor_t cfg)
     return lo ^ hi;
 }
 
-/* 0: c's engine is new; 1: an earlier candidate has the engine, with other knob choices;
- * -1: an earlier candidate is the same config. */
-static int seen(const nnop__cands *s, const nnop__cand *c)
+int nnop__cands_admit(const nnop__cands *s, nnop__cand *c, int variants)
 {
-    int i, engine = 0;
+    int i, engine_listed = 0;
+    if (s->n >= NNOP_MAX_CANDS)
+        return 0;
     for (i = 0; i < s->n; i++)
         if (s->c[i].engine == c->engine) {
             if (s->c[i].knobs == c->knobs)
-                return -1;
-            engine = 1;
+                return 0;
+            engine_listed = 1;
         }
-    return engine;
+    c->variant = engine_listed;
+    return !engine_listed || variants;
 }
 
 /* Keep the configs of result list cfgs[0..got) not seen before (with variants: an engine's
@@ -80,16 +81,14 @@ static void take_results(nnop_context *ctx, nnop__cands *s, cudnnBackendDescript
     int64_t i;
     for (i = 0; i < got; i++) {
         nnop__cand c;
-        int known = -1;
+        int read;
         memset(&c, 0, sizeof c);
         c.cfg = cfgs[i];
         c.mode = mode_index;
-        if (s->n < NNOP_MAX_CANDS && read_notes(ctx, cfgs[i], &c) == NNOP_OK) {
-            c.knobs = variants ? knob_digest(cfgs[i]) : 0;
-            known = seen(s, &c);
-            c.variant = known == 1;
-        }
-        if (known == 0 || (known == 1 && variants)) {
+        read = s->n < NNOP_MAX_CANDS && read_notes(ctx, cfgs[i], &c) == NNOP_OK;
+        if (read && variants)
+            c.knobs = knob_digest(cfgs[i]);
+        if (read && nnop__cands_admit(s, &c, variants)) {
             s->c[s->n++] = c;
             s->per_mode[mode_index]++;
         } else {

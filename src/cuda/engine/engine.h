@@ -117,6 +117,10 @@ typedef struct nnop__cands {
  * before), in that order (a mode may refuse a graph: not an error): each engine's first
  * config, and with variants its other distinct knob choices too (marked variant). */
 void nnop__cands_collect(nnop_context *ctx, nnop__dnn_step *s, int variants, nnop__cands *out);
+/* Whether candidate c (its engine read, and with variants its knob digest) joins s: a new
+ * engine, or with variants another knob choice of a listed engine; never a config listed
+ * already, nor past NNOP_MAX_CANDS. Sets c->variant when s lists c's engine. */
+int nnop__cands_admit(const nnop__cands *s, nnop__cand *c, int variants);
 /* Destroy the configs not taken. */
 void nnop__cands_free(nnop__cands *c);
 /* Why no policy takes candidate c for s under the context's options, or NNOP_CAND_OK. */
