@@ -12,27 +12,12 @@
 
 #ifdef NNOP_HAVE_CUDA
 #include "cuda/impl/impl.h"
+#include "plan_fixture.h"
 
 enum { PLAIN, SHARED_OUT, SECOND_READER, OVER_CHW, GRAPH_INPUT };
 
-typedef struct fixture {
-    nnop_context *ctx;
-    nnop_graph *g;
-    nnop_plan *p;
-} fixture;
-
-static nnop_value constant(fixture *f, const char *name, const nnop_tensor_desc *d)
-{
-    void *data = calloc((size_t)nnop_tensor_elements(d), 2);
-    nnop_value v;
-    assert_non_null(data);
-    v = nnop_constant(f->g, name, d, data);
-    free(data);
-    return v;
-}
-
 /* x 1 x c x 9 x 9 -> [relu] -> dw 7x7 + bias -> norm -> 1x1 conv to 8 channels. */
-static void build(fixture *f, nnop_layout lay, int64_t c, int variant)
+static void build(plan_fixture *f, nnop_layout lay, int64_t c, int variant)
 {
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, lay, 1, c, 9, 9);
     nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F16, lay, c, 1, 7, 7);
@@ -40,41 +25,28 @@ static void build(fixture *f, nnop_layout lay, int64_t c, int variant)
     nnop_tensor_desc vd = nnop_tensor_1d(NNOP_F16, c);
     nnop_conv_params dw = {{3, 3}, {1, 1}, {1, 1}, c}, pw = {{0, 0}, {1, 1}, {1, 1}, 1};
     nnop_value x, y, z;
-    int32_t i;
-    f->ctx = nnop_test_cpu_context();
-    assert_int_equal(nnop_graph_create(f->ctx, &f->g), NNOP_OK);
+    fixture_begin(f);
     x = nnop_input(f->g, "x", &xd);
     if (variant != GRAPH_INPUT)
         x = nnop_act(f->g, x, NNOP_ACT_RELU, 0);
-    y = nnop_bias(f->g, nnop_conv(f->g, x, constant(f, "w", &wd), &dw), constant(f, "b", &vd));
+    y = nnop_bias(f->g, nnop_conv(f->g, x, fixture_zeros(f, "w", &wd), &dw),
+                  fixture_zeros(f, "b", &vd));
     if (variant == SHARED_OUT)
         assert_int_equal(nnop_output(f->g, y, "conv"), NNOP_OK);
     if (variant == OVER_CHW)
         z = nnop_layer_norm(f->g, y, nnop_none(), nnop_none(), NNOP_NORM_CHW, 1e-6f);
     else
-        z = nnop_layer_norm(f->g, y, constant(f, "g", &vd), constant(f, "beta", &vd), NNOP_NORM_C,
-                            1e-6f);
+        z = nnop_layer_norm(f->g, y, fixture_zeros(f, "g", &vd), fixture_zeros(f, "beta", &vd),
+                            NNOP_NORM_C, 1e-6f);
     if (variant == SECOND_READER)
         z = nnop_add(f->g, z, y);
-    z = nnop_conv(f->g, z, constant(f, "pw", &pd), &pw);
+    z = nnop_conv(f->g, z, fixture_zeros(f, "pw", &pd), &pw);
     assert_int_equal(nnop_output(f->g, z, "y"), NNOP_OK);
-    assert_int_equal(nnop_graph_compile(f->g, NULL, &f->p), NNOP_OK);
-    for (i = 0; i < f->g->n_values; i++) /* the constants' host data, as during a CUDA compile */
-        f->p->g->values[i].data = f->g->values[i].data;
-}
-
-static void destroy(fixture *f)
-{
-    int32_t i;
-    for (i = 0; i < f->p->g->n_values; i++)
-        f->p->g->values[i].data = NULL;
-    nnop_plan_destroy(f->p);
-    nnop_graph_destroy(f->g);
-    nnop_context_destroy(f->ctx);
+    fixture_compile(f);
 }
 
 /* Whether the depthwise partition (the one starting with the 7x7 conv) takes the norm. */
-static int takes_norm(const fixture *f)
+static int takes_norm(const plan_fixture *f)
 {
     int32_t i;
     for (i = 0; i < f->p->n_parts; i++) {
@@ -83,10 +55,7 @@ static int takes_norm(const fixture *f)
         const char *why_not = "";
         if (n->op != NNOP_OP_CONV || n->attr.conv.groups == 1)
             continue;
-        memset(&t, 0, sizeof t);
-        t.part = i;
-        t.first = f->p->parts[i].first;
-        t.count = f->p->parts[i].count;
+        t = fixture_try(f, i);
         assert_true(nnop__impl_depthwise.fits(f->p, &t, &why_not));
         assert_int_equal(t.count, 2); /* conv + bias */
         return nnop__dw_norm_follows(f->p, &t, t.count - 1);
@@ -97,11 +66,11 @@ static int takes_norm(const fixture *f)
 
 static int case_takes_norm(nnop_layout lay, int64_t c, int variant)
 {
-    fixture f;
+    plan_fixture f;
     int r;
     build(&f, lay, c, variant);
     r = takes_norm(&f);
-    destroy(&f);
+    fixture_end(&f);
     return r;
 }
 

@@ -12,52 +12,32 @@
 
 #ifdef NNOP_HAVE_CUDA
 #include "cuda/impl/impl.h"
+#include "plan_fixture.h"
 
 enum { PLAIN, HIDDEN_OUT, WIDE_CONV, INPUT_WEIGHTS };
 
-typedef struct fixture {
-    nnop_context *ctx;
-    nnop_graph *g;
-    nnop_plan *p;
-} fixture;
-
-static nnop_value weights(fixture *f, const char *name, int64_t k, int64_t c, int64_t r,
+static nnop_value weights(plan_fixture *f, const char *name, int64_t k, int64_t c, int64_t r,
                           nnop_layout lay, int as_input)
 {
     nnop_tensor_desc d = nnop_tensor_4d(NNOP_F16, lay, k, c, r, r);
-    void *data;
-    nnop_value v;
-    if (as_input)
-        return nnop_input(f->g, name, &d);
-    data = calloc((size_t)nnop_tensor_elements(&d), 2);
-    assert_non_null(data);
-    v = nnop_constant(f->g, name, &d, data);
-    free(data);
-    return v;
+    return as_input ? nnop_input(f->g, name, &d) : fixture_zeros(f, name, &d);
 }
 
-static nnop_value bias(fixture *f, const char *name, nnop_value x, int64_t k)
+static nnop_value bias(plan_fixture *f, const char *name, nnop_value x, int64_t k)
 {
     nnop_tensor_desc d = nnop_tensor_1d(NNOP_F16, k);
-    void *data = calloc((size_t)k, 2);
-    nnop_value v;
-    assert_non_null(data);
-    v = nnop_bias(f->g, x, nnop_constant(f->g, name, &d, data));
-    free(data);
-    return v;
+    return nnop_bias(f->g, x, fixture_zeros(f, name, &d));
 }
 
 /* x 2 x 32 x H x H -> pool -> 32 -> 8 -> 32 -> x * gate, compiled on the CPU backend (whose
  * partitions are the CUDA compile's before it builds them). */
-static void build(fixture *f, nnop_layout lay, int variant)
+static void build(plan_fixture *f, nnop_layout lay, int variant)
 {
     const int64_t hw = variant == WIDE_CONV ? 3 : 7;
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, lay, 2, 32, hw, hw);
     nnop_conv_params p = {{0, 0}, {1, 1}, {1, 1}, 1};
     nnop_value x, s, h;
-    int32_t i;
-    f->ctx = nnop_test_cpu_context();
-    assert_int_equal(nnop_graph_create(f->ctx, &f->g), NNOP_OK);
+    fixture_begin(f);
     x = nnop_input(f->g, "x", &xd);
     s = variant == WIDE_CONV ? x : nnop_global_avg_pool(f->g, x);
     h = nnop_conv(
@@ -71,40 +51,22 @@ static void build(fixture *f, nnop_layout lay, int variant)
     s = nnop_act(f->g, bias(f, "b2", s, 32), NNOP_ACT_SIGMOID, 0.0f);
     assert_int_equal(nnop_output(f->g, variant == WIDE_CONV ? s : nnop_mul(f->g, x, s), "y"),
                      NNOP_OK);
-    assert_int_equal(nnop_graph_compile(f->g, NULL, &f->p), NNOP_OK);
-    /* the plan's graph borrows the constants' host data back, as during a CUDA compile */
-    for (i = 0; i < f->g->n_values; i++)
-        f->p->g->values[i].data = f->g->values[i].data;
-}
-
-static void destroy(fixture *f)
-{
-    int32_t i;
-    for (i = 0; i < f->p->g->n_values; i++)
-        f->p->g->values[i].data = NULL; /* dropped again, as after a compile */
-    nnop_plan_destroy(f->p);
-    nnop_graph_destroy(f->g);
-    nnop_context_destroy(f->ctx);
+    fixture_compile(f);
 }
 
 /* Whether the gate entry takes partition i; why_not is set when it does not. */
-static int fits(const fixture *f, int32_t i)
+static int fits(const plan_fixture *f, int32_t i)
 {
-    nnop__impl_try t;
+    nnop__impl_try t = fixture_try(f, i);
     const char *why_not = "";
-    int ok;
-    memset(&t, 0, sizeof t);
-    t.part = i;
-    t.first = f->p->parts[i].first;
-    t.count = f->p->parts[i].count;
-    ok = nnop__impl_gate.fits(f->p, &t, &why_not);
+    int ok = nnop__impl_gate.fits(f->p, &t, &why_not);
     assert_true(ok || strlen(why_not) > 0);
     return ok;
 }
 
 static void test_channels_last_block_takes_the_pool(void **state)
 {
-    fixture f;
+    plan_fixture f;
     (void)state;
     build(&f, NNOP_NHWC, PLAIN);
     assert_int_equal(f.p->n_parts, 4); /* pool | conv+bias+act | conv+bias+act | mul */
@@ -112,19 +74,19 @@ static void test_channels_last_block_takes_the_pool(void **state)
     assert_true(fits(&f, 1)); /* offered alone (after a pool step of its own) it fits too */
     assert_false(fits(&f, 2));
     assert_false(fits(&f, 3));
-    destroy(&f);
+    fixture_end(&f);
 }
 
 static void test_channels_first_block_leaves_the_pool(void **state)
 {
-    fixture f;
+    plan_fixture f;
     (void)state;
     build(&f, NNOP_NCHW, PLAIN);
     assert_int_equal(f.p->n_parts, 4);
     assert_false(fits(&f, 0));
     assert_true(fits(&f, 1));
     assert_false(fits(&f, 2));
-    destroy(&f);
+    fixture_end(&f);
 }
 
 static void test_no_gate_where_the_block_differs(void **state)
@@ -134,12 +96,12 @@ static void test_no_gate_where_the_block_differs(void **state)
     int32_t i;
     (void)state;
     for (v = 0; v < 3; v++) {
-        fixture f;
+        plan_fixture f;
         build(&f, NNOP_NHWC, variants[v]);
         for (i = 0; i < f.p->n_parts; i++)
             if (fits(&f, i))
                 fail_msg("variant %d: the gate took partition %d", variants[v], (int)i);
-        destroy(&f);
+        fixture_end(&f);
     }
 }
 

@@ -8,6 +8,7 @@
 
 #ifdef NNOP_HAVE_CUDA
 #include "cuda/impl/impl.h"
+#include "plan_fixture.h"
 
 /* x n x in -> linear to 19 outputs + bias -> sigmoid; 1: the own matrix-vector entry fits
  * the linear's partition. */
@@ -15,33 +16,22 @@ static int gemv_takes(nnop_dtype dt, int64_t n, int64_t in)
 {
     nnop_tensor_desc xd = nnop_tensor_2d(dt, n, in), wd = nnop_tensor_2d(dt, 19, in);
     nnop_tensor_desc bd = nnop_tensor_1d(dt, 19);
-    nnop_context *ctx = nnop_test_cpu_context();
-    nnop_graph *g = NULL;
-    nnop_plan *p = NULL;
+    plan_fixture f;
     nnop__impl_try t;
     const char *why_not = "";
-    void *w = calloc((size_t)(19 * in), 4), *b = calloc(19, 4);
     nnop_value y;
     int fits;
-    assert_non_null(w);
-    assert_non_null(b);
-    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
-    y = nnop_linear(g, nnop_input(g, "x", &xd), nnop_constant(g, "w", &wd, w),
-                    nnop_constant(g, "b", &bd, b));
-    assert_int_equal(nnop_output(g, nnop_act(g, y, NNOP_ACT_SIGMOID, 0), "y"), NNOP_OK);
-    assert_int_equal(nnop_graph_compile(g, NULL, &p), NNOP_OK);
-    assert_int_equal(p->n_parts, 1);
-    memset(&t, 0, sizeof t);
-    t.first = p->parts[0].first;
-    t.count = p->parts[0].count;
-    fits = nnop__impl_own_gemv.fits(p, &t, &why_not);
+    fixture_begin(&f);
+    y = nnop_linear(f.g, nnop_input(f.g, "x", &xd), fixture_zeros(&f, "w", &wd),
+                    fixture_zeros(&f, "b", &bd));
+    assert_int_equal(nnop_output(f.g, nnop_act(f.g, y, NNOP_ACT_SIGMOID, 0), "y"), NNOP_OK);
+    fixture_compile(&f);
+    assert_int_equal(f.p->n_parts, 1);
+    t = fixture_try(&f, 0);
+    fits = nnop__impl_own_gemv.fits(f.p, &t, &why_not);
     if (!fits)
         assert_true(strlen(why_not) > 0);
-    nnop_plan_destroy(p);
-    nnop_graph_destroy(g);
-    nnop_context_destroy(ctx);
-    free(w);
-    free(b);
+    fixture_end(&f);
     return fits;
 }
 

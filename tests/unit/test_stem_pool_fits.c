@@ -10,27 +10,12 @@
 
 #ifdef NNOP_HAVE_CUDA
 #include "cuda/impl/impl.h"
+#include "plan_fixture.h"
 
 enum { PLAIN, SHARED_OUT, SECOND_READER, AVG, WINDOW_2, STRIDE_1, PAD_0 };
 
-typedef struct fixture {
-    nnop_context *ctx;
-    nnop_graph *g;
-    nnop_plan *p;
-} fixture;
-
-static nnop_value constant(fixture *f, const char *name, const nnop_tensor_desc *d)
-{
-    void *data = calloc((size_t)nnop_tensor_elements(d), 2);
-    nnop_value v;
-    assert_non_null(data);
-    v = nnop_constant(f->g, name, d, data);
-    free(data);
-    return v;
-}
-
 /* x 1 x 3 x 32 x 32 -> 7x7/2 conv to 64 + bias -> relu -> pool -> 1x1 conv to 8 channels. */
-static void build(fixture *f, nnop_layout lay, int variant)
+static void build(plan_fixture *f, nnop_layout lay, int variant)
 {
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, lay, 1, 3, 32, 32);
     nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F16, lay, 64, 3, 7, 7);
@@ -39,38 +24,24 @@ static void build(fixture *f, nnop_layout lay, int variant)
     nnop_conv_params stem = {{3, 3}, {2, 2}, {1, 1}, 1}, pw = {{0, 0}, {1, 1}, {1, 1}, 1};
     nnop_pool_params q = {{3, 3}, {2, 2}, {1, 1}, 0};
     nnop_value y, z;
-    int32_t i;
-    f->ctx = nnop_test_cpu_context();
-    assert_int_equal(nnop_graph_create(f->ctx, &f->g), NNOP_OK);
-    y = nnop_conv(f->g, nnop_input(f->g, "x", &xd), constant(f, "w", &wd), &stem);
-    y = nnop_act(f->g, nnop_bias(f->g, y, constant(f, "b", &bd)), NNOP_ACT_RELU, 0);
+    fixture_begin(f);
+    y = nnop_conv(f->g, nnop_input(f->g, "x", &xd), fixture_zeros(f, "w", &wd), &stem);
+    y = nnop_act(f->g, nnop_bias(f->g, y, fixture_zeros(f, "b", &bd)), NNOP_ACT_RELU, 0);
     if (variant == SHARED_OUT)
         assert_int_equal(nnop_output(f->g, y, "stem"), NNOP_OK);
     q.window[1] = variant == WINDOW_2 ? 2 : 3;
     q.stride[0] = variant == STRIDE_1 ? 1 : 2;
     q.pad[1] = variant == PAD_0 ? 0 : 1;
     z = nnop_pool(f->g, y, variant == AVG ? NNOP_POOL_AVG : NNOP_POOL_MAX, &q);
-    z = nnop_conv(f->g, z, constant(f, "pw", &pd), &pw);
+    z = nnop_conv(f->g, z, fixture_zeros(f, "pw", &pd), &pw);
     if (variant == SECOND_READER)
         assert_int_equal(nnop_output(f->g, nnop_global_avg_pool(f->g, y), "gap"), NNOP_OK);
     assert_int_equal(nnop_output(f->g, z, "y"), NNOP_OK);
-    assert_int_equal(nnop_graph_compile(f->g, NULL, &f->p), NNOP_OK);
-    for (i = 0; i < f->g->n_values; i++) /* the constants' host data, as during a CUDA compile */
-        f->p->g->values[i].data = f->g->values[i].data;
-}
-
-static void destroy(fixture *f)
-{
-    int32_t i;
-    for (i = 0; i < f->p->g->n_values; i++)
-        f->p->g->values[i].data = NULL;
-    nnop_plan_destroy(f->p);
-    nnop_graph_destroy(f->g);
-    nnop_context_destroy(f->ctx);
+    fixture_compile(f);
 }
 
 /* Whether the stem's partition (the one starting with the 7x7 conv) takes the pool. */
-static int takes_pool(const fixture *f)
+static int takes_pool(const plan_fixture *f)
 {
     int32_t i;
     for (i = 0; i < f->p->n_parts; i++) {
@@ -78,10 +49,7 @@ static int takes_pool(const fixture *f)
         nnop__impl_try t;
         if (n->op != NNOP_OP_CONV)
             continue;
-        memset(&t, 0, sizeof t);
-        t.part = i;
-        t.first = f->p->parts[i].first;
-        t.count = f->p->parts[i].count;
+        t = fixture_try(f, i);
         assert_int_equal(t.count, 3); /* conv + bias + relu */
         return nnop__stem_pool_follows(f->p, &t);
     }
@@ -91,11 +59,11 @@ static int takes_pool(const fixture *f)
 
 static int case_takes_pool(nnop_layout lay, int variant)
 {
-    fixture f;
+    plan_fixture f;
     int r;
     build(&f, lay, variant);
     r = takes_pool(&f);
-    destroy(&f);
+    fixture_end(&f);
     return r;
 }
 
