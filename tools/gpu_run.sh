@@ -136,6 +136,14 @@ difftest_fixed_new() {
     difftest_jobs fixed_new "$1" 1 --count $((n / $1)) --new-ops
 }
 
+# difftest_fixed_special JOBS: the fixed-seed set with NaN, +inf and -inf in the graph inputs,
+# the issue-15 ops included (NNOP_DIFFTEST_SPECIAL_COUNT graphs, default 2000)
+difftest_fixed_special() {
+    local n=${NNOP_DIFFTEST_SPECIAL_COUNT:-2000}
+    echo "== difftest fixed-seed set with NaN and infinite inputs: seeds 1..$1, $((n / $1)) graphs each"
+    difftest_jobs fixed_special "$1" 1 --count $((n / $1)) --new-ops --special
+}
+
 TEST_RC=0
 if asked doctor; then
     # the doctor on this machine's installation, then on broken ones: a cuDNN path that
@@ -207,6 +215,7 @@ if wants tests; then
     echo "== difftest fixed-seed set: seeds 1..$J, $((N / J)) graphs each, fused and unfused"
     difftest_jobs fixed "$J" 1 --count $((N / J)) || TEST_RC=1
     difftest_fixed_new "$J" || TEST_RC=1
+    difftest_fixed_special "$J" || TEST_RC=1
     # the differential tester's fixed-seed GPU set again under
     # memcheck, smaller since memcheck is slow: no invalid access in any kernel it reaches
     echo "== difftest under compute-sanitizer memcheck"

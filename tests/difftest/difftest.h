@@ -37,6 +37,7 @@ typedef enum dt_kind {
 
 /* dt_generate flags */
 #define DT_GEN_NEW_OPS 1u /* also the issue-15 ops and activations */
+#define DT_GEN_SPECIAL 2u /* graph inputs hold NaN, +inf and -inf (every 5th-40th element) */
 
 typedef enum dt_arith { DT_MUL, DT_SUB, DT_DIV } dt_arith;
 typedef enum dt_norm { DT_LAYER_NORM_C, DT_LAYER_NORM_CHW, DT_GROUP_NORM, DT_RMS_NORM } dt_norm;
@@ -61,6 +62,7 @@ typedef struct dt_node {
     uint64_t seed; /* inputs and constants: dts_fill(seed, scale, positive) */
     float scale;
     int positive;
+    int special; /* inputs and constants: dts_specials(special) after dts_fill */
     float *data; /* inputs and constants: logical order, rounded to the graph's dtype */
 } dt_node;
 

@@ -30,6 +30,15 @@ void dts_fill(float *v, int64_t n, uint64_t seed, float scale, int positive)
     }
 }
 
+void dts_specials(float *v, int64_t n, int every)
+{
+    int64_t i;
+    for (i = 0; every > 0 && i < n; i += every) {
+        const int64_t k = i / every % 3;
+        v[i] = k == 0 ? NAN : k == 1 ? INFINITY : -INFINITY;
+    }
+}
+
 /* Storage offset of the i-th element in logical row-major order; -1 outside a packed d. */
 static int64_t dts_offset(const nnop_tensor_desc *d, int64_t i, int64_t n)
 {
@@ -163,6 +172,7 @@ static void *dts_host_data(const dts_case *c, const dts_tensor *x, const nnop_te
     (void)c;
     if (ok) {
         dts_fill(v, n, x->seed, x->scale, x->positive);
+        dts_specials(v, n, x->special);
         ok = dts_pack(d, v, host) == 0;
     }
     free(v);

@@ -26,6 +26,7 @@ typedef struct dts_tensor {
     uint64_t seed;
     float scale;
     int positive;
+    int special; /* > 0: every special-th element NaN, +inf, -inf in turn (dts_specials) */
 } dts_tensor;
 
 /* A graph and how to test it. build declares the inputs (in[i] for the i-th) and outputs. */
@@ -55,6 +56,9 @@ typedef struct dts_result {
 
 uint64_t dts_next(uint64_t *s);
 void dts_fill(float *v, int64_t n, uint64_t seed, float scale, int positive);
+/* Every every-th of v's n values (from the first) NaN, +inf and -inf in turn; none when
+ * every <= 0. */
+void dts_specials(float *v, int64_t n, int every);
 int dts_pack(const nnop_tensor_desc *d, const float *logical, void *packed);
 int dts_unpack(const nnop_tensor_desc *d, const void *packed, float *logical);
 int dts_same_layout(const nnop_tensor_desc *got, const nnop_tensor_desc *want);

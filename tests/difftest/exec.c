@@ -18,6 +18,7 @@ static dts_tensor tensor_of(const dt_node *n)
     t.seed = n->seed;
     t.scale = n->scale;
     t.positive = n->positive;
+    t.special = n->special;
     return t;
 }
 

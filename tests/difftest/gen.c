@@ -86,12 +86,16 @@ static int add_data(gen *s, int i, float scale, int positive)
     v->seed = dts_next(&s->rng);
     v->scale = scale;
     v->positive = positive;
+    /* --special: graph inputs (never constants, nor the positive ones) hold NaN and infinities */
+    v->special =
+            (s->flags & DT_GEN_SPECIAL) && v->kind == DT_INPUT && !positive ? rnd_int(s, 5, 40) : 0;
     v->data = (float *)malloc((size_t)n * sizeof(float));
     if (!tmp || !v->data) {
         free(tmp);
         return -1;
     }
     dts_fill(v->data, n, v->seed, scale, positive);
+    dts_specials(v->data, n, v->special);
     nnop_convert(NNOP_F32, v->data, s->g->dtype, tmp, n);
     nnop_convert(s->g->dtype, tmp, NNOP_F32, v->data, n);
     free(tmp);

@@ -1,7 +1,7 @@
 /* difftest: the random differential tester of nnop, from the outside (nnop.h only).
  *
  *   difftest [--seed S] [--count N] [--backend cpu|cuda] [--time-limit SEC] [--repro-dir DIR]
- *            [--oracle-every K] [--case SEED] [--new-ops] [--verbose]
+ *            [--oracle-every K] [--case SEED] [--new-ops] [--special] [--verbose]
  *
  * Each case is a seeded random graph, run with the CPU backend (fused) as the reference and
  * then fused and unfused on the backend under test (CPU: unfused only), with poisoned outputs;
@@ -10,7 +10,9 @@
  * 1 failures, 77 --backend cuda without a GPU (a failure when NNOP_REQUIRE_GPU=1).
  * --new-ops: the graphs also use the issue-15 ops (mul/sub/div, the norms, concat, resize,
  * transposed conv, hard-swish, hard-sigmoid, mish); without it a seed gives the same graphs
- * as before they existed. */
+ * as before they existed.
+ * --special: graph inputs hold NaN, +inf and -inf (every 5th to 40th element), which must
+ * reach the outputs as PyTorch's rules say (nnop.h); the same seeds give other graphs. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -27,7 +29,7 @@ typedef struct options {
     const char *repro_dir;
     int oracle_every;
     int verbose;
-    unsigned gen_flags; /* DT_GEN_*: --new-ops */
+    unsigned gen_flags; /* DT_GEN_*: --new-ops, --special */
     int single;         /* --case: run that case seed alone */
     uint64_t case_seed;
 } options;
@@ -60,7 +62,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed S] [--count N] [--backend cpu|cuda] "
                     "[--time-limit SEC] [--repro-dir DIR] [--oracle-every K] [--case SEED] "
-                    "[--new-ops] [--verbose]\n");
+                    "[--new-ops] [--special] [--verbose]\n");
 }
 
 /* one option with its value; 0 = understood */
@@ -103,6 +105,10 @@ static int parse(options *o, int argc, char **argv)
             o->gen_flags |= DT_GEN_NEW_OPS;
             continue;
         }
+        if (strcmp(argv[i], "--special") == 0) {
+            o->gen_flags |= DT_GEN_SPECIAL;
+            continue;
+        }
         seed_given |= strcmp(argv[i], "--seed") == 0;
         if (parse_one(o, argv[i], i + 1 < argc ? argv[i + 1] : NULL) != 0)
             return -1;
@@ -135,7 +141,8 @@ static void on_crash(int sig)
     if (g_current_valid)
         fprintf(stderr,
                 "\ndifftest: signal %d in case 0x%016" PRIx64 "; rerun it alone with "
-                "--case 0x%016" PRIx64 " [--new-ops] --repro-dir DIR (the reproducer is written "
+                "--case 0x%016" PRIx64
+                " [--new-ops] [--special] --repro-dir DIR (the reproducer is written "
                 "before it runs)\n",
                 sig, (uint64_t)g_current_case, (uint64_t)g_current_case);
     signal(sig, SIG_DFL);

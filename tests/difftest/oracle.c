@@ -103,7 +103,7 @@ static double act(const dt_node *v, double x)
     case NNOP_ACT_HARDSWISH:
         return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
     case NNOP_ACT_HARDSIGMOID:
-        return fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
+        return isnan(x) ? x : fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
     case NNOP_ACT_MISH:
         return x * tanh(log1p(exp(x)));
     default:
@@ -117,9 +117,11 @@ static void o_pointwise(const dt_graph *g, const dt_node *v, double *const *val,
     const double *x = val[v->in[0]];
     (void)g;
     for (i = 0; i < n; i++)
-        y[i] = v->kind == DT_ACT     ? act(v, x[i])
-               : v->kind == DT_CLAMP ? fmin(fmax(x[i], (double)v->lo), (double)v->hi)
-                                     : x[i] + val[v->in[1]][i];
+        y[i] = v->kind == DT_ACT ? act(v, x[i])
+               : v->kind == DT_CLAMP
+                       ? (isnan(x[i]) ? x[i] /* NaN stays, as in PyTorch */
+                                      : fmin(fmax(x[i], (double)v->lo), (double)v->hi))
+                       : x[i] + val[v->in[1]][i];
 }
 
 /* max that propagates NaN, as PyTorch's max pooling */
@@ -354,6 +356,10 @@ static void o_resize(const dt_graph *g, const dt_node *v, double *const *val, do
                     double lh, lw, top, bottom;
                     resize_src(&v->resize, 0, xs.h, s.h, h, &h0, &h1, &lh);
                     resize_src(&v->resize, 1, xs.w, s.w, w, &w0, &w1, &lw);
+                    if (v->resize.mode == NNOP_RESIZE_NEAREST) { /* a copy: 0 x inf is no tap */
+                        y[at(&s, n, c, h, w)] = x[at(&xs, n, c, h0, w0)];
+                        continue;
+                    }
                     top = (1.0 - lw) * x[at(&xs, n, c, h0, w0)] + lw * x[at(&xs, n, c, h0, w1)];
                     bottom = (1.0 - lw) * x[at(&xs, n, c, h1, w0)] + lw * x[at(&xs, n, c, h1, w1)];
                     y[at(&s, n, c, h, w)] = (1.0 - lh) * top + lh * bottom;

@@ -68,7 +68,8 @@ static void print_attrs(FILE *f, const dt_node *v)
     else if (v->kind == DT_BN)
         fprintf(f, " eps %g", (double)v->eps);
     else if (v->kind == DT_INPUT || v->kind == DT_CONST)
-        fprintf(f, " scale %g%s", (double)v->scale, v->positive ? " positive" : "");
+        fprintf(f, " scale %g%s special %d", (double)v->scale, v->positive ? " positive" : "",
+                v->special);
     else if (v->kind == DT_ARITH)
         fprintf(f, " %s", arith_name(v->arith));
     else if (v->kind == DT_NORM)
@@ -130,9 +131,10 @@ static int emit_tensors(FILE *f, const dt_graph *g, dt_kind kind, const char *na
         if (v->kind != kind)
             continue;
         fprintf(f, n++ ? ",\n" : "static const dts_tensor %s[] = {\n", name);
-        fprintf(f, "        {%d, {%lld, %lld, %lld, %lld}, 0x%016" PRIx64 "ull, (float)%.9g, %d}",
+        fprintf(f,
+                "        {%d, {%lld, %lld, %lld, %lld}, 0x%016" PRIx64 "ull, (float)%.9g, %d, %d}",
                 v->ndim, (long long)v->dims[0], (long long)v->dims[1], (long long)v->dims[2],
-                (long long)v->dims[3], v->seed, (double)v->scale, v->positive);
+                (long long)v->dims[3], v->seed, (double)v->scale, v->positive, v->special);
     }
     if (n)
         fprintf(f, "};\n\n");
