@@ -808,8 +808,7 @@ static void run_all(probe *P, run *r, const char *name)
 {
     int i, ref = -1, best = -1, best_h = -1, count[4] = {0, 0, 0, 0}; /* timed, failed, ... */
     printf("\n### timings\n\nus per execute: median of %d timings of %d back-to-back executes "
-           "(queued "
-           "behind a 1 GiB memset: GPU time); "
+           "(queued behind a 1 GiB memset: GPU time); "
            "speedup against the first config timed; max rel diff: max |y - ref| / (|ref| + 1%% "
            "of max |ref|) against its output, > %g flagged\n\n"
            "| config | knobs changed | finalize | us/exec | speedup | max rel diff |\n"

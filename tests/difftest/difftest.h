@@ -62,7 +62,7 @@ typedef struct dt_node {
     uint64_t seed; /* inputs and constants: dts_fill(seed, scale, positive) */
     float scale;
     int positive;
-    int special; /* inputs and constants: dts_specials(special) after dts_fill */
+    int special; /* inputs (0 for constants): dts_specials(special) after dts_fill */
     float *data; /* inputs and constants: logical order, rounded to the graph's dtype */
 } dt_node;
 
