@@ -33,7 +33,12 @@
  * there, set your stream or call nnop_context_synchronize before reading results.
  *
  * Numbers, as in PyTorch: NaN propagates through every op (ReLU, ReLU6, clamp and max
- * pooling included). Two-element parameters (pad, stride, dilation, window) are {H, W}.
+ * pooling included). One exception, which PyTorch on a GPU shares: fp16 and bf16 convolutions
+ * and transposed convolutions that cuDNN runs follow its engines, some of which give 0 for a
+ * -inf input or spread a NaN to outputs whose window does not hold it (measured on an H200 with
+ * cuDNN 9.14 in nnop and PyTorch 2.11 with cuDNN 9.19, same shapes). fp32 convs, the CPU
+ * backend and nnop's own kernels keep IEEE rules. Two-element parameters (pad, stride,
+ * dilation, window) are {H, W}.
  * Every value is a tensor of its dtype: the CPU backend computes a node in float32 (double
  * accumulation) and rounds its result to fp16/bf16, like PyTorch eager; the CUDA backend keeps
  * the values inside a fused partition in float32, so it can only be closer to exact.

@@ -38,6 +38,8 @@ typedef enum dt_kind {
 /* dt_generate flags */
 #define DT_GEN_NEW_OPS 1u /* also the issue-15 ops and activations */
 #define DT_GEN_SPECIAL 2u /* graph inputs hold NaN, +inf and -inf (every 5th-40th element) */
+/* with DT_GEN_SPECIAL, for a GPU: none of them reaches an fp16/bf16 conv (gen.c) */
+#define DT_GEN_SPECIAL_NO_HALF_CONV 4u
 
 typedef enum dt_arith { DT_MUL, DT_SUB, DT_DIV } dt_arith;
 typedef enum dt_norm { DT_LAYER_NORM_C, DT_LAYER_NORM_CHW, DT_GROUP_NORM, DT_RMS_NORM } dt_norm;

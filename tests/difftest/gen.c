@@ -77,28 +77,60 @@ static void set_dims(dt_node *v, int ndim, int64_t a, int64_t b, int64_t c, int6
     v->dims[0] = a, v->dims[1] = b, v->dims[2] = c, v->dims[3] = d;
 }
 
+/* v's seeded values (and specials) rounded to dtype into v->data, as both backends and the
+ * oracle will see them; 0 on success */
+static int fill_data(dt_node *v, nnop_dtype dtype)
+{
+    int64_t n = dt_elems(v);
+    void *tmp = malloc((size_t)n * 4);
+    if (!tmp)
+        return -1;
+    dts_fill(v->data, n, v->seed, v->scale, v->positive);
+    dts_specials(v->data, n, v->special);
+    nnop_convert(NNOP_F32, v->data, dtype, tmp, n);
+    nnop_convert(dtype, tmp, NNOP_F32, v->data, n);
+    free(tmp);
+    return 0;
+}
+
 /* Seeded data rounded to the graph's dtype, as both backends and the oracle will see it. */
 static int add_data(gen *s, int i, float scale, int positive)
 {
     dt_node *v = &s->g->node[i];
-    int64_t n = dt_elems(v);
-    void *tmp = malloc((size_t)n * 4);
     v->seed = dts_next(&s->rng);
     v->scale = scale;
     v->positive = positive;
     /* --special: graph inputs (never constants, nor the positive ones) hold NaN and infinities */
     v->special =
             (s->flags & DT_GEN_SPECIAL) && v->kind == DT_INPUT && !positive ? rnd_int(s, 5, 40) : 0;
-    v->data = (float *)malloc((size_t)n * sizeof(float));
-    if (!tmp || !v->data) {
-        free(tmp);
-        return -1;
+    v->data = (float *)malloc((size_t)dt_elems(v) * sizeof(float));
+    return v->data ? fill_data(v, s->g->dtype) : -1;
+}
+
+/* Half-precision graphs under DT_GEN_SPECIAL_NO_HALF_CONV: no NaN or infinity reaches a conv's
+ * or transposed conv's data operand (its inputs are refilled without them). cuDNN's fp16/bf16
+ * conv engines do not follow IEEE there (nnop.h, "Numbers"), in PyTorch as in nnop. */
+static int spare_half_convs(dt_graph *g)
+{
+    int feeds_conv[DT_MAX_NODES] = {0}, i, k;
+    if (g->dtype == NNOP_F32)
+        return 0;
+    for (i = g->n_nodes - 1; i >= 0; i--) {
+        const dt_node *v = &g->node[i];
+        if ((v->kind == DT_CONV || v->kind == DT_DECONV) && v->in[0] >= 0)
+            feeds_conv[v->in[0]] = 1;
+        for (k = 0; feeds_conv[i] && k < v->n_in; k++)
+            if (v->in[k] >= 0)
+                feeds_conv[v->in[k]] = 1;
     }
-    dts_fill(v->data, n, v->seed, scale, positive);
-    dts_specials(v->data, n, v->special);
-    nnop_convert(NNOP_F32, v->data, s->g->dtype, tmp, n);
-    nnop_convert(s->g->dtype, tmp, NNOP_F32, v->data, n);
-    free(tmp);
+    for (i = 0; i < g->n_nodes; i++) {
+        dt_node *v = &g->node[i];
+        if (feeds_conv[i] && v->kind == DT_INPUT && v->special) {
+            v->special = 0;
+            if (fill_data(v, g->dtype) != 0)
+                return -1;
+        }
+    }
     return 0;
 }
 
@@ -680,7 +712,7 @@ int dt_generate_ex(uint64_t seed, unsigned flags, dt_graph *g)
         return -1;
     gen_outputs(&s, x);
     settle_graph_layout(g);
-    return 0;
+    return (flags & DT_GEN_SPECIAL_NO_HALF_CONV) ? spare_half_convs(g) : 0;
 }
 
 void dt_graph_free(dt_graph *g)

@@ -12,7 +12,9 @@
  * transposed conv, hard-swish, hard-sigmoid, mish); without it a seed gives the same graphs
  * as before they existed.
  * --special: graph inputs hold NaN, +inf and -inf (every 5th to 40th element), which must
- * reach the outputs as PyTorch's rules say (nnop.h); the same seeds give other graphs. */
+ * reach the outputs as PyTorch's rules say (nnop.h); the same seeds give other graphs. With
+ * --backend cuda, none reaches an fp16/bf16 conv: cuDNN's engines do not keep IEEE rules there
+ * (nnop.h), which PyTorch shares. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -118,6 +120,8 @@ static int parse(options *o, int argc, char **argv)
         o->seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
     if (o->count == -2)
         o->count = o->time_limit > 0 ? -1 : 1000;
+    if ((o->gen_flags & DT_GEN_SPECIAL) && o->backend == NNOP_BACKEND_CUDA)
+        o->gen_flags |= DT_GEN_SPECIAL_NO_HALF_CONV;
     return 0;
 }
 
