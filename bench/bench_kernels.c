@@ -7,7 +7,7 @@
  * cudaMemcpyAsync device-to-device of the same number of bytes timed the same way in the same
  * run. Before timing, the same configuration on a small tensor is checked against the CPU
  * backend. Prints a markdown table.   usage: bench_kernels [--quick]   (--quick: batch / 8,
- * for a smoke run) */
+ * for a smoke run; NNOP_BENCH_ONLY=TEXT: the rows whose "name dtype layout" holds TEXT) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +318,8 @@ int main(int argc, char **argv)
     cudaStream_t st;
     struct cudaDeviceProp prop;
     int drv = 0, rt = 0, quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    /* NNOP_BENCH_ONLY=TEXT: only the rows whose "name dtype layout" holds TEXT (for ncu) */
+    const char *only = getenv("NNOP_BENCH_ONLY");
     size_t k, nk = sizeof cases / sizeof cases[0];
     double worst_frac = 1e9;
     int fails = 0;
@@ -345,6 +347,7 @@ int main(int argc, char **argv)
     printf("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (k = 0; k < nk; k++) {
         kcase kc = cases[k];
+        char row[160];
         nnop_plan *p;
         nnop_tensor_desc d;
         const void *in[2] = {NULL, NULL};
@@ -353,6 +356,12 @@ int main(int argc, char **argv)
         double err, t, tc, gbs, cgbs;
         char desc[512], *nl;
         int i, n_in;
+        snprintf(row, sizeof row, "%s %s %s", kc.name, dt_name(kc.dt),
+                 kc.ndim == 2          ? "2-D"
+                 : kc.lay == NNOP_NHWC ? "NHWC"
+                                       : "NCHW");
+        if (only && !strstr(row, only))
+            continue;
         if (quick)
             kc.n = kc.n / 8 > 0 ? kc.n / 8 : 1;
         err = check_small(ctx, &kc);

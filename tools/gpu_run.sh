@@ -216,6 +216,9 @@ if wants tests; then
     difftest_jobs fixed "$J" 1 --count $((N / J)) || TEST_RC=1
     difftest_fixed_new "$J" || TEST_RC=1
     difftest_fixed_special "$J" || TEST_RC=1
+    # the exception nnop.h states for fp16/bf16 cuDNN convs, seen in PyTorch on this machine
+    echo "== PyTorch's GPU convs and NaN/inf inputs (informs; nnop.h, Numbers)"
+    timeout 120 python3 tools/torch_conv_special.py 2>&1 | grep -v Warning
     # the differential tester's fixed-seed GPU set again under
     # memcheck, smaller since memcheck is slow: no invalid access in any kernel it reaches
     echo "== difftest under compute-sanitizer memcheck"

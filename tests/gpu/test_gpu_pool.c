@@ -117,14 +117,30 @@ static const pool_case cases[] = {
     {"max_f32_nhwc_3x3_s2_p1_c16_nan", K_MAX, F32, NHWC, 2, 16, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
     {"max_f16_nhwc_2x2_s2_c5_nan", K_MAX, F16, NHWC, 2, 5, 10, 9, 2, 2, 2, 2, 0, 0, 0, 29, 4},
     {"max_f16_nchw_3x3_s2_p1_nan", K_MAX, F16, NCHW, 2, 6, 17, 15, 3, 3, 2, 2, 1, 1, 0, 29, 4},
-    /* 16-bit channels-first max pooling with W a multiple of 8: the separable kernel, a plane a
-     * sample of one channel (3x3, 2x2 and the general window; padding rows and columns, NaN) */
+    /* 16-bit channels-first max pooling with W a multiple of 8: a plane a sample of one
+     * channel, on the separable kernel (3x3, 2x2 and the general window; padding rows and
+     * columns, NaN), or the rows kernel below (W 16 and 112 here) */
     {"max_f16_nchw_3x3_s2_p1_sep", K_MAX, F16, NCHW, 2, 16, 17, 16, 3, 3, 2, 2, 1, 1, 0, 0, 4},
     {"max_f16_nchw_3x3_s2_p1_sep_112", K_MAX, F16, NCHW, 1, 4, 112, 112, 3, 3, 2, 2, 1, 1, 0, 0, 4},
     {"max_bf16_nchw_2x2_s2_sep", K_MAX, BF16, NCHW, 2, 6, 12, 24, 2, 2, 2, 2, 0, 0, 0, 0, 4},
     {"max_bf16_nchw_3x2_s1_p1_sep_nan", K_MAX, BF16, NCHW, 2, 5, 9, 16, 3, 2, 1, 1, 1, 1, 0, 29, 4},
     {"max_f16_nchw_5x5_s3_p2_sep_nan", K_MAX, F16, NCHW, 3, 3, 11, 8, 5, 5, 3, 3, 2, 2, 0, 13, 4},
     {"max_bf16_nchw_2x3_s1_p1_nan", K_MAX, BF16, NCHW, 2, 6, 9, 8, 2, 3, 1, 1, 1, 1, 0, 29, 4},
+    /* 16-bit 3x3/2 pad 1 and 2x2/2 with W a multiple of 16, NCHW or NHWC C = 3 (the C = 3
+     * _sep cases above with W 48, 224, 64, and the w32 and 2x2 ones below): the rows kernel (8
+     * output pixels a thread in registers; odd H, the pixel left of each 16-wide chunk, NaN);
+     * the rest stays on the separable kernel, whose column pass takes runs of 4 pixels for
+     * C = 3 (scalar stores where rows are not whole vectors: OW 20, 23, 19; vectors at OW 20,
+     * C = 3; a last run past the right edge, p0) */
+    {"max_f16_nchw_3x3_s2_p1_rows_nan", K_MAX, F16, NCHW, 2, 3, 13, 32, 3, 3, 2, 2, 1, 1, 0, 7, 4},
+    {"max_bf16_nchw_3x3_s2_p1_rows_h9", K_MAX, BF16, NCHW, 3, 2, 9, 48, 3, 3, 2, 2, 1, 1, 0, 0, 4},
+    {"max_f16_nchw_3x3_s2_p1_sep_ow20_nan", K_MAX, F16, NCHW, 2, 5, 13, 40, 3, 3, 2, 2, 1, 1, 0, 7, 4},
+    {"max_bf16_nchw_3x3_s2_p0_sep_ow23", K_MAX, BF16, NCHW, 2, 3, 9, 48, 3, 3, 2, 2, 0, 0, 0, 0, 4},
+    {"max_f16_nchw_2x2_s2_rows_nan", K_MAX, F16, NCHW, 2, 4, 10, 32, 2, 2, 2, 2, 0, 0, 0, 11, 4},
+    {"max_f16_nhwc_3x3_s2_p1_c3_sep_w40_nan", K_MAX, F16, NHWC, 2, 3, 11, 40, 3, 3, 2, 2, 1, 1, 0, 9, 4},
+    {"max_f16_nhwc_3x3_s2_p0_c3_sep_ow19", K_MAX, F16, NHWC, 2, 3, 9, 40, 3, 3, 2, 2, 0, 0, 0, 0, 4},
+    {"max_bf16_nhwc_3x3_s2_p1_c3_sep_w32_nan", K_MAX, BF16, NHWC, 2, 3, 11, 32, 3, 3, 2, 2, 1, 1, 0, 13, 4},
+    {"max_f16_nhwc_2x2_s2_c3_sep_nan", K_MAX, F16, NHWC, 2, 3, 8, 16, 2, 2, 2, 2, 0, 0, 0, 5, 4},
     {"max_f32_nchw_5x5_s2_p2_nan", K_MAX, F32, NCHW, 2, 6, 11, 10, 5, 5, 2, 2, 2, 2, 0, 29, 4},
     {"avg_f16_nhwc_3x3_s2_p1_c16_nan", K_AVG, F16, NHWC, 2, 16, 9, 9, 3, 3, 2, 2, 1, 1, 1, 29, 4},
     /* global average pooling: channel vectors (NHWC), H*W vectors (NCHW), scalar paths */

@@ -605,7 +605,70 @@ __global__ void __launch_bounds__(kThreads)
 // Only for 16-bit types, whose native max (.NAN) gives the same bits in any order; float's
 // max_nan keeps the first of +0 and -0.
 const int kSepBytes = 16384;
-template <typename T, int KH, int KW>
+
+// The column pass of pool_sep_kernel for CIN channels (3: RGB) with KW and the stride SW
+// fixed: a thread takes 4 consecutive output pixels of a row, loads their span of staged
+// columns once, and stores its 4 * CIN outputs as 4-element vectors. The element-a-thread walk
+// issued about 40 instructions an output and held C = 3 at 56% of the copy (59% with this;
+// ncu: 80% of SM issue, 2026-12-04).
+template <typename T, int KW, int SW, int CIN>
+__device__ __forceinline__ void sep_columns(const T *vbuf, T *yb, const PoolGeo &g, int rows,
+                                            bool vec_out)
+{
+    constexpr int P = 4, SV = 4, SPAN = KW > 0 ? (P - 1) * SW + KW : 1, ROW = P * CIN;
+    const int runs = (g.ow + P - 1) / P, row_in = g.w * CIN, row_out = g.ow * CIN;
+    const Vec<T, 1> none = splat<T, 1>(-INFINITY);
+    for (int i = (int)threadIdx.x; i < rows * runs; i += blockDim.x) {
+        const int rr = i / runs, ow0 = (i - rr * runs) * P, w0 = ow0 * SW - g.pw;
+        const T *at = vbuf + rr * row_in;
+        Vec<T, 1> xs[SPAN * CIN];
+        if (w0 >= 0 && w0 + SPAN <= g.w) {
+#pragma unroll
+            for (int j = 0; j < SPAN * CIN; j++)
+                xs[j].v[0] = at[w0 * CIN + j];
+        } else {
+#pragma unroll
+            for (int j = 0; j < SPAN; j++) {
+                const int ww = w0 + j, wc = min(max(ww, 0), g.w - 1);
+#pragma unroll
+                for (int c = 0; c < CIN; c++) {
+                    xs[j * CIN + c].v[0] = at[wc * CIN + c];
+                    xs[j * CIN + c] = ww == wc ? xs[j * CIN + c] : none;
+                }
+            }
+        }
+        T o[ROW];
+#pragma unroll
+        for (int q = 0; q < P; q++)
+#pragma unroll
+            for (int c = 0; c < CIN; c++) {
+                MaxAcc<T, 1> acc;
+                acc.init();
+#pragma unroll
+                for (int s = 0; s < KW; s++)
+                    acc.add(xs[(q * SW + s) * CIN + c]);
+                o[q * CIN + c] = acc.get().v[0];
+            }
+        T *yr = yb + rr * row_out + ow0 * CIN;
+        if (vec_out && ow0 + P <= g.ow) {
+#pragma unroll
+            for (int k = 0; k < ROW / SV; k++) {
+                Vec<T, SV> part;
+#pragma unroll
+                for (int e = 0; e < SV; e++)
+                    part.v[e] = o[k * SV + e];
+                stv<T, SV>(yr + k * SV, part);
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < ROW; e++)
+                if (ow0 + e / CIN < g.ow)
+                    yr[e] = o[e];
+        }
+    }
+}
+
+template <typename T, int KH, int KW, int SW>
 __global__ void __launch_bounds__(kThreads)
         pool_sep_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g, int ob)
 {
@@ -641,6 +704,13 @@ __global__ void __launch_bounds__(kThreads)
         }
         __syncthreads();
         T *yb = y + (n * g.oh + oh0) * row_out;
+        if (SW > 0 && KW > 0 && cin == 3) {
+            // vector stores where every output row starts aligned to them
+            const bool vec_out = row_out % 4 == 0 && ((uintptr_t)y % (4 * sizeof(T))) == 0;
+            sep_columns<T, KW, SW, 3>(vbuf, yb, g, rows, vec_out);
+            __syncthreads();
+            continue;
+        }
         for (BandWalk o = first; o.rr < rows; o.next<true>(g.ow, cin)) {
             const int w0 = o.ow * g.sw - g.pw;
             const T *at = vbuf + o.rr * row_in + o.c;
@@ -664,6 +734,83 @@ __global__ void __launch_bounds__(kThreads)
             yb[o.rr * row_out + o.ow * cin + o.c] = acc.get().v[0];
         }
         __syncthreads();
+    }
+}
+
+// 16-bit max pooling of rows of CIN channels (1: NCHW planes, a plane (n, c) a sample; 3: RGB
+// NHWC) for the two windows of real networks, 3x3/2 pad 1 and 2x2/2 pad 0, with W a multiple
+// of 16 (so OW = W / 2 is a multiple of 8): a thread makes 8 output pixels of a row from 2 * CIN
+// 16-byte loads of each of the K input rows (plus the pixel to their left for 3x3), in
+// registers, and stores them as CIN vectors. The separable kernel's shared-memory column pass
+// held NCHW f16 3x3/2 at 61% of the copy, issue-bound (ncu: SM 80%, DRAM 41%), this 100%
+// (DRAM 82% under ncu); runs of 8 outputs a thread from shared memory hit 8-way bank
+// conflicts (51%) (bench_kernels, 2026-12-04).
+template <typename T, int K, int CIN>
+__global__ void __launch_bounds__(kThreads)
+        pool_rows_kernel(const T *__restrict__ x, T *__restrict__ y, PoolGeo g)
+{
+    constexpr int PAD = K == 3 ? 1 : 0, NV = 2 * CIN; // 16-byte vectors a chunk row
+    const Vec<T, 8> none = splat<T, 8>(-INFINITY);
+    const int chunks = g.w / 16, total = g.n * g.oh * chunks, row = g.w * CIN;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        const int k = i % chunks, r = i / chunks, oh = r % g.oh, n = r / g.oh;
+        const T *xn = x + (size_t)n * g.h * row + 16 * k * CIN;
+        MaxAcc<T, 8> cols[NV];  // pixels 16k..16k+15, max over the K rows
+        MaxAcc<T, 1> left[CIN]; // pixel 16k-1 (3x3 only; padding for k = 0)
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            cols[v].init();
+#pragma unroll
+        for (int ch = 0; ch < CIN; ch++)
+            left[ch].init();
+#pragma unroll
+        for (int t = 0; t < K; t++) {
+            // every load issued (clamped into the input), padding rows made neutral
+            const int hh = oh * 2 - PAD + t, hc = min(max(hh, 0), g.h - 1);
+            const T *xr = xn + hc * row;
+#pragma unroll
+            for (int v = 0; v < NV; v++) {
+                const Vec<T, 8> a = ldv<T, 8>(xr + 8 * v);
+                cols[v].add(hh == hc ? a : none);
+            }
+            if (K == 3 && k > 0 && hh == hc) {
+#pragma unroll
+                for (int ch = 0; ch < CIN; ch++) {
+                    Vec<T, 1> l;
+                    l.v[0] = xr[ch - CIN];
+                    left[ch].add(l);
+                }
+            }
+        }
+        T c[17 * CIN]; // c[(j + 1) * CIN + ch]: pixel 16k + j, j = -1 the one to the left
+#pragma unroll
+        for (int ch = 0; ch < CIN; ch++)
+            c[ch] = left[ch].get().v[0];
+#pragma unroll
+        for (int v = 0; v < NV; v++) {
+            const Vec<T, 8> m = cols[v].get();
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                c[CIN + 8 * v + j] = m.v[j];
+        }
+        Vec<T, 8> o[CIN];
+#pragma unroll
+        for (int e = 0; e < 8 * CIN; e++) {
+            const int q = e / CIN, ch = e % CIN; // output pixel 8k + q, channel ch
+            MaxAcc<T, 1> m;                      // pixels 16k + 2q - PAD .. + K - 1
+            m.init();
+#pragma unroll
+            for (int s = 0; s < K; s++) {
+                Vec<T, 1> v;
+                v.v[0] = c[(2 * q - PAD + s + 1) * CIN + ch];
+                m.add(v);
+            }
+            o[e / 8].v[e % 8] = m.get().v[0];
+        }
+        T *yr = y + (((size_t)n * g.oh + oh) * g.ow + 8 * k) * CIN;
+#pragma unroll
+        for (int v = 0; v < CIN; v++)
+            stv<T, 8>(yr + 8 * v, o[v]);
     }
 }
 
@@ -1072,15 +1219,13 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The same for C <= kSmRegC (24: VOC 21, Cityscapes 19 classes; 32 spilled for bf16): a thread owns
-// V consecutive positions (one 16-byte load a channel for 16-bit, a warp 512 bytes of each channel
-// row; 8 bytes for f32) and keeps the C loaded vectors in registers, so x is read once, with one
-// reciprocal a position. Narrow accesses were the limit: one 2-byte load a channel and thread held
-// C = 21 f16 at 37% of the copy bandwidth, 4- and 8-byte ones at 31-34% (bench_kernels
-// 2026-12-02/03; the channel rows lie 128 KB apart). For 16-bit outputs the exponentials take
-// __expf, whose error is far below their rounding.
+// V consecutive positions (one 8-byte load a channel, a warp 256 bytes of each channel row) and
+// keeps the C loaded vectors in registers, so x is read once, with one reciprocal a position.
+// What limits it is occupancy (MINB blocks a SM; see the launch). For 16-bit outputs the
+// exponentials take __expf, whose error is far below their rounding.
 const int kSmRegC = 24;
-template <typename T, int V>
-__global__ void __launch_bounds__(kThreads)
+template <typename T, int V, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB)
         softmax_cstrided_reg_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int c,
                                     int hw)
 {
@@ -1607,9 +1752,34 @@ bool pool_band(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 // pool_sep_kernel, true; false where it does not apply: x 16-byte aligned and its rows whole
 // vectors (W * C a multiple of 16 bytes), one row fitting the buffer. ob output rows a band:
 // about two vectors of rows a thread, fewer where that leaves under 4 blocks a SM.
+// pool_rows_kernel, true; false where it does not apply (see there). g: channels last, 1 or 3
+// channels (NCHW comes as planes of one channel).
+template <typename T> bool pool_rows(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
+{
+    const bool k3 = g.kh == 3 && g.kw == 3 && g.ph == 1 && g.pw == 1;
+    const bool k2 = g.kh == 2 && g.kw == 2 && g.ph == 0 && g.pw == 0;
+    if ((g.c != 1 && g.c != 3) || g.w % 16 != 0 || g.ow * 2 != g.w || g.sh != 2 || g.sw != 2 ||
+        !(k3 || k2) || !aligned(p->x, 16) || !aligned(p->y, 16))
+        return false;
+    const unsigned b = blocks_for((int64_t)g.n * g.oh * (g.w / 16));
+    const T *x = static_cast<const T *>(p->x);
+    T *y = static_cast<T *>(p->y);
+    if (g.c == 1 && k3)
+        pool_rows_kernel<T, 3, 1><<<b, kThreads, 0, s>>>(x, y, g);
+    else if (g.c == 1)
+        pool_rows_kernel<T, 2, 1><<<b, kThreads, 0, s>>>(x, y, g);
+    else if (k3)
+        pool_rows_kernel<T, 3, 3><<<b, kThreads, 0, s>>>(x, y, g);
+    else
+        pool_rows_kernel<T, 2, 3><<<b, kThreads, 0, s>>>(x, y, g);
+    return true;
+}
+
 template <typename T> bool pool_sep(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 {
     const int V = 16 / (int)sizeof(T);
+    if (pool_rows<T>(p, g, s))
+        return true;
     const int64_t row_in = (int64_t)g.w * g.c, cap = kSepBytes / (int)sizeof(T) / row_in;
     if (!aligned(p->x, 16) || row_in % V != 0 || cap < 1)
         return false;
@@ -1624,12 +1794,14 @@ template <typename T> bool pool_sep(const nnop__pool_kparams *p, const PoolGeo &
     const unsigned b = (unsigned)(blocks < kMaxBlocks ? blocks : kMaxBlocks);
     const T *x = static_cast<const T *>(p->x);
     T *y = static_cast<T *>(p->y);
-    if (g.kh == 3 && g.kw == 3)
-        pool_sep_kernel<T, 3, 3><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
-    else if (g.kh == 2 && g.kw == 2)
-        pool_sep_kernel<T, 2, 2><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
+    if (g.kh == 3 && g.kw == 3 && g.sw == 2)
+        pool_sep_kernel<T, 3, 3, 2><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
+    else if (g.kh == 3 && g.kw == 3)
+        pool_sep_kernel<T, 3, 3, 0><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
+    else if (g.kh == 2 && g.kw == 2 && g.sw == 2)
+        pool_sep_kernel<T, 2, 2, 2><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
     else
-        pool_sep_kernel<T, 0, 0><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
+        pool_sep_kernel<T, 0, 0, 0><<<b, kThreads, 0, s>>>(x, y, g, (int)ob);
     return true;
 }
 template <> bool pool_sep<float>(const nnop__pool_kparams *, const PoolGeo &, cudaStream_t)
@@ -1798,11 +1970,13 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
         else
             softmax_rows<T, 1>(xt, yt, n * hw, c, s);
     } else {
-        // 16-bit: 16-byte vectors; f32: 8-byte ones (32 channels of 4 floats spilled)
-        constexpr int VR = sizeof(T) == 4 ? 2 : 8;
-        if (c <= kSmRegC && hw % VR == 0 && aligned(x, VR * sizeof(T)) &&
-            aligned(y, VR * sizeof(T)))
-            softmax_cstrided_reg_kernel<T, VR>
+        // 8-byte vectors (4 of 16-bit, 2 floats), at most 85 registers a thread so that 3
+        // blocks fit a SM: 16-byte vectors took 138 registers, one block a SM (12.5%
+        // occupancy), and held C = 21 f16 at 40-45% of the copy; this 72% (ncu, bench_kernels
+        // 2026-12-04: 8-byte with 2 blocks 62%, 4-byte with 4 blocks 67%)
+        constexpr int VR = 8 / sizeof(T);
+        if (c <= kSmRegC && hw % VR == 0 && aligned(x, 8) && aligned(y, 8))
+            softmax_cstrided_reg_kernel<T, VR, 3>
                     <<<blocks_for((int64_t)n * hw / VR), kThreads, 0, s>>>(xt, yt, n, c, hw);
         else
             softmax_cstrided_kernel<T>
