@@ -126,12 +126,11 @@ static const pool_case cases[] = {
     {"max_bf16_nchw_3x2_s1_p1_sep_nan", K_MAX, BF16, NCHW, 2, 5, 9, 16, 3, 2, 1, 1, 1, 1, 0, 29, 4},
     {"max_f16_nchw_5x5_s3_p2_sep_nan", K_MAX, F16, NCHW, 3, 3, 11, 8, 5, 5, 3, 3, 2, 2, 0, 13, 4},
     {"max_bf16_nchw_2x3_s1_p1_nan", K_MAX, BF16, NCHW, 2, 6, 9, 8, 2, 3, 1, 1, 1, 1, 0, 29, 4},
-    /* 16-bit 3x3/2 pad 1 and 2x2/2 with W a multiple of 16, NCHW or NHWC C = 3 (the C = 3
-     * _sep cases above with W 48, 224, 64, and the w32 and 2x2 ones below): the rows kernel (8
-     * output pixels a thread in registers; odd H, the pixel left of each 16-wide chunk, NaN);
-     * the rest stays on the separable kernel, whose column pass takes runs of 4 pixels for
-     * C = 3 (scalar stores where rows are not whole vectors: OW 20, 23, 19; vectors at OW 20,
-     * C = 3; a last run past the right edge, p0) */
+    /* 16-bit NCHW 3x3/2 pad 1 and 2x2/2 with W a multiple of 16: the rows kernel (8 output
+     * pixels a thread in registers; odd H, the pixel left of each 16-wide chunk, NaN); the
+     * rest stays on the separable kernel, whose column pass takes runs of 4 pixels for C = 3
+     * (the C = 3 _sep cases above and these: scalar stores where rows are not whole vectors,
+     * OW 20, 23, 19; vector stores, OW 20, 16 and 8; a last run past the right edge, p0) */
     {"max_f16_nchw_3x3_s2_p1_rows_nan", K_MAX, F16, NCHW, 2, 3, 13, 32, 3, 3, 2, 2, 1, 1, 0, 7, 4},
     {"max_bf16_nchw_3x3_s2_p1_rows_h9", K_MAX, BF16, NCHW, 3, 2, 9, 48, 3, 3, 2, 2, 1, 1, 0, 0, 4},
     {"max_f16_nchw_3x3_s2_p1_sep_ow20_nan", K_MAX, F16, NCHW, 2, 5, 13, 40, 3, 3, 2, 2, 1, 1, 0, 7, 4},

@@ -737,10 +737,10 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// 16-bit max pooling of rows of CIN channels (1: NCHW planes, a plane (n, c) a sample; 3: RGB
-// NHWC) for the two windows of real networks, 3x3/2 pad 1 and 2x2/2 pad 0, with W a multiple
-// of 16 (so OW = W / 2 is a multiple of 8): a thread makes 8 output pixels of a row from 2 * CIN
-// 16-byte loads of each of the K input rows (plus the pixel to their left for 3x3), in
+// 16-bit max pooling of rows of CIN channels (1: NCHW planes, a plane (n, c) a sample; see
+// pool_rows for why not 3) for the two windows of real networks, 3x3/2 pad 1 and 2x2/2 pad 0, with
+// W a multiple of 16 (so OW = W / 2 is a multiple of 8): a thread makes 8 output pixels of a row
+// from 2 * CIN 16-byte loads of each of the K input rows (plus the pixel to their left for 3x3), in
 // registers, and stores them as CIN vectors. The separable kernel's shared-memory column pass
 // held NCHW f16 3x3/2 at 61% of the copy, issue-bound (ncu: SM 80%, DRAM 41%), this 100%
 // (DRAM 82% under ncu); runs of 8 outputs a thread from shared memory hit 8-way bank
@@ -1752,26 +1752,24 @@ bool pool_band(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 // pool_sep_kernel, true; false where it does not apply: x 16-byte aligned and its rows whole
 // vectors (W * C a multiple of 16 bytes), one row fitting the buffer. ob output rows a band:
 // about two vectors of rows a thread, fewer where that leaves under 4 blocks a SM.
-// pool_rows_kernel, true; false where it does not apply (see there). g: channels last, 1 or 3
-// channels (NCHW comes as planes of one channel).
+// pool_rows_kernel, true; false where it does not apply (see there). g: planes of one channel
+// (NCHW, or NHWC with C = 1). The kernel takes CIN = 3 as well (it passed gpu.pool's C = 3
+// cases), but the RGB stem's pool ran slower on it than on the separable kernel's runs of 4
+// pixels (39.3 against 37.4 us, bench_kernels 2026-12-04), so C = 3 stays there.
 template <typename T> bool pool_rows(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 {
     const bool k3 = g.kh == 3 && g.kw == 3 && g.ph == 1 && g.pw == 1;
     const bool k2 = g.kh == 2 && g.kw == 2 && g.ph == 0 && g.pw == 0;
-    if ((g.c != 1 && g.c != 3) || g.w % 16 != 0 || g.ow * 2 != g.w || g.sh != 2 || g.sw != 2 ||
-        !(k3 || k2) || !aligned(p->x, 16) || !aligned(p->y, 16))
+    if (g.c != 1 || g.w % 16 != 0 || g.ow * 2 != g.w || g.sh != 2 || g.sw != 2 || !(k3 || k2) ||
+        !aligned(p->x, 16) || !aligned(p->y, 16))
         return false;
     const unsigned b = blocks_for((int64_t)g.n * g.oh * (g.w / 16));
     const T *x = static_cast<const T *>(p->x);
     T *y = static_cast<T *>(p->y);
-    if (g.c == 1 && k3)
+    if (k3)
         pool_rows_kernel<T, 3, 1><<<b, kThreads, 0, s>>>(x, y, g);
-    else if (g.c == 1)
-        pool_rows_kernel<T, 2, 1><<<b, kThreads, 0, s>>>(x, y, g);
-    else if (k3)
-        pool_rows_kernel<T, 3, 3><<<b, kThreads, 0, s>>>(x, y, g);
     else
-        pool_rows_kernel<T, 2, 3><<<b, kThreads, 0, s>>>(x, y, g);
+        pool_rows_kernel<T, 2, 1><<<b, kThreads, 0, s>>>(x, y, g);
     return true;
 }
 
