@@ -609,8 +609,8 @@ const int kSepBytes = 16384;
 // The column pass of pool_sep_kernel for CIN channels (3: RGB) with KW and the stride SW
 // fixed: a thread takes 4 consecutive output pixels of a row, loads their span of staged
 // columns once, and stores its 4 * CIN outputs as 4-element vectors. The element-a-thread walk
-// issued about 40 instructions an output and held C = 3 at 56% of the copy (59% with this;
-// ncu: 80% of SM issue, 2026-12-04).
+// issued about 40 instructions an output and held C = 3 at 55-56% of the copy, 78% of SM
+// issue under ncu; with this 59-69% (bench_kernels 2026-12-04, two runs).
 template <typename T, int KW, int SW, int CIN>
 __device__ __forceinline__ void sep_columns(const T *vbuf, T *yb, const PoolGeo &g, int rows,
                                             bool vec_out)
@@ -1749,13 +1749,11 @@ bool pool_band(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
     return true;
 }
 
-// pool_sep_kernel, true; false where it does not apply: x 16-byte aligned and its rows whole
-// vectors (W * C a multiple of 16 bytes), one row fitting the buffer. ob output rows a band:
-// about two vectors of rows a thread, fewer where that leaves under 4 blocks a SM.
 // pool_rows_kernel, true; false where it does not apply (see there). g: planes of one channel
 // (NCHW, or NHWC with C = 1). The kernel takes CIN = 3 as well (it passed gpu.pool's C = 3
-// cases), but the RGB stem's pool ran slower on it than on the separable kernel's runs of 4
-// pixels (39.3 against 37.4 us, bench_kernels 2026-12-04), so C = 3 stays there.
+// cases) but is not dispatched for it: the 256 x 3 x 224 x 224 f16 pool took 39.3 us on it
+// against 37.4 and 44.0 us on the separable kernel's runs of 4 pixels in two other runs
+// (bench_kernels 2026-12-04), a spread wider than the difference; unsettled.
 template <typename T> bool pool_rows(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 {
     const bool k3 = g.kh == 3 && g.kw == 3 && g.ph == 1 && g.pw == 1;
@@ -1773,6 +1771,10 @@ template <typename T> bool pool_rows(const nnop__pool_kparams *p, const PoolGeo 
     return true;
 }
 
+// pool_sep_kernel (or pool_rows_kernel), true; false where it does not apply: x 16-byte
+// aligned and its rows whole vectors (W * C a multiple of 16 bytes), one row fitting the
+// buffer. ob output rows a band: about two vectors of rows a thread, fewer where that leaves
+// under 4 blocks a SM.
 template <typename T> bool pool_sep(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 {
     const int V = 16 / (int)sizeof(T);
