@@ -38,7 +38,7 @@ typedef enum dt_kind {
 /* dt_generate flags */
 #define DT_GEN_NEW_OPS 1u /* also the issue-15 ops and activations */
 #define DT_GEN_SPECIAL 2u /* graph inputs hold NaN, +inf and -inf (every 5th-40th element) */
-/* with DT_GEN_SPECIAL, for a GPU: none of them reaches an fp16/bf16 conv (gen.c) */
+/* with DT_GEN_SPECIAL, for a GPU: none of them reaches an fp16/bf16 conv on cuDNN (gen.c) */
 #define DT_GEN_SPECIAL_NO_HALF_CONV 4u
 
 typedef enum dt_arith { DT_MUL, DT_SUB, DT_DIV } dt_arith;
@@ -79,6 +79,9 @@ typedef struct dt_graph {
     int out[DT_MAX_OUT];
 } dt_graph;
 
+/* gen.c: whether conv or transposed conv v runs on cuDNN on the GPU: all but the depthwise
+ * convs (groups = C = K), which nnop's own kernel takes, every one of them. */
+int dt_conv_on_cudnn(const dt_graph *g, const dt_node *v);
 /* gen.c: a random valid graph from a case seed and DT_GEN_* flags; 0 on success. */
 int dt_generate(uint64_t seed, dt_graph *g);
 int dt_generate_ex(uint64_t seed, unsigned flags, dt_graph *g);

@@ -107,9 +107,21 @@ static int add_data(gen *s, int i, float scale, int positive)
     return v->data ? fill_data(v, s->g->dtype) : -1;
 }
 
-/* Half-precision graphs under DT_GEN_SPECIAL_NO_HALF_CONV: no NaN or infinity reaches a conv's
- * or transposed conv's data operand (its inputs are refilled without them). cuDNN's fp16/bf16
- * conv engines do not follow IEEE there (nnop.h, "Numbers"), in PyTorch as in nnop. */
+int dt_conv_on_cudnn(const dt_graph *g, const dt_node *v)
+{
+    int64_t c;
+    if (v->kind == DT_DECONV)
+        return 1;
+    if (v->kind != DT_CONV)
+        return 0;
+    c = g->node[v->in[0]].dims[1];
+    return !(v->conv.groups >= 2 && v->conv.groups == c && v->dims[1] == c);
+}
+
+/* Half-precision graphs under DT_GEN_SPECIAL_NO_HALF_CONV: no NaN or infinity reaches the data
+ * operand of a conv or transposed conv that cuDNN runs (its inputs are refilled without them).
+ * cuDNN's fp16/bf16 conv engines do not follow IEEE there (nnop.h, "Numbers"), in PyTorch as
+ * in nnop. */
 static int spare_half_convs(dt_graph *g)
 {
     int feeds_conv[DT_MAX_NODES] = {0}, i, k;
@@ -117,7 +129,7 @@ static int spare_half_convs(dt_graph *g)
         return 0;
     for (i = g->n_nodes - 1; i >= 0; i--) {
         const dt_node *v = &g->node[i];
-        if ((v->kind == DT_CONV || v->kind == DT_DECONV) && v->in[0] >= 0)
+        if (dt_conv_on_cudnn(g, v) && v->in[0] >= 0)
             feeds_conv[v->in[0]] = 1;
         for (k = 0; feeds_conv[i] && k < v->n_in; k++)
             if (v->in[k] >= 0)

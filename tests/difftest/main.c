@@ -13,8 +13,8 @@
  * as before they existed.
  * --special: graph inputs hold NaN, +inf and -inf (every 5th to 40th element), which must
  * reach the outputs as PyTorch's rules say (nnop.h); the same seeds give other graphs. With
- * --backend cuda, none reaches an fp16/bf16 conv: cuDNN's engines do not keep IEEE rules there
- * (nnop.h), which PyTorch shares. */
+ * --backend cuda, none reaches an fp16/bf16 conv that cuDNN runs (all but depthwise ones):
+ * cuDNN's engines do not keep IEEE rules there (nnop.h), which PyTorch shares. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>

@@ -1,8 +1,9 @@
 /* test_gen_special.c: the generator's --special rule for the GPU (CTest difftest.gen_special).
  * cuDNN's fp16/bf16 conv engines do not keep IEEE rules for NaN and infinities (nnop.h,
  * "Numbers"), so with DT_GEN_SPECIAL_NO_HALF_CONV no input holding them may reach a half
- * graph's conv or transposed conv through any chain of ops; they must still be common
- * elsewhere (else the GPU run would test nothing), and f32 graphs keep them everywhere.
+ * graph's conv or transposed conv on cuDNN through any chain of ops; they must still be
+ * common elsewhere (else the GPU run would test nothing), reach depthwise convs (nnop's own
+ * kernel), and f32 graphs keep them everywhere.
  * Exit status 0 pass, 1 fail. */
 #include <stdio.h>
 
@@ -25,7 +26,7 @@ static int tainted(const dt_graph *g, int i, int *memo)
 int main(void)
 {
     const unsigned flags = DT_GEN_SPECIAL | DT_GEN_NEW_OPS | DT_GEN_SPECIAL_NO_HALF_CONV;
-    long half_graphs = 0, half_special = 0, f32_conv_special = 0, leaks = 0;
+    long half_graphs = 0, half_special = 0, f32_conv_special = 0, half_dw_special = 0, leaks = 0;
     uint64_t seed;
     for (seed = 1; seed <= 3000; seed++) {
         dt_graph g;
@@ -41,6 +42,8 @@ int main(void)
             if (conv && tainted(&g, v->in[0], memo)) {
                 if (g.dtype == NNOP_F32) {
                     f32_conv_special++;
+                } else if (!dt_conv_on_cudnn(&g, v)) {
+                    half_dw_special++;
                 } else {
                     leaks++;
                     fprintf(stderr, "FAIL: case %llu: node %d (%s) reads special values\n",
@@ -52,9 +55,10 @@ int main(void)
         half_special += g.dtype != NNOP_F32 && special;
         dt_graph_free(&g);
     }
-    printf("half graphs %ld, %ld with special inputs; f32 convs reading them %ld; leaks %ld\n",
-           half_graphs, half_special, f32_conv_special, leaks);
-    if (leaks || half_special * 3 < half_graphs || f32_conv_special == 0) {
+    printf("half graphs %ld, %ld with special inputs; convs reading them: f32 %ld, half "
+           "depthwise %ld; leaks %ld\n",
+           half_graphs, half_special, f32_conv_special, half_dw_special, leaks);
+    if (leaks || half_special * 3 < half_graphs || f32_conv_special == 0 || half_dw_special == 0) {
         fprintf(stderr, "FAIL: leaks, or too few special inputs left to test anything\n");
         return 1;
     }
