@@ -97,6 +97,11 @@ static const char *dt_name(nnop_dtype t)
     return t == NNOP_F32 ? "f32" : t == NNOP_F16 ? "f16" : "bf16";
 }
 
+static const char *layout_name(const kcase *kc)
+{
+    return kc->ndim == 2 ? "2-D" : kc->lay == NNOP_NHWC ? "NHWC" : "NCHW";
+}
+
 /* A constant per-channel vector near base (gamma 1, beta 0: the check stays well scaled). */
 static nnop_value per_channel(nnop_graph *g, const char *name, const kcase *kc, float base)
 {
@@ -356,10 +361,7 @@ int main(int argc, char **argv)
         double err, t, tc, gbs, cgbs;
         char desc[512], *nl;
         int i, n_in;
-        snprintf(row, sizeof row, "%s %s %s", kc.name, dt_name(kc.dt),
-                 kc.ndim == 2          ? "2-D"
-                 : kc.lay == NNOP_NHWC ? "NHWC"
-                                       : "NCHW");
+        snprintf(row, sizeof row, "%s %s %s", kc.name, dt_name(kc.dt), layout_name(&kc));
         if (only && !strstr(row, only))
             continue;
         if (quick)
@@ -396,11 +398,8 @@ int main(int argc, char **argv)
         printf("| %s | %lld, %lld, %lld, %lld | %s | %s | %.1f | %.1f | %.0f | %.0f | %.0f%% | "
                "%s%.1e | %s |\n",
                kc.name, (long long)kc.n, (long long)kc.c, (long long)kc.h, (long long)kc.w,
-               dt_name(kc.dt),
-               kc.ndim == 2          ? "2-D"
-               : kc.lay == NNOP_NHWC ? "NHWC"
-                                     : "NCHW",
-               (double)moved / 1e6, t, gbs, cgbs, 100.0 * gbs / cgbs,
+               dt_name(kc.dt), layout_name(&kc), (double)moved / 1e6, t, gbs, cgbs,
+               100.0 * gbs / cgbs,
                isnan(err) ? "FAIL " : (err > (kc.dt == NNOP_F32 ? 1e-4 : 2e-2) ? "FAIL " : ""),
                isnan(err) ? 0.0 : err, desc);
         fflush(stdout);

@@ -1221,11 +1221,11 @@ __global__ void __launch_bounds__(kThreads)
 // The same for C <= kSmRegC (24: VOC 21, Cityscapes 19 classes; 32 spilled for bf16): a thread owns
 // V consecutive positions (one 8-byte load a channel, a warp 256 bytes of each channel row) and
 // keeps the C loaded vectors in registers, so x is read once, with one reciprocal a position.
-// What limits it is occupancy (MINB blocks a SM; see the launch). For 16-bit outputs the
+// What limits it is occupancy (3 blocks a SM; see the launch). For 16-bit outputs the
 // exponentials take __expf, whose error is far below their rounding.
 const int kSmRegC = 24;
-template <typename T, int V, int MINB>
-__global__ void __launch_bounds__(kThreads, MINB)
+template <typename T, int V>
+__global__ void __launch_bounds__(kThreads, 3)
         softmax_cstrided_reg_kernel(const T *__restrict__ x, T *__restrict__ y, int n_, int c,
                                     int hw)
 {
@@ -1750,10 +1750,10 @@ bool pool_band(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 }
 
 // pool_rows_kernel, true; false where it does not apply (see there). g: planes of one channel
-// (NCHW, or NHWC with C = 1). The kernel takes CIN = 3 as well (it passed gpu.pool's C = 3
-// cases) but is not dispatched for it: the 256 x 3 x 224 x 224 f16 pool took 39.3 us on it
-// against 37.4 and 44.0 us on the separable kernel's runs of 4 pixels in two other runs
-// (bench_kernels 2026-12-04), a spread wider than the difference; unsettled.
+// (pool_nchw's; a packed C = 1 tensor is NCHW, layout_of). The kernel takes CIN = 3 as well (it
+// passed gpu.pool's C = 3 cases) but is not dispatched for it: the 256 x 3 x 224 x 224 f16 pool
+// took 39.3 us on it against 37.4 and 44.0 us on the separable kernel's runs of 4 pixels in two
+// other runs (bench_kernels 2026-12-04), a spread wider than the difference; unsettled.
 template <typename T> bool pool_rows(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 {
     const bool k3 = g.kh == 3 && g.kw == 3 && g.ph == 1 && g.pw == 1;
@@ -1771,15 +1771,12 @@ template <typename T> bool pool_rows(const nnop__pool_kparams *p, const PoolGeo 
     return true;
 }
 
-// pool_sep_kernel (or pool_rows_kernel), true; false where it does not apply: x 16-byte
-// aligned and its rows whole vectors (W * C a multiple of 16 bytes), one row fitting the
-// buffer. ob output rows a band: about two vectors of rows a thread, fewer where that leaves
-// under 4 blocks a SM.
+// pool_sep_kernel, true; false where it does not apply: x 16-byte aligned and its rows whole
+// vectors (W * C a multiple of 16 bytes), one row fitting the buffer. ob output rows a band:
+// about two vectors of rows a thread, fewer where that leaves under 4 blocks a SM.
 template <typename T> bool pool_sep(const nnop__pool_kparams *p, const PoolGeo &g, cudaStream_t s)
 {
     const int V = 16 / (int)sizeof(T);
-    if (pool_rows<T>(p, g, s))
-        return true;
     const int64_t row_in = (int64_t)g.w * g.c, cap = kSepBytes / (int)sizeof(T) / row_in;
     if (!aligned(p->x, 16) || row_in % V != 0 || cap < 1)
         return false;
@@ -1808,19 +1805,23 @@ template <> bool pool_sep<float>(const nnop__pool_kparams *, const PoolGeo &, cu
 {
     return false; // float's max keeps the first of +0 and -0: the band kernel's order
 }
+template <> bool pool_rows<float>(const nnop__pool_kparams *, const PoolGeo &, cudaStream_t)
+{
+    return false; // as pool_sep<float>
+}
 
 template <typename T, bool MAX>
 void pool_nchw(const nnop__pool_kparams *p, const PoolGeo &g, unsigned b, cudaStream_t s)
 {
     const T *x = static_cast<const T *>(p->x);
     T *y = static_cast<T *>(p->y);
-    // 16-bit max pooling: the separable kernel, a plane (n, c) taken as a sample of one channel
-    // (the band kernel's nine taps an output from shared memory held NCHW f16 3x3/2 at 56% of
-    // the copy bandwidth, bench_kernels 2026-12-03)
+    // 16-bit max pooling: the rows kernel or the separable one, a plane (n, c) taken as a
+    // sample of one channel (the band kernel's nine taps an output from shared memory held
+    // NCHW f16 3x3/2 at 56% of the copy bandwidth, bench_kernels 2026-12-03)
     PoolGeo planes = g;
     planes.n = g.n * g.c;
     planes.c = 1;
-    if (MAX && pool_sep<T>(p, planes, s))
+    if (MAX && (pool_rows<T>(p, planes, s) || pool_sep<T>(p, planes, s)))
         return;
     if (pool_band<T, MAX, false>(p, g, s))
         return;
@@ -1976,7 +1977,7 @@ void softmax_typed(const void *x, void *y, const nnop__kview &v, int rows_contig
         // 2026-12-04: 8-byte with 2 blocks 62%, 4-byte with 4 blocks 67%)
         constexpr int VR = 8 / sizeof(T);
         if (c <= kSmRegC && hw % VR == 0 && aligned(x, 8) && aligned(y, 8))
-            softmax_cstrided_reg_kernel<T, VR, 3>
+            softmax_cstrided_reg_kernel<T, VR>
                     <<<blocks_for((int64_t)n * hw / VR), kThreads, 0, s>>>(xt, yt, n, c, hw);
         else
             softmax_cstrided_kernel<T>
