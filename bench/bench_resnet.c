@@ -67,20 +67,27 @@ static float time_plan(nnop_context *ctx, nnop_plan *plan, const void *x, void *
     return t[REPS / 2];
 }
 
+/* usage: bench_resnet [--autotune] [BATCH ...] (default batches 1, 32, 256) */
 int main(int argc, char **argv)
 {
-    static const int64_t batches[3] = {1, 32, 256};
+    int64_t batches[8] = {1, 32, 256};
+    int n_batches = 3, a = 1;
     nnop_context_options o;
     nnop_context *ctx = NULL;
     int i, cg;
     nnop_context_options_init(&o);
     o.backend = NNOP_BACKEND_CUDA;
     o.autotune = argc > 1 && strcmp(argv[1], "--autotune") == 0;
+    if (o.autotune)
+        a++;
+    if (a < argc)
+        for (n_batches = 0; a < argc && n_batches < 8; a++)
+            batches[n_batches++] = atoll(argv[a]);
     if (nnop_context_create(&o, &ctx) != NNOP_OK) {
         fprintf(stderr, "no CUDA context: %s\n", nnop_context_create_error());
         return 1;
     }
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < n_batches; i++) {
         void *x = NULL, *y = NULL;
         CHECK(nnop_malloc(ctx, (size_t)(batches[i] * 3 * 224 * 224 * 2), &x) == NNOP_OK);
         CHECK(nnop_malloc(ctx, (size_t)(batches[i] * 1000 * 2), &y) == NNOP_OK);
@@ -91,7 +98,7 @@ int main(int argc, char **argv)
             printf("RESNET50 batch %lld | cuda_graph %d | %.3f ms | %.0f img/s | %d partitions\n",
                    (long long)batches[i], cg, (double)ms, (double)batches[i] * 1000.0 / ms,
                    nnop_plan_num_partitions(plan));
-            if (i == 1 && cg == 0) {
+            if ((batches[i] == 1 || batches[i] == 32) && cg == 0) {
                 char d[8192];
                 nnop_plan_describe(plan, d, sizeof d);
                 printf("%s", d);

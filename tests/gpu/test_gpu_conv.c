@@ -96,12 +96,30 @@ static const conv_case cases[] = {
     {"fp16_nhwc_runtime_weights_bias", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 2, 1, 0, 0, 0, 1, PP, 0, NULL},
     {"fp16_nhwc_precompiled_only_gelu_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_GELU, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
     {"fp16_nhwc_precompiled_only_sigmoid_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SIGMOID, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
-    {"fp16_nhwc_autotune", F16, NHWC, 8, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
-    /* autotuning times other knob choices of the fastest engine too: ResNet-50's batch-1 3x3
-     * convs (cuDNN offers 30-40 configs each), odd and asymmetric ones, each dtype */
-    {"fp16_nhwc_b1_56x56_autotune_knobs", F16, NHWC, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "configs"},
-    {"fp16_nhwc_b1_s2_bn_autotune_knobs", F16, NHWC, 1, 256, 28, 28, 256, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 0, PP, 1, "configs"},
-    {"bf16_nhwc_b1_residual_autotune_knobs", BF16, NHWC, 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, PP, 1, "configs"},
+    {"fp16_nhwc_autotune", F16, NHWC, 32, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
+    /* autotuning times other knob choices of the fastest engine too (cuDNN offers 30-40
+     * configs for a 3x3 conv), odd and asymmetric ones, each dtype; ResNet-50's batch-1 convs
+     * are the own implicit GEMM's now (below), these keep outputs too big for it */
+    {"fp16_nhwc_b4_56x56_autotune_knobs", F16, NHWC, 4, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "configs"},
+    {"fp16_nhwc_b16_s2_bn_autotune_knobs", F16, NHWC, 16, 256, 28, 28, 256, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 0, PP, 1, "configs"},
+    {"bf16_nhwc_b4_residual_autotune_knobs", BF16, NHWC, 4, 48, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, PP, 1, "configs"},
+    /* the own split-K implicit GEMM (16-bit channels-last, >= 64 channels, few output
+     * tiles): ResNet-50's batch-1 shapes (the 7x7 one split 16 ways on an H200), residual
+     * adds and every epilogue kind, channels not a multiple of the 64-wide tile, outputs not
+     * a multiple of the 64-pixel tile, filters larger than the image, 1x1 images, dilation,
+     * stride, runtime batch-norm parameters; with and without autotuning (it is not timed) */
+    {"fp16_nhwc_igemm_b1_7x7_c512_bias_relu", F16, NHWC, 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "implicit-GEMM conv"},
+    {"fp16_nhwc_igemm_b1_56x56_autotune", F16, NHWC, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "implicit-GEMM conv"},
+    {"fp16_nhwc_igemm_b1_s2_bn_folded", F16, NHWC, 1, 256, 28, 28, 256, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 0, PP, 1, "implicit-GEMM conv, split"},
+    {"bf16_nhwc_igemm_b1_bn_residual_relu", BF16, NHWC, 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, PP, 0, "bn/bias folded, epilogue of 3 ops fused"},
+    {"fp16_nhwc_igemm_1x1_c2048_to_512_residual", F16, NHWC, 1, 2048, 7, 7, 512, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 0, PP, 0, "implicit-GEMM conv"},
+    {"bf16_nhwc_igemm_1x1_s2_downsample_bn", BF16, NHWC, 1, 256, 28, 28, 512, 1, 1, 2, 0, 1, 1, 0, -1, 0, 1, 0, 0, PP, 0, "implicit-GEMM conv"},
+    {"fp16_nhwc_igemm_odd_c72_k136_3x3_s2", F16, NHWC, 3, 72, 9, 11, 136, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "implicit-GEMM conv"},
+    {"bf16_nhwc_igemm_odd_c200_k88_5x5_gelu", BF16, NHWC, 2, 200, 5, 7, 88, 5, 5, 1, 2, 1, 1, 1, NNOP_ACT_GELU, 0, 0, 0, 0, PP, 0, "implicit-GEMM conv"},
+    {"fp16_nhwc_igemm_filter_larger_than_image", F16, NHWC, 1, 64, 2, 3, 64, 5, 5, 1, 2, 1, 1, 1, NNOP_ACT_SILU, 0, 0, 0, 0, PP, 0, "implicit-GEMM conv"},
+    {"fp16_nhwc_igemm_1x1_images", F16, NHWC, 2, 128, 1, 1, 256, 1, 1, 1, 0, 1, 1, 1, NNOP_ACT_TANH, 0, 0, 0, 0, PP, 0, "implicit-GEMM conv"},
+    {"fp16_nhwc_igemm_dil2_no_epilogue", F16, NHWC, 1, 64, 15, 13, 64, 3, 3, 1, 2, 2, 1, 0, -1, 0, 0, 0, 0, PP, 0, "epilogue of 0 ops"},
+    {"bf16_nhwc_igemm_bn_runtime_leaky", BF16, NHWC, 2, 96, 10, 9, 160, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_LEAKY_RELU, 0.1f, 2, 0, 0, PP, 0, "implicit-GEMM conv"},
     {"fp16_nchw_odd_3x5_autotune_knobs", F16, NCHW, 3, 24, 17, 9, 40, 3, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
     {"fp32_nhwc_odd_autotune_knobs", F32, NHWC, 2, 32, 15, 11, 48, 3, 3, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
 };

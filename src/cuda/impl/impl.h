@@ -26,7 +26,8 @@ typedef enum nnop__step_kind {
     NNOP_STEP_RESIZE,
     NNOP_STEP_CONCAT,
     NNOP_STEP_DECONV,
-    NNOP_STEP_GATE
+    NNOP_STEP_GATE,
+    NNOP_STEP_IGEMM
 } nnop__step_kind;
 
 typedef struct nnop__lt_step nnop__lt_step;         /* blaslt.c */
@@ -72,6 +73,9 @@ typedef struct nnop__cuda_step {
     nnop__concat_step *cat;
     /* gate.c: two 1x1 convs on 1x1 images and their epilogues (x_slot, y_slot as above) */
     nnop__gate_step *gate;
+    /* igemm.c: the own split-K implicit-GEMM conv (x_slot, w_slot: the packed weights,
+     * y_slot; its epilogue in epi and op_slots) */
+    nnop__igemm_kparams ig;
 } nnop__cuda_step;
 
 /* ------------------------------------------------------------------ the implementation list */
@@ -115,6 +119,7 @@ extern const nnop__impl nnop__impl_own_gemv;     /* own_kernels.c */
 extern const nnop__impl nnop__impl_own_linear;   /* own_kernels.c */
 extern const nnop__impl nnop__impl_depthwise;    /* depthwise.c */
 extern const nnop__impl nnop__impl_gate;         /* gate.c */
+extern const nnop__impl nnop__impl_igemm;        /* igemm.c */
 extern const nnop__impl nnop__impl_cudnn_graph;  /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_prefix; /* cudnn.c */
 extern const nnop__impl nnop__impl_cudnn_dgrad;  /* cudnn.c */

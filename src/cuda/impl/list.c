@@ -11,6 +11,7 @@ const nnop__impl *const nnop__impls[] = {
         &nnop__impl_own_linear,   /* linear layers cuBLASLt refused */
         &nnop__impl_depthwise,    /* depthwise convs (cuDNN took milliseconds on sm_90) */
         &nnop__impl_gate,         /* squeeze-excitation gates: two 1x1 convs on 1x1 images */
+        &nnop__impl_igemm,        /* small 16-bit convs: the split-K implicit GEMM */
         &nnop__impl_cudnn_dgrad,  /* transposed convs as cuDNN's data-gradient conv */
         &nnop__impl_deconv,       /* transposed convs cuDNN refused: the own gather kernel */
         &nnop__impl_cudnn_graph,  /* the whole chain as one cuDNN graph */

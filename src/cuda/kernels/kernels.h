@@ -111,6 +111,33 @@ cudaError_t nnop__k_stem_weights(const void *w, void *wp, int r, int s, int c,
 cudaError_t nnop__stem_conv_prepare(nnop__stem_kparams *p, int sm_count);
 cudaError_t nnop__k_stem_conv(const nnop__stem_kparams *p, cudaStream_t s);
 
+/* Small convolutions as a split-K tensor-core implicit GEMM (igemm_conv.cu; sm_90: the K
+ * splits of one output tile are a thread-block cluster, summed in a fixed order through
+ * distributed shared memory, so the result does not depend on timing). x [n, c, h, w]
+ * packed channels-last fp16/bf16, c % 8 == 0; wp the weights packed [k][r][s][c]
+ * (nnop__k_igemm_weights); y [n, k, p, q] packed channels-last of x's dtype, k % 8 == 0;
+ * x, wp, y 16-byte aligned. ops[0..n_ops) on each float sum before the one store (ADD,
+ * MUL/SUB/DIV operands of NONE mode packed like y; SAMPLE ones with xsn = k p q). */
+typedef struct nnop__igemm_kparams {
+    const void *x, *wp;
+    void *y;
+    int dtype;
+    int n, c, h, w, k, r, s, p, q;
+    int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
+    int splits; /* set by nnop__igemm_prepare: blocks a cluster, each a share of the sum */
+    int n_ops;
+    nnop__epi_op ops[NNOP_EPI_MAX_OPS];
+} nnop__igemm_kparams;
+/* Output tiles of the kernel for an m-pixel, k-channel output (no split). */
+int nnop__igemm_tiles(int64_t m, int k);
+/* wp = w [k, c, r, s] (element strides of k, c, r, s; 16-bit) packed as [k][r][s][c]. */
+cudaError_t nnop__k_igemm_weights(const void *w, void *wp, int k, int c, int r, int s,
+                                  const int64_t strides[4], cudaStream_t st);
+/* Split and launch attributes for p on a GPU of sm_count SMs (p->splits);
+ * cudaErrorNotSupported where the device runs no cluster of the kernel. */
+cudaError_t nnop__igemm_prepare(nnop__igemm_kparams *p, int sm_count);
+cudaError_t nnop__k_igemm_conv(const nnop__igemm_kparams *p, cudaStream_t s);
+
 /* Depthwise convolution (depthwise.cu): groups = C = K, w [C, 1, R, S]; any strides, float
  * accumulation, y of x's dtype; then ops[0..n_ops) on each output before its store, of the
  * per-channel kinds only: BIAS, SCALE_SHIFT, BN, ACT, and MUL/SUB/DIV with a CHANNEL or
