@@ -27,12 +27,14 @@ const int kStageHalves = (kBM + kBN) * kBK;
 const int kRedStride = kBN + 4; // floats a staged row of sums (16-byte rows, fewer conflicts)
 const int kMaxSplits = 16;
 
+// The pipeline's stages; after it the staged sums and the epilogue's per-channel operands
+// (static_assert below: they fit where the stages were).
 constexpr size_t smem_bytes()
 {
-    return (size_t)kStages * kStageHalves * 2 > (size_t)kBM * kRedStride * 4
-                   ? (size_t)kStages * kStageHalves * 2
-                   : (size_t)kBM * kRedStride * 4;
+    return (size_t)kStages * kStageHalves * 2;
 }
+static_assert((size_t)(kBM * kRedStride + NNOP_EPI_MAX_OPS * 4 * kBN) * 4 <= smem_bytes(),
+              "the sums and operands fit in the stages' memory");
 
 // The device code needs sm_90 (clusters, distributed shared memory): the images for older
 // GPUs hold only a trapping kernel, which impl/igemm.c never picks there.
@@ -218,34 +220,174 @@ template <bool BF16> __device__ __forceinline__ unsigned pack2(float a, float b)
     return *reinterpret_cast<unsigned *>(&v);
 }
 
-// Rows [row0, row1) of the tile: the splits' sums added in rank order, the epilogue, one
-// 16-byte store per 8 channels.
+// ------------------------------------------------------------------ the epilogue
+// Its operands are loaded before they are needed, all of a thread's at once: one op at a
+// time, element by element, each load waited for its own round trip (ResNet-50's batch-1
+// convs took 14-33 us that way). Per-channel operands of the tile's channels go to shared
+// memory while the cluster syncs; per-element ones (a residual) are loaded, four channels
+// of kGroup tasks at a time, before the splits' sums are read.
+const int kVec = 4;       // channels a finishing task: one 8-byte store
+const int kGroup = 4;     // tasks a thread finishes together
+const int kElemOps = 2;   // per-element operands loaded ahead (more are read where used)
+const int kChanWords = 4; // per-channel operands an op has at most (batch-norm)
+
+__device__ __forceinline__ bool channel_operand(const nnop__epi_op &o, int j)
+{
+    switch (o.kind) {
+    case NNOP_EPI_BIAS:
+        return j == 0;
+    case NNOP_EPI_SCALE_SHIFT:
+        return j < 2;
+    case NNOP_EPI_BN:
+        return true;
+    case NNOP_EPI_MUL:
+    case NNOP_EPI_SUB:
+    case NNOP_EPI_DIV:
+        return j == 0 && o.bmode == NNOP_BCAST_CHANNEL;
+    default:
+        return false;
+    }
+}
+
+__device__ __forceinline__ bool element_operand(const nnop__epi_op &o)
+{
+    return o.kind == NNOP_EPI_ADD ||
+           ((o.kind == NNOP_EPI_MUL || o.kind == NNOP_EPI_SUB || o.kind == NNOP_EPI_DIV) &&
+            o.bmode == NNOP_BCAST_NONE);
+}
+
+// chan[(o kChanWords + j) kBN + col]: operand j of op o at channel n0 + col.
+__device__ __forceinline__ void stage_channel_operands(const nnop__igemm_kparams &p, int n0,
+                                                       float *chan)
+{
+    for (int i = threadIdx.x; i < p.n_ops * kChanWords * kBN; i += kThreads) {
+        const int o = i / (kChanWords * kBN), j = i / kBN % kChanWords, k = n0 + i % kBN;
+        const nnop__epi_op &op = p.ops[o];
+        if (k < p.k && channel_operand(op, j))
+            chan[i] = nnop_k::ld(op.p[j], op.dtype,
+                                 op.kind == NNOP_EPI_BN || op.kind == NNOP_EPI_BIAS ||
+                                                 op.kind == NNOP_EPI_SCALE_SHIFT
+                                         ? (int64_t)k
+                                         : (int64_t)k * op.bsc);
+    }
+}
+
+// Four elements i.. of a per-element operand (i a multiple of 4, the operand 16-byte aligned).
+__device__ __forceinline__ void load4(const void *q, int dt, int64_t i, float (&v)[kVec])
+{
+    if (dt == 0) {
+        const float4 f = *reinterpret_cast<const float4 *>(static_cast<const float *>(q) + i);
+        v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+        return;
+    }
+    const uint2 u = *reinterpret_cast<const uint2 *>(static_cast<const unsigned short *>(q) + i);
+    const unsigned w[2] = {u.x, u.y};
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        if (dt == 1) {
+            const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&w[h]));
+            v[2 * h] = f.x, v[2 * h + 1] = f.y;
+        } else {
+            const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&w[h]));
+            v[2 * h] = f.x, v[2 * h + 1] = f.y;
+        }
+    }
+}
+
+// Op o on v at element i, channel c (col in the tile): per-channel operands from ch (op o's
+// staged rows), a per-element one given as e (loaded ahead) or read here (has_e false).
+__device__ __forceinline__ float apply_op(const nnop__epi_op &o, float v, const float *ch, int col,
+                                          bool has_e, float e, int64_t i, int64_t c)
+{
+    switch (o.kind) {
+    case NNOP_EPI_BIAS:
+        return v + ch[col];
+    case NNOP_EPI_SCALE_SHIFT:
+        return v * ch[col] + ch[kBN + col];
+    case NNOP_EPI_BN: {
+        const float sc = ch[col] / sqrtf(ch[3 * kBN + col] + o.eps);
+        return v * sc + (ch[kBN + col] - ch[2 * kBN + col] * sc);
+    }
+    case NNOP_EPI_ADD:
+        return v + (has_e ? e : nnop_k::ld(o.p[0], o.dtype, i));
+    case NNOP_EPI_MUL:
+    case NNOP_EPI_SUB:
+    case NNOP_EPI_DIV: {
+        const float b = o.bmode == NNOP_BCAST_CHANNEL ? ch[col]
+                        : has_e                       ? e
+                                : nnop_k::ld(o.p[0], o.dtype, nnop_k::bcast_index(o, i, c));
+        return nnop_k::binary(o.kind, v, b);
+    }
+    default:
+        return nnop_k::act(o, v);
+    }
+}
+
+// The sum over the cluster's ranks, in rank order, of the staged floats at offset off (four
+// ranks' loads in flight at a time).
+__device__ __forceinline__ float4 sum_ranks(cg::cluster_group &cl, float *red, int off, int splits)
+{
+    float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int src = 0; src < splits; src += 4) {
+        float4 a[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            if (src + j < splits)
+                a[j] = *reinterpret_cast<const float4 *>(cl.map_shared_rank(red, src + j) + off);
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            if (src + j < splits)
+                s.x += a[j].x, s.y += a[j].y, s.z += a[j].z, s.w += a[j].w;
+    }
+    return s;
+}
+
+// Rows [row0, row1) of the tile: the splits' sums, the epilogue, one 8-byte store per four
+// channels; a task is four channels of one row.
 template <bool BF16>
 __device__ __forceinline__ void finish_rows(const nnop__igemm_kparams &p, cg::cluster_group &cl,
-                                            float *red, int m0, int n0, int row0, int row1)
+                                            float *red, const float *chan, int m0, int n0, int row0,
+                                            int row1)
 {
-    const int m_total = p.n * p.p * p.q;
-    for (int v = threadIdx.x; v < (row1 - row0) * (kBN / 8); v += kThreads) {
-        const int row = row0 + v / (kBN / 8), col = (v % (kBN / 8)) * 8;
-        const int m = m0 + row, k0 = n0 + col;
-        if (m >= m_total || k0 >= p.k)
-            continue;
-        float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-        for (int src = 0; src < p.splits; src++) {
-            const float4 *q = reinterpret_cast<const float4 *>(cl.map_shared_rank(red, src) +
-                                                               row * kRedStride + col);
-            const float4 lo = q[0], hi = q[1];
-            sum[0] += lo.x, sum[1] += lo.y, sum[2] += lo.z, sum[3] += lo.w;
-            sum[4] += hi.x, sum[5] += hi.y, sum[6] += hi.z, sum[7] += hi.w;
+    const int m_total = p.n * p.p * p.q, tasks = (row1 - row0) * (kBN / kVec);
+    int eop0 = -1, eop1 = -1; // the ops whose per-element operands are loaded ahead
+    for (int o = 0; o < p.n_ops; o++)
+        if (element_operand(p.ops[o]) && eop1 < 0) {
+            eop1 = eop0 < 0 ? -1 : o;
+            eop0 = eop0 < 0 ? o : eop0;
         }
-        const int64_t i0 = (int64_t)m * p.k + k0;
-        for (int o = 0; o < p.n_ops; o++)
+    for (int base = threadIdx.x; base < tasks; base += kGroup * kThreads) {
+        float e[kGroup][kElemOps][kVec];
 #pragma unroll
-            for (int e = 0; e < 8; e++)
-                sum[e] = nnop_k::epi_op(p.ops[o], sum[e], i0 + e, k0 + e);
-        uint4 out = make_uint4(pack2<BF16>(sum[0], sum[1]), pack2<BF16>(sum[2], sum[3]),
-                               pack2<BF16>(sum[4], sum[5]), pack2<BF16>(sum[6], sum[7]));
-        *reinterpret_cast<uint4 *>(static_cast<unsigned short *>(p.y) + i0) = out;
+        for (int g = 0; g < kGroup; g++) { // the per-element operands, all loads in flight
+            const int task = base + g * kThreads, row = row0 + task / (kBN / kVec);
+            const int col = task % (kBN / kVec) * kVec, m = m0 + row, k0 = n0 + col;
+            if (task >= tasks || m >= m_total || k0 >= p.k)
+                continue;
+            if (eop0 >= 0)
+                load4(p.ops[eop0].p[0], p.ops[eop0].dtype, (int64_t)m * p.k + k0, e[g][0]);
+            if (eop1 >= 0)
+                load4(p.ops[eop1].p[0], p.ops[eop1].dtype, (int64_t)m * p.k + k0, e[g][1]);
+        }
+#pragma unroll
+        for (int g = 0; g < kGroup; g++) {
+            const int task = base + g * kThreads, row = row0 + task / (kBN / kVec);
+            const int col = task % (kBN / kVec) * kVec, m = m0 + row, k0 = n0 + col;
+            if (task >= tasks || m >= m_total || k0 >= p.k)
+                continue;
+            const float4 s4 = sum_ranks(cl, red, row * kRedStride + col, p.splits);
+            float v[kVec] = {s4.x, s4.y, s4.z, s4.w};
+            const int64_t i0 = (int64_t)m * p.k + k0;
+            for (int o = 0; o < p.n_ops; o++) {
+                const int x = o == eop0 ? 0 : o == eop1 ? 1 : -1;
+#pragma unroll
+                for (int q = 0; q < kVec; q++)
+                    v[q] = apply_op(p.ops[o], v[q], chan + o * kChanWords * kBN, col + q, x >= 0,
+                                    x == 0 ? e[g][0][q] : e[g][1][q], i0 + q, k0 + q);
+            }
+            *reinterpret_cast<uint2 *>(static_cast<unsigned short *>(p.y) + i0) =
+                    make_uint2(pack2<BF16>(v[0], v[1]), pack2<BF16>(v[2], v[3]));
+        }
     }
 }
 
@@ -261,7 +403,8 @@ __global__ void __launch_bounds__(kThreads) igemm_conv_kernel(nnop__igemm_kparam
 #else
     extern __shared__ uint4 smem_raw[];
     unsigned short *smem = reinterpret_cast<unsigned short *>(smem_raw);
-    float *red = reinterpret_cast<float *>(smem_raw);
+    float *red = reinterpret_cast<float *>(smem_raw); // [kBM][kRedStride] sums
+    float *chan = red + kBM * kRedStride;             // the ops' per-channel operands
     cg::cluster_group cl = cg::this_cluster();
     const int rank = (int)cl.block_rank();
     const int m0 = blockIdx.x * kBM, n0 = blockIdx.y * kBN;
@@ -279,9 +422,10 @@ __global__ void __launch_bounds__(kThreads) igemm_conv_kernel(nnop__igemm_kparam
                 acc[mt][j][e] = 0.f;
     partial_sums<BF16>(p, m0, n0, t0, t1, chunks, smem, acc);
     stage_sums(acc, red);
+    stage_channel_operands(p, n0, chan);
     cl.sync(); // every rank's sums staged and visible
     const int rows = kBM / p.splits;
-    finish_rows<BF16>(p, cl, red, m0, n0, rank * rows, rank * rows + rows);
+    finish_rows<BF16>(p, cl, red, chan, m0, n0, rank * rows, rank * rows + rows);
     cl.sync(); // no block leaves while another still reads its shared memory
 #endif
 }
