@@ -59,7 +59,14 @@
  * it; the time is the whole compile's; the bytes are the least the partition moves: each value
  * it reads from outside it and each it writes for use outside, once). NNOP_LOG=2: also one line per
  * execute, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)". Unset or 0:
- * off, and nothing is measured. */
+ * off, and nothing is measured.
+ *
+ * Which implementation runs a partition on the CUDA backend, for side-by-side benchmarks and
+ * for telling whose result is wrong (read at each compile; comma-separated names as
+ * NNOP_LOG=1 and src/cuda/README.md give them): NNOP_DISABLE_IMPL skips the entries named
+ * ("own stem kernel,own depthwise kernel": cuDNN then runs those convs); NNOP_ENABLE_IMPL
+ * turns on experimental ones, today "own implicit-GEMM conv" (16-bit channels-last convs too
+ * small to fill the GPU, as a split-K tensor-core implicit GEMM; sm_90 only). */
 #ifndef NNOP_NNOP_H
 #define NNOP_NNOP_H
 

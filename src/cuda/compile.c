@@ -53,21 +53,6 @@ static void absorb(nnop_plan *p, int32_t i, int32_t k, const char *who)
     p->n_parts -= k;
 }
 
-/* Whether NNOP_DISABLE_IMPL (entry names separated by commas, as nnop_plan_describe's
- * reasons print them) names entry e, which the compile then skips as if it did not fit: a
- * switch for side-by-side benchmarks and for telling whose result is wrong. */
-static int impl_disabled(const nnop__impl *e)
-{
-    const char *list = getenv("NNOP_DISABLE_IMPL"), *at;
-    size_t n = strlen(e->name);
-    if (!list)
-        return 0;
-    for (at = strstr(list, e->name); at; at = strstr(at + 1, e->name))
-        if ((at == list || at[-1] == ',') && (at[n] == '\0' || at[n] == ','))
-            return 1;
-    return 0;
-}
-
 /* Partition i by the first entry of the implementation list that fits and builds. */
 static nnop_status build_part(nnop_plan *p, int32_t i)
 {
@@ -85,7 +70,8 @@ static nnop_status build_part(nnop_plan *p, int32_t i)
     for (k = 0; nnop__impls[k]; k++) {
         const nnop__impl *e = nnop__impls[k];
         const char *why_not = "";
-        if (impl_disabled(e) || !e->fits(p, &t, &why_not))
+        /* NNOP_DISABLE_IMPL: entries skipped as if they did not fit (nnop.h) */
+        if (nnop__env_lists("NNOP_DISABLE_IMPL", e->name) || !e->fits(p, &t, &why_not))
             continue;
         t.before = before;
         t.taken = t.count;

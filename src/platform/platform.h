@@ -91,6 +91,9 @@ char nnop__dl_dir_separator(void);
 /* The environment variable name into buf (len bytes): 0 when set and it fits, else -1 and
  * buf "". */
 int nnop__env_get(const char *name, char *buf, size_t len);
+/* 1 when the environment variable name, a comma-separated list, has item as one of its
+ * entries (NNOP_DISABLE_IMPL="own stem kernel,cuBLASLt"), else 0. */
+int nnop__env_lists(const char *name, const char *item);
 /* A library folder from the environment variable name (NNOP_CUDNN_PATH): the folder itself,
  * or the folder of a library file it names (".../lib/libcudnn.so.9" reads as ".../lib"),
  * as people set it both ways. 0 when set, else -1 and buf "". */

@@ -98,16 +98,25 @@ static const conv_case cases[] = {
     {"fp16_nhwc_precompiled_only_sigmoid_splits", F16, NHWC, 2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_SIGMOID, 0, 0, 0, 0, NNOP_POLICY_PRECOMPILED_ONLY, 0, "split"},
     {"fp16_nhwc_autotune", F16, NHWC, 32, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
     /* autotuning times other knob choices of the fastest engine too (cuDNN offers 30-40
-     * configs for a 3x3 conv), odd and asymmetric ones, each dtype; ResNet-50's batch-1 convs
-     * are the own implicit GEMM's now (below), these keep outputs too big for it */
+     * configs for a 3x3 conv), odd and asymmetric ones, each dtype; outputs too big for the
+     * own implicit GEMM (below), should it be on */
     {"fp16_nhwc_b4_56x56_autotune_knobs", F16, NHWC, 4, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "configs"},
     {"fp16_nhwc_b16_s2_bn_autotune_knobs", F16, NHWC, 16, 256, 28, 28, 256, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 0, PP, 1, "configs"},
     {"bf16_nhwc_b4_residual_autotune_knobs", BF16, NHWC, 4, 48, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, PP, 1, "configs"},
-    /* the own split-K implicit GEMM (16-bit channels-last, >= 64 channels, few output
-     * tiles): ResNet-50's batch-1 shapes (the 7x7 one split 16 ways on an H200), residual
-     * adds and every epilogue kind, channels not a multiple of the 64-wide tile, outputs not
-     * a multiple of the 64-pixel tile, filters larger than the image, 1x1 images, dilation,
-     * stride, runtime batch-norm parameters; with and without autotuning (it is not timed) */
+    {"fp16_nchw_odd_3x5_autotune_knobs", F16, NCHW, 3, 24, 17, 9, 40, 3, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
+    {"fp32_nhwc_odd_autotune_knobs", F32, NHWC, 2, 32, 15, 11, 48, 3, 3, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
+};
+/* clang-format on */
+
+/* The own split-K implicit GEMM (16-bit channels-last, >= 64 channels, few output tiles),
+ * run alone by `test_gpu_conv --igemm` (ctest gpu.conv_igemm, NNOP_ENABLE_IMPL naming it):
+ * ResNet-50's batch-1 shapes (the 7x7 one split 16 ways on an H200), residual adds and every
+ * epilogue kind (the fast form: add, bias, ReLU in that order, any of them; the general one:
+ * the rest), channels not a multiple of the 64-wide tile, outputs not a multiple of the
+ * 64-pixel tile, filters larger than the image, 1x1 images, dilation, stride, runtime
+ * batch-norm parameters; with and without autotuning (it is not timed) */
+/* clang-format off */
+static const conv_case igemm_cases[] = {
     {"fp16_nhwc_igemm_b1_7x7_c512_bias_relu", F16, NHWC, 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 0, "implicit-GEMM conv"},
     {"fp16_nhwc_igemm_b1_56x56_autotune", F16, NHWC, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "implicit-GEMM conv"},
     {"fp16_nhwc_igemm_b1_s2_bn_folded", F16, NHWC, 1, 256, 28, 28, 256, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 0, PP, 1, "implicit-GEMM conv, split"},
@@ -120,8 +129,8 @@ static const conv_case cases[] = {
     {"fp16_nhwc_igemm_1x1_images", F16, NHWC, 2, 128, 1, 1, 256, 1, 1, 1, 0, 1, 1, 1, NNOP_ACT_TANH, 0, 0, 0, 0, PP, 0, "implicit-GEMM conv"},
     {"fp16_nhwc_igemm_dil2_no_epilogue", F16, NHWC, 1, 64, 15, 13, 64, 3, 3, 1, 2, 2, 1, 0, -1, 0, 0, 0, 0, PP, 0, "epilogue of 0 ops"},
     {"bf16_nhwc_igemm_bn_runtime_leaky", BF16, NHWC, 2, 96, 10, 9, 160, 3, 3, 1, 1, 1, 1, 1, NNOP_ACT_LEAKY_RELU, 0.1f, 2, 0, 0, PP, 0, "implicit-GEMM conv"},
-    {"fp16_nchw_odd_3x5_autotune_knobs", F16, NCHW, 3, 24, 17, 9, 40, 3, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
-    {"fp32_nhwc_odd_autotune_knobs", F32, NHWC, 2, 32, 15, 11, 48, 3, 3, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, PP, 1, "autotuned"},
+    {"bf16_nhwc_igemm_b1_residual_no_act", BF16, NHWC, 1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, -1, 0, 0, 1, 0, PP, 0, "epilogue of 2 ops fused"},
+    {"fp16_nhwc_igemm_b1_relu_only", F16, NHWC, 1, 64, 19, 23, 64, 3, 3, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, PP, 0, "epilogue of 1 op fused"},
 };
 /* clang-format on */
 
@@ -285,14 +294,18 @@ static void run_pooled(void **state)
         fail_msg("%s: plan description has '%s':\n%s", cc->name, pc->no, r.describe);
 }
 
-/* Two tables, one exit code: skipped (77) only when both were, else failed if either was. */
-int main(void)
+/* Two tables, one exit code: skipped (77) only when both were, else failed if either was;
+ * with --igemm the implicit-GEMM table alone. */
+int main(int argc, char **argv)
 {
-    int a = h_run_table("gpu_conv", cases, sizeof cases / sizeof cases[0], sizeof cases[0],
-                        run_case);
-    int b = h_run_table("gpu_conv_pooled", pooled_cases,
-                        sizeof pooled_cases / sizeof pooled_cases[0], sizeof pooled_cases[0],
-                        run_pooled);
+    int a, b;
+    if (argc > 1 && strcmp(argv[1], "--igemm") == 0)
+        return h_run_table("gpu_conv_igemm", igemm_cases,
+                           sizeof igemm_cases / sizeof igemm_cases[0], sizeof igemm_cases[0],
+                           run_case);
+    a = h_run_table("gpu_conv", cases, sizeof cases / sizeof cases[0], sizeof cases[0], run_case);
+    b = h_run_table("gpu_conv_pooled", pooled_cases, sizeof pooled_cases / sizeof pooled_cases[0],
+                    sizeof pooled_cases[0], run_pooled);
     if (a == NNOP_TEST_SKIPPED && b == NNOP_TEST_SKIPPED)
         return NNOP_TEST_SKIPPED;
     return (a != 0 && a != NNOP_TEST_SKIPPED) || (b != 0 && b != NNOP_TEST_SKIPPED);

@@ -441,6 +441,28 @@ static char *diagnose_with_cudnn_path(const char *value, int *problems)
 
 #endif
 
+/* NNOP_DISABLE_IMPL / NNOP_ENABLE_IMPL lists: whole entries only, any position. */
+static void test_env_lists_names_whole_entries(void **state)
+{
+#ifndef _WIN32
+    (void)state;
+    assert_int_equal(unsetenv("NNOP_TEST_LIST"), 0);
+    assert_int_equal(nnop__env_lists("NNOP_TEST_LIST", "own stem kernel"), 0);
+    assert_int_equal(setenv("NNOP_TEST_LIST", "cuBLASLt,own stem kernel", 1), 0);
+    assert_int_equal(nnop__env_lists("NNOP_TEST_LIST", "own stem kernel"), 1);
+    assert_int_equal(nnop__env_lists("NNOP_TEST_LIST", "cuBLASLt"), 1);
+    assert_int_equal(nnop__env_lists("NNOP_TEST_LIST", "own stem"), 0);    /* a prefix */
+    assert_int_equal(nnop__env_lists("NNOP_TEST_LIST", "stem kernel"), 0); /* a suffix */
+    assert_int_equal(nnop__env_lists("NNOP_TEST_LIST", ""), 0);
+    assert_int_equal(setenv("NNOP_TEST_LIST", "own stem kernels,x own stem kernel", 1), 0);
+    assert_int_equal(nnop__env_lists("NNOP_TEST_LIST", "own stem kernel"), 0);
+    assert_int_equal(unsetenv("NNOP_TEST_LIST"), 0);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 static void test_nnop_cudnn_path_is_honoured(void **state)
 {
 #ifndef _WIN32
@@ -501,6 +523,7 @@ int main(void)
             cmocka_unit_test(test_driver_older_than_runtime_and_nvrtc_missing),
             cmocka_unit_test(test_cpu_only_build_reports_but_never_judges),
             cmocka_unit_test(test_json_is_escaped),
+            cmocka_unit_test(test_env_lists_names_whole_entries),
             cmocka_unit_test(test_nnop_cudnn_path_is_honoured),
             cmocka_unit_test(test_nnop_cudnn_path_may_name_the_library_file),
     };

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "cuda/impl/impl.h"
+#include "platform/platform.h"
 
 #define IGEMM_MIN_CHANNELS 64 /* below, a 64-wide tile is mostly padding */
+#define IGEMM_NAME         "own implicit-GEMM conv"
 
 /* The operand of an ADD, or of a MUL/SUB/DIV that is not a broadcast, has y's packed view. */
 static int operand_fits(const nnop_graph *g, const nnop__node *e, int32_t cur)
@@ -76,6 +78,10 @@ static int igemm_fits(const nnop_plan *p, const nnop__impl_try *t, const char **
     const char *no = conv_refusal(p, &p->g->nodes[t->first]);
     if (!no && !chain_fits(p, t))
         no = "an epilogue operand not packed like the output";
+    /* experimental: slower than cuDNN's engines on ResNet-50 at batch 1 on an H200 so far
+     * (bench/results/2026-12-04-h200-e.md) */
+    if (!no && !nnop__env_lists("NNOP_ENABLE_IMPL", IGEMM_NAME))
+        no = "experimental: on only where NNOP_ENABLE_IMPL names it";
     *why_not = no ? no : "";
     return no == NULL;
 }
@@ -124,7 +130,8 @@ static nnop_status igemm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step 
         st->x_slot = c.x_slot;
         st->y_slot = c.out_value;
         st->folded = c.folded;
-        st->ig.n_ops = st->epi.n_ops;
+        st->ig.n_ops = st->epi.n_ops; /* the kinds, for the kernel's form; pointers at run */
+        memcpy(st->ig.ops, st->epi.ops, (size_t)st->epi.n_ops * sizeof st->epi.ops[0]);
         if (nnop__igemm_prepare(&st->ig, p->ctx->cuda->sm_count) != cudaSuccess) {
             (void)cudaGetLastError();
             snprintf(t->why, sizeof t->why,
@@ -157,5 +164,5 @@ static size_t igemm_describe(const nnop_plan *p, const nnop__cuda_step *st, char
     return n > 0 ? (size_t)n : 0;
 }
 
-const nnop__impl nnop__impl_igemm = {"own implicit-GEMM conv", igemm_fits, igemm_build, igemm_run,
-                                     igemm_describe,           NULL};
+const nnop__impl nnop__impl_igemm = {IGEMM_NAME, igemm_fits,     igemm_build,
+                                     igemm_run,  igemm_describe, NULL};

@@ -344,7 +344,7 @@ __device__ __forceinline__ float4 sum_ranks(cg::cluster_group &cl, float *red, i
 
 // Rows [row0, row1) of the tile: the splits' sums, the epilogue, one 8-byte store per four
 // channels; a task is four channels of one row.
-template <bool BF16>
+template <bool BF16, bool FAST>
 __device__ __forceinline__ void finish_rows(const nnop__igemm_kparams &p, cg::cluster_group &cl,
                                             float *red, const float *chan, int m0, int n0, int row0,
                                             int row1)
@@ -378,7 +378,21 @@ __device__ __forceinline__ void finish_rows(const nnop__igemm_kparams &p, cg::cl
             const float4 s4 = sum_ranks(cl, red, row * kRedStride + col, p.splits);
             float v[kVec] = {s4.x, s4.y, s4.z, s4.w};
             const int64_t i0 = (int64_t)m * p.k + k0;
-            for (int o = 0; o < p.n_ops; o++) {
+            if (FAST) { // [ADD] [BIAS] [ReLU]: eop0 the add, the bias staged as op b's row 0
+                const int b = eop0 + 1;
+                const bool bias = b < p.n_ops && p.ops[b].kind == NNOP_EPI_BIAS;
+                const bool relu = p.n_ops > 0 && p.ops[p.n_ops - 1].kind == NNOP_EPI_ACT;
+#pragma unroll
+                for (int q = 0; q < kVec; q++) {
+                    if (eop0 >= 0)
+                        v[q] += e[g][0][q];
+                    if (bias)
+                        v[q] += chan[b * kChanWords * kBN + col + q];
+                    if (relu)
+                        v[q] = nnop_k::act_k<1>(p.ops[p.n_ops - 1], v[q]);
+                }
+            }
+            for (int o = 0; !FAST && o < p.n_ops; o++) {
                 const int x = o == eop0 ? 0 : o == eop1 ? 1 : -1;
 #pragma unroll
                 for (int q = 0; q < kVec; q++)
@@ -395,7 +409,7 @@ __device__ __forceinline__ void finish_rows(const nnop__igemm_kparams &p, cg::cl
 
 // Grid: (M tiles, N tiles, splits), clusters of (1, 1, splits): rank z sums its share of the
 // reduction, then finishes rows [z 64 / splits, (z + 1) 64 / splits) of the tile.
-template <bool BF16>
+template <bool BF16, bool FAST>
 __global__ void __launch_bounds__(kThreads) igemm_conv_kernel(nnop__igemm_kparams p)
 {
 #if !defined(NNOP_IGEMM_DEVICE)
@@ -425,7 +439,7 @@ __global__ void __launch_bounds__(kThreads) igemm_conv_kernel(nnop__igemm_kparam
     stage_channel_operands(p, n0, chan);
     cl.sync(); // every rank's sums staged and visible
     const int rows = kBM / p.splits;
-    finish_rows<BF16>(p, cl, red, chan, m0, n0, rank * rows, rank * rows + rows);
+    finish_rows<BF16, FAST>(p, cl, red, chan, m0, n0, rank * rows, rank * rows + rows);
     cl.sync(); // no block leaves while another still reads its shared memory
 #endif
 }
@@ -446,7 +460,23 @@ typedef void (*igemm_fn)(nnop__igemm_kparams);
 
 igemm_fn kernel_for(const nnop__igemm_kparams *p)
 {
-    return p->dtype == 2 ? igemm_conv_kernel<true> : igemm_conv_kernel<false>;
+    if (p->fast)
+        return p->dtype == 2 ? igemm_conv_kernel<true, true> : igemm_conv_kernel<false, true>;
+    return p->dtype == 2 ? igemm_conv_kernel<true, false> : igemm_conv_kernel<false, false>;
+}
+
+// The epilogue's fast form: [ADD of y's dtype] [BIAS] [ReLU], each optional, in this order
+// (the chain's canonical order puts residual adds before the bias).
+int fast_form(const nnop__igemm_kparams *p)
+{
+    int o = 0;
+    if (o < p->n_ops && p->ops[o].kind == NNOP_EPI_ADD && p->ops[o].dtype == p->dtype)
+        o++;
+    if (o < p->n_ops && p->ops[o].kind == NNOP_EPI_BIAS)
+        o++;
+    if (o < p->n_ops && p->ops[o].kind == NNOP_EPI_ACT && p->ops[o].act == 1) // ReLU
+        o++;
+    return o == p->n_ops;
 }
 
 cudaLaunchConfig_t launch_config(const nnop__igemm_kparams *p, cudaStream_t s,
@@ -500,6 +530,7 @@ extern "C" cudaError_t nnop__k_igemm_weights(const void *w, void *wp, int k, int
 
 extern "C" cudaError_t nnop__igemm_prepare(nnop__igemm_kparams *p, int sm_count)
 {
+    p->fast = fast_form(p);
     const igemm_fn fn = kernel_for(p);
     cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)smem_bytes());

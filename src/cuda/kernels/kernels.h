@@ -125,6 +125,7 @@ typedef struct nnop__igemm_kparams {
     int n, c, h, w, k, r, s, p, q;
     int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
     int splits; /* set by nnop__igemm_prepare: blocks a cluster, each a share of the sum */
+    int fast;   /* set by nnop__igemm_prepare: ops are [ADD] [BIAS] [ReLU], each optional */
     int n_ops;
     nnop__epi_op ops[NNOP_EPI_MAX_OPS];
 } nnop__igemm_kparams;
