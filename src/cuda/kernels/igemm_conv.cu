@@ -14,11 +14,16 @@
 #include <cuda_fp16.h>
 
 #include "cuda/kernels/epilogue.cuh"
+#include "cuda/kernels/mma.cuh"
 
 namespace cg = cooperative_groups;
 
 namespace
 {
+
+using nnop_k::ldsm_x4;
+using nnop_k::mma;
+using nnop_k::pack2;
 
 const int kBM = 64, kBN = 64, kBK = 64; // tile: pixels, channels, reduction (halves)
 const int kThreads = 128;               // four warps, 2 x 2 of 32 x 32
@@ -65,29 +70,6 @@ __device__ __forceinline__ void cp_async_commit()
 template <int N> __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-__device__ __forceinline__ void ldsm_x4(unsigned (&d)[4], const unsigned short *p)
-{
-    unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-                 : "r"(a));
-}
-
-template <bool BF16>
-__device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
-{
-    if (BF16)
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    else
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 // Where a thread's input rows start: per loaded tile row, the image offset and the top-left
@@ -208,16 +190,6 @@ __device__ __forceinline__ void stage_sums(const float (&acc)[2][4][4], float *r
                 *reinterpret_cast<float2 *>(red + row * kRedStride + col) =
                         make_float2(acc[mt][j][h * 2], acc[mt][j][h * 2 + 1]);
             }
-}
-
-template <bool BF16> __device__ __forceinline__ unsigned pack2(float a, float b)
-{
-    if (BF16) {
-        __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
-        return *reinterpret_cast<unsigned *>(&v);
-    }
-    __half2 v = __floats2half2_rn(a, b);
-    return *reinterpret_cast<unsigned *>(&v);
 }
 
 // ------------------------------------------------------------------ the epilogue
