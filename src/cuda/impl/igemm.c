@@ -4,7 +4,11 @@
  * implicit GEMM (kernels/igemm_conv.cu) runs the conv and its whole epilogue chain, residual
  * adds included, before one store. cuDNN 9.14's sm_90 engines run these shapes on a few
  * blocks: ResNet-50's batch-1 3x3 convs took 6-12 us each, launch-bound (bench/results/
- * 2026-12-04-h200-b.md). Needs compute capability 9.0 (thread-block clusters). */
+ * 2026-12-04-h200-b.md). Needs compute capability 9.0 (thread-block clusters).
+ * Experimental: correct on the GPU (gpu.conv_igemm), but on ResNet-50 at batch 1 slower than
+ * those engines so far (0.445 against 0.294 ms; ncu: a fixed 2000-3000 instructions a warp
+ * on one warp a scheduler, bench/results/2026-12-04-h200-e.md), so igemm_fits takes a conv
+ * only where NNOP_ENABLE_IMPL names this entry. */
 #include <stdio.h>
 #include <string.h>
 
@@ -78,8 +82,7 @@ static int igemm_fits(const nnop_plan *p, const nnop__impl_try *t, const char **
     const char *no = conv_refusal(p, &p->g->nodes[t->first]);
     if (!no && !chain_fits(p, t))
         no = "an epilogue operand not packed like the output";
-    /* experimental: slower than cuDNN's engines on ResNet-50 at batch 1 on an H200 so far
-     * (bench/results/2026-12-04-h200-e.md) */
+    /* experimental (see the top of this file) */
     if (!no && !nnop__env_lists("NNOP_ENABLE_IMPL", IGEMM_NAME))
         no = "experimental: on only where NNOP_ENABLE_IMPL names it";
     *why_not = no ? no : "";
