@@ -3,7 +3,7 @@
 # carried in .deps: apt-get download libcmocka0 libcmocka-dev libcjson1 libcjson-dev), build
 # against the system cuDNN, run every test with NNOP_REQUIRE_GPU=1, then the conv benchmark
 # (nnop and PyTorch side by side), printing a short table last. Logs go to $OUT.
-#   usage (repo root): tools/gpu_run.sh [tests|bench|kernels|knobs|resnet|examples|coldstart|profile|difftest-random|difftest-bg|difftest-collect|engines|doctor|bench-check|nnop-bench|sweep|depthwise|vision-errors|vision|vision-profile|newops|sanitize|bench19|all]
+#   usage (repo root): tools/gpu_run.sh [tests|side|devices|bench|kernels|knobs|resnet|examples|coldstart|profile|difftest-random|difftest-bg|difftest-collect|engines|doctor|bench-check|nnop-bench|sweep|depthwise|vision-errors|vision|vision-profile|newops|sanitize|bench19|all]
 #   (default all; several may be given, comma-separated: tests,profile; they run in the script's order,
 #   printed first, not in the order given)
 set -u
@@ -149,6 +149,14 @@ difftest_fixed_special() {
     difftest_jobs fixed_special "$1" 1 --count $((n / $1)) --new-ops --special
 }
 
+# difftest_fixed_graph JOBS: the fixed-seed set with the issue-15 ops, each plan replayed as a
+# CUDA graph (steps on the side stream; NNOP_DIFFTEST_GRAPH_COUNT graphs, default 2000)
+difftest_fixed_graph() {
+    local n=${NNOP_DIFFTEST_GRAPH_COUNT:-2000}
+    echo "== difftest fixed-seed set as CUDA graphs: seeds 1..$1, $((n / $1)) graphs each"
+    difftest_jobs fixed_graph "$1" 1 --count $((n / $1)) --new-ops --cuda-graph
+}
+
 TEST_RC=0
 if asked doctor; then
     # the doctor on this machine's installation, then on broken ones: a cuDNN path that
@@ -221,6 +229,7 @@ if wants tests; then
     difftest_jobs fixed "$J" 1 --count $((N / J)) || TEST_RC=1
     difftest_fixed_new "$J" || TEST_RC=1
     difftest_fixed_special "$J" || TEST_RC=1
+    difftest_fixed_graph "$J" || TEST_RC=1
     # the exception nnop.h states for fp16/bf16 cuDNN convs, seen in PyTorch on this machine
     echo "== PyTorch's GPU convs and NaN/inf inputs (informs; nnop.h, Numbers)"
     timeout 120 python3 tools/torch_conv_special.py 2>&1 | grep -v Warning
@@ -559,6 +568,38 @@ if asked sanitize; then
         san "$tool" "$test" "$filt"
     done
     set +f
+fi
+checkpoint
+
+if asked side; then
+    # ResNet-50 with CUDA graphs, steps beside the main chain on the side stream or not
+    # (NNOP_SIDE_STREAM=0), alternating, then PyTorch in the same call
+    echo "== side stream A/B (ResNet-50 fp16 NHWC, autotuned)"
+    for run in 1 2; do
+        for side in 1 0; do
+            NNOP_SIDE_STREAM=$side "$BUILD/bench/bench_resnet" --autotune ${NNOP_SIDE_BATCHES:-1 32} \
+                >"$OUT/side_${side}_$run.txt" 2>&1 || tail -5 "$OUT/side_${side}_$run.txt"
+            echo "side stream $side, run $run: $(grep -o 'RESNET50 batch [0-9]* | cuda_graph [01] | [0-9.]* ms' "$OUT/side_${side}_$run.txt" | tr '\n' ';')"
+        done
+    done
+    grep -o "side stream[^]]*]" "$OUT/side_1_1.txt" | sort | uniq -c
+    PYTHONUNBUFFERED=1 timeout "${NNOP_TORCH_TIMEOUT:-300}" python3 bench/torch_resnet.py ${NNOP_SIDE_BATCHES:-1 32} \
+        >"$OUT/side_torch.txt" 2>&1 || tail -20 "$OUT/side_torch.txt"
+    grep -E "^TORCH_RESNET50" "$OUT/side_torch.txt"
+fi
+checkpoint
+
+if asked devices; then
+    # data-parallel ResNet-50 on every GPU of the machine, one thread and context each
+    # (nnop-bench --devices all): aggregate images/s and the scaling efficiency
+    echo "== devices"
+    nvidia-smi -L
+    NB="$BUILD/tools/nnop-bench"
+    timeout "${NNOP_DEVICES_TIMEOUT:-240}" "$NB" --perf --net resnet50 --batch "${NNOP_DEVICES_BATCH:-256}" \
+        --dt f16 --layout nhwc --cuda-graph both --devices all \
+        --json "$OUT/nb_devices_resnet50.json" >"$OUT/nb_devices_resnet50.txt" 2>"$OUT/nb_devices_resnet50.err" ||
+        tail -20 "$OUT/nb_devices_resnet50.err"
+    cat "$OUT/nb_devices_resnet50.txt"
 fi
 checkpoint
 

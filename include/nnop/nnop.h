@@ -3,6 +3,11 @@
  * Threads: a context and everything made from it (graphs, plans) is used by one thread at a
  * time; different contexts may run concurrently.
  *
+ * Devices (CUDA backend): each call on a context makes the context's device (options.device)
+ * current for the call and the caller's current device current again before it returns, as
+ * PyTorch's device guards do. So one thread per GPU needs no cudaSetDevice of its own, and a
+ * call never changes which device the caller's own CUDA calls go to.
+ *
  * Memory: tensor pointers passed to execute calls are device memory on the CUDA backend and
  * host memory on the CPU backend. Constants given to the graph builder are host memory and
  * are copied.
@@ -454,6 +459,11 @@ typedef struct nnop_compile_options {
     int cuda_graph;       /* nonzero: replay the whole plan as one CUDA graph    */
     uint64_t reserved[8]; /* zero                                               */
 } nnop_compile_options;
+/* With cuda_graph, a step whose output the next step does not read (ResNet's projection
+ * shortcut) runs on a second stream of the context, beside the steps that follow, and is
+ * joined back before its first reader; nnop_plan_describe marks it "[side stream, ...]". The
+ * plan's work still starts after, and ends before, what the context's stream orders it with.
+ * NNOP_SIDE_STREAM=0 in the environment (read at compile) keeps every step on one stream. */
 
 NNOP_API void nnop_compile_options_init(nnop_compile_options *o);
 /** Validate, partition, lower and build a plan for the context's backend. opts may be NULL.

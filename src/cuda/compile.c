@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/impl/impl.h"
+#include "cuda/schedule/schedule.h"
 #include "platform/platform.h"
 
 #define ARENA_ALIGN 256
@@ -116,6 +116,24 @@ static int32_t home_of(const nnop_plan *p, int32_t v)
     return p->cuda->slice_in[v] >= 0 ? p->cuda->slice_in[v] : v;
 }
 
+/* A step on the side stream may still read its inputs and write its output until its
+ * first reader has waited for it: nothing the main stream writes before then may reuse their
+ * buffers. */
+static void extend_side_uses(const nnop_plan *p, liveness *l, int32_t i)
+{
+    int32_t until = nnop__schedule_side_until(p, i), k, j, v;
+    for (k = p->parts[i].first; k < p->parts[i].first + p->parts[i].count; k++) {
+        for (j = 0; j < p->g->nodes[k].n_in; j++) {
+            v = p->g->nodes[k].in[j];
+            if (v != NNOP_NONE_ID && l->last_use[home_of(p, v)] < until)
+                l->last_use[home_of(p, v)] = until;
+        }
+        v = home_of(p, p->g->nodes[k].out);
+        if (l->last_use[v] < until)
+            l->last_use[v] = until;
+    }
+}
+
 static void mark_uses(const nnop_plan *p, liveness *l)
 {
     int32_t i, k, j;
@@ -126,6 +144,9 @@ static void mark_uses(const nnop_plan *p, liveness *l)
             for (j = 0; j < p->g->nodes[k].n_in; j++)
                 if (p->g->nodes[k].in[j] != NNOP_NONE_ID)
                     l->last_use[home_of(p, p->g->nodes[k].in[j])] = i;
+    for (i = 0; i < p->n_parts; i++)
+        if (p->cuda->steps[i].side)
+            extend_side_uses(p, l, i);
 }
 
 /* Greedy: each partition output that is not a graph output takes a buffer whose value is
@@ -196,17 +217,23 @@ static nnop_status assign_buffers(nnop_plan *p)
                    : st;
 }
 
+/* One workspace for the main stream's steps and one for the side stream's. */
 static nnop_status alloc_workspace(nnop_plan *p)
 {
     struct nnop__cuda_plan *cp = p->cuda;
+    nnop_status st = NNOP_OK;
     int32_t i;
     for (i = 0; i < p->n_parts; i++) {
         int64_t need = cp->steps[i].dnn ? cp->steps[i].dnn->workspace
                                         : (int64_t)nnop__lt_step_workspace(cp->steps[i].lt);
-        cp->workspace_bytes = need > cp->workspace_bytes ? need : cp->workspace_bytes;
+        int64_t *have = cp->steps[i].side ? &cp->side_workspace_bytes : &cp->workspace_bytes;
+        *have = need > *have ? need : *have;
     }
-    return cp->workspace_bytes ? nnop__plan_alloc(p, (size_t)cp->workspace_bytes, &cp->workspace)
-                               : NNOP_OK;
+    if (cp->workspace_bytes)
+        st = nnop__plan_alloc(p, (size_t)cp->workspace_bytes, &cp->workspace);
+    if (st == NNOP_OK && cp->side_workspace_bytes)
+        st = nnop__plan_alloc(p, (size_t)cp->side_workspace_bytes, &cp->side_workspace);
+    return st;
 }
 
 /* An output that is an input or a constant is copied into the caller's buffer after the
@@ -262,7 +289,9 @@ static nnop_status finish(nnop_plan *p)
 {
     nnop__compile_prof *prof = &p->cuda->prof;
     uint64_t t0 = nnop__monotonic_ns(), t1;
-    nnop_status st = assign_buffers(p);
+    nnop_status st = nnop__schedule_streams(p);
+    if (st == NNOP_OK)
+        st = assign_buffers(p);
     if (st == NNOP_OK)
         st = alloc_workspace(p);
     t1 = nnop__monotonic_ns();
@@ -296,7 +325,7 @@ static nnop_status build_once(nnop_plan *p, int deser_threads)
     return st;
 }
 
-nnop_status nnop__cuda_plan_build(nnop_plan *p)
+static nnop_status plan_build(nnop_plan *p)
 {
     nnop_status st = build_once(p, nnop__deser_threads(p->ctx));
     if (st != NNOP_OK && p->cuda && p->cuda->deser_failed) {
@@ -311,12 +340,20 @@ nnop_status nnop__cuda_plan_build(nnop_plan *p)
     return st;
 }
 
-void nnop__cuda_plan_destroy(nnop_plan *p)
+nnop_status nnop__cuda_plan_build(nnop_plan *p)
+{
+    int prev;
+    nnop_status st = nnop__device_enter(p->ctx, &prev);
+    if (st == NNOP_OK)
+        st = plan_build(p);
+    nnop__device_leave(prev);
+    return st;
+}
+
+static void plan_destroy(nnop_plan *p)
 {
     struct nnop__cuda_plan *cp = p->cuda;
     int32_t i;
-    if (!cp)
-        return;
     if (p->ctx->cuda)
         (void)cudaStreamSynchronize(p->ctx->cuda->stream);
     if (cp->gexec)
@@ -341,17 +378,40 @@ void nnop__cuda_plan_destroy(nnop_plan *p)
     p->cuda = NULL;
 }
 
+void nnop__cuda_plan_destroy(nnop_plan *p)
+{
+    int prev;
+    if (!p->cuda)
+        return;
+    (void)nnop__device_enter(p->ctx, &prev); /* the frees go on whatever it says */
+    plan_destroy(p);
+    nnop__device_leave(prev);
+}
+
 /* ------------------------------------------------------------------ describe */
 size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len)
 {
     const nnop__cuda_step *s = &p->cuda->steps[i];
-    return s->impl ? s->impl->describe(p, s, buf, len) : 0;
+    size_t n = s->impl ? s->impl->describe(p, s, buf, len) : 0;
+    int32_t until;
+    int k;
+    if (!s->side)
+        return n;
+    until = nnop__schedule_side_until(p, i);
+    if (until < p->n_parts)
+        k = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0,
+                     " [side stream, joined before partition %d]", (int)until);
+    else
+        k = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0,
+                     " [side stream, joined at the end]");
+    return n + (k > 0 ? (size_t)k : 0);
 }
 
 /* The survey of every cuDNN step with an execution plan of its own (engine/survey.c). */
 nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count)
 {
-    nnop_status st = NNOP_OK;
+    int prev;
+    nnop_status st = nnop__device_enter(p->ctx, &prev);
     int32_t i;
     *count = 0;
     for (i = 0; i < p->n_parts && st == NNOP_OK; i++) {
@@ -362,5 +422,6 @@ nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap
         st = nnop__engine_survey(p, i, d, room ? out + *count : NULL, room, &n);
         *count += n;
     }
+    nnop__device_leave(prev);
     return st;
 }

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cuda/impl/impl.h"
+#include "cuda/schedule/schedule.h"
 
 static nnop_status copy_outputs(nnop_plan *p)
 {
@@ -22,18 +22,46 @@ static nnop_status copy_outputs(nnop_plan *p)
     return st;
 }
 
+/* Step s queued on the side stream (schedule/): forked after what the main stream holds. */
+static nnop_status run_on_side(nnop_plan *p, nnop__cuda_step *s)
+{
+    nnop_status st = nnop__device_fork(p->ctx), back;
+    if (st != NNOP_OK)
+        return st;
+    st = s->impl->run(p, s);
+    back = nnop__device_unfork(p->ctx);
+    return st != NNOP_OK ? st : back;
+}
+
+static nnop_status run_step(nnop_plan *p, nnop__cuda_step *s, int *forked)
+{
+    nnop_status st = NNOP_OK;
+    if (s->wait_side && *forked)
+        st = nnop__device_join(p->ctx);
+    if (st == NNOP_OK && s->side) {
+        *forked = 1;
+        return run_on_side(p, s);
+    }
+    return st == NNOP_OK ? s->impl->run(p, s) : st;
+}
+
 static nnop_status run_steps(nnop_plan *p)
 {
     int32_t i;
+    int forked = 0;
     nnop_status st = NNOP_OK;
     for (i = 0; i < p->n_parts && st == NNOP_OK; i++) {
         nnop__cuda_step *s = &p->cuda->steps[i];
-        st = s->impl->run(p, s);
+        st = run_step(p, s, &forked);
         if (st != NNOP_OK) {
             char msg[NNOP_ERROR_LEN];
             nnop__copy_text(msg, sizeof msg, nnop__error_body(p->ctx));
             nnop__fail(p->ctx, st, "nnop_plan_execute: partition %d: %s", (int)i, msg);
         }
+    }
+    if (forked) { /* also after a failure: a capture must end with its streams joined */
+        nnop_status j = nnop__device_join(p->ctx);
+        st = st == NNOP_OK ? j : st;
     }
     return st == NNOP_OK ? copy_outputs(p) : st;
 }
@@ -110,7 +138,7 @@ static nnop_status bind(nnop_plan *p, int32_t v, const void *ptr, const char *wh
     return NNOP_OK;
 }
 
-nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *const *out)
+static nnop_status plan_execute(nnop_plan *p, const void *const *in, void *const *out)
 {
     int32_t i;
     nnop_status st = NNOP_OK;
@@ -132,4 +160,14 @@ nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *c
     if (p->opts.cuda_graph && !p->cuda->graph_failed)
         return run_graph(p);
     return run_steps(p);
+}
+
+nnop_status nnop__cuda_plan_execute(nnop_plan *p, const void *const *in, void *const *out)
+{
+    int prev;
+    nnop_status st = nnop__device_enter(p->ctx, &prev);
+    if (st == NNOP_OK)
+        st = plan_execute(p, in, out);
+    nnop__device_leave(prev);
+    return st;
 }

@@ -302,7 +302,8 @@ void dts_run(nnop_context *ctx, const dts_case *c, int fuse, dts_result *r)
         return;
     }
     nnop_compile_options_init(&o);
-    o.fuse = fuse;
+    o.fuse = fuse & 1;
+    o.cuda_graph = (fuse & DTS_CUDA_GRAPH) != 0;
     c->build(g, c);
     r->status = nnop_graph_compile(g, &o, &p);
     if (r->status == NNOP_ERR_SHAPE || r->status == NNOP_ERR_UNSUPPORTED) {

@@ -70,7 +70,9 @@ int dts_diff_ok(const dts_diff *d, double tol);
 nnop_tensor_desc dts_desc(nnop_dtype t, nnop_layout l, int ndim, const int64_t *dims);
 nnop_value dts_constant(nnop_graph *g, const dts_case *c, const dts_tensor *x);
 nnop_value dts_input(nnop_graph *g, const dts_case *c, const dts_tensor *x);
-/* Build, compile (fuse or not), execute on ctx with poisoned outputs, read back. */
+/* Build, compile, execute on ctx with poisoned outputs, read back. fuse: 0 or 1 (the compile
+ * option), plus DTS_CUDA_GRAPH for a plan replayed as a CUDA graph. */
+#define DTS_CUDA_GRAPH 2
 void dts_run(nnop_context *ctx, const dts_case *c, int fuse, dts_result *r);
 void dts_result_free(dts_result *r);
 /* A reproducer's main: the run under test against the reference; 0 agree (or refused), 1

@@ -33,6 +33,7 @@ typedef struct options {
     int verbose;
     unsigned gen_flags; /* DT_GEN_*: --new-ops, --special */
     int single;         /* --case: run that case seed alone */
+    int cuda_graph;     /* --cuda-graph: plans replayed as CUDA graphs (side streams) */
     uint64_t case_seed;
 } options;
 
@@ -64,7 +65,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed S] [--count N] [--backend cpu|cuda] "
                     "[--time-limit SEC] [--repro-dir DIR] [--oracle-every K] [--case SEED] "
-                    "[--new-ops] [--special] [--verbose]\n");
+                    "[--new-ops] [--special] [--cuda-graph] [--verbose]\n");
 }
 
 /* one option with its value; 0 = understood */
@@ -109,6 +110,10 @@ static int parse(options *o, int argc, char **argv)
         }
         if (strcmp(argv[i], "--special") == 0) {
             o->gen_flags |= DT_GEN_SPECIAL;
+            continue;
+        }
+        if (strcmp(argv[i], "--cuda-graph") == 0) {
+            o->cuda_graph = 1;
             continue;
         }
         seed_given |= strcmp(argv[i], "--seed") == 0;
@@ -210,9 +215,9 @@ static int check_run(tester *t, const dt_graph *g, const dts_case *c, int fuse,
     char msg[1200], what[64];
     int failed = 0;
     nnop_backend b = t->o.backend;
-    snprintf(what, sizeof what, "%s %s vs cpu fused", b == NNOP_BACKEND_CUDA ? "cuda" : "cpu",
-             fuse ? "fused" : "unfused");
-    dts_run(t->dut, c, fuse, &r);
+    snprintf(what, sizeof what, "%s %s%s vs cpu fused", b == NNOP_BACKEND_CUDA ? "cuda" : "cpu",
+             fuse ? "fused" : "unfused", t->o.cuda_graph ? " cuda-graph" : "");
+    dts_run(t->dut, c, fuse | (t->o.cuda_graph ? DTS_CUDA_GRAPH : 0), &r);
     if (r.outcome == DTS_REFUSED) {
         *refused = 1;
         count_reason(&t->s, r.message);

@@ -226,6 +226,14 @@ void nnop__device_fini(nnop_context *ctx)
         (void)cudnnDestroy(c->handle);
     if (c->own_stream)
         (void)cudaStreamDestroy(c->own_stream);
+    if (c->side) {
+        (void)cudaStreamSynchronize(c->side);
+        (void)cudaStreamDestroy(c->side);
+    }
+    if (c->fork_ev)
+        (void)cudaEventDestroy(c->fork_ev);
+    if (c->join_ev)
+        (void)cudaEventDestroy(c->join_ev);
     nnop__free(c);
     ctx->cuda = NULL;
 }
@@ -244,7 +252,79 @@ nnop_status nnop__device_set_stream(nnop_context *ctx, void *stream)
     return st;
 }
 
+nnop_status nnop__device_enter(nnop_context *ctx, int *prev)
+{
+    int want = ctx->opts.device;
+    *prev = -1;
+    if (cudaGetDevice(prev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        *prev = -1;
+    }
+    return *prev == want ? NNOP_OK : NNOP_CU(ctx, cudaSetDevice(want));
+}
+
+void nnop__device_leave(int prev)
+{
+    int now = -1;
+    if (prev >= 0 && cudaGetDevice(&now) == cudaSuccess && now != prev)
+        (void)cudaSetDevice(prev);
+}
+
+nnop_status nnop__device_side_init(nnop_context *ctx)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    nnop_status st = NNOP_OK;
+    /* non-blocking: it meets the other streams only at the fork and join events */
+    if (!c->side)
+        st = NNOP_CU(ctx, cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
+    if (st == NNOP_OK && !c->fork_ev)
+        st = NNOP_CU(ctx, cudaEventCreateWithFlags(&c->fork_ev, cudaEventDisableTiming));
+    if (st == NNOP_OK && !c->join_ev)
+        st = NNOP_CU(ctx, cudaEventCreateWithFlags(&c->join_ev, cudaEventDisableTiming));
+    return st;
+}
+
+/* The context's stream (and its cuDNN handle's) becomes s. */
+static nnop_status use_stream(nnop_context *ctx, cudaStream_t s)
+{
+    nnop_status st = NNOP_DNN(ctx, cudnnSetStream(ctx->cuda->handle, s));
+    if (st == NNOP_OK)
+        ctx->cuda->stream = s;
+    return st;
+}
+
+nnop_status nnop__device_fork(nnop_context *ctx)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    nnop_status st = NNOP_CU(ctx, cudaEventRecord(c->fork_ev, c->stream));
+    if (st == NNOP_OK)
+        st = NNOP_CU(ctx, cudaStreamWaitEvent(c->side, c->fork_ev, 0));
+    if (st == NNOP_OK) {
+        c->main = c->stream;
+        st = use_stream(ctx, c->side);
+    }
+    return st;
+}
+
+nnop_status nnop__device_unfork(nnop_context *ctx)
+{
+    struct nnop__cuda_ctx *c = ctx->cuda;
+    nnop_status st = NNOP_CU(ctx, cudaEventRecord(c->join_ev, c->side));
+    nnop_status back = use_stream(ctx, c->main); /* also after a failed record */
+    return st != NNOP_OK ? st : back;
+}
+
+nnop_status nnop__device_join(nnop_context *ctx)
+{
+    return NNOP_CU(ctx, cudaStreamWaitEvent(ctx->cuda->stream, ctx->cuda->join_ev, 0));
+}
+
 nnop_status nnop__cuda_synchronize(nnop_context *ctx)
 {
-    return NNOP_CU(ctx, cudaStreamSynchronize(ctx->cuda->stream));
+    int prev;
+    nnop_status st = nnop__device_enter(ctx, &prev);
+    if (st == NNOP_OK)
+        st = NNOP_CU(ctx, cudaStreamSynchronize(ctx->cuda->stream));
+    nnop__device_leave(prev);
+    return st;
 }

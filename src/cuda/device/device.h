@@ -30,6 +30,12 @@ struct nnop__cuda_ctx {
     int n_deser;
     cublasLtHandle_t lt;             /* made on the first linear layer that runs on cuBLASLt */
     struct nnop__prefetch *prefetch; /* cached plans rebuilt in the background (engine/) */
+    /* the side stream, for steps of a CUDA-graph plan that run beside the main chain
+     * (schedule/), made on the first plan that has one; main: the stream in use before the
+     * fork, while side work is being queued */
+    cudaStream_t side;
+    cudaEvent_t fork_ev, join_ev;
+    cudaStream_t main;
 };
 
 /* ------------------------------------------------------------------ context (device.c) */
@@ -40,6 +46,23 @@ struct nnop__cuda_ctx {
 nnop_status nnop__device_init(nnop_context *ctx);
 void nnop__device_fini(nnop_context *ctx);
 nnop_status nnop__device_set_stream(nnop_context *ctx, void *stream);
+
+/* Every backend entry point runs between these two (nnop.h, "Devices"): enter makes ctx's
+ * device current on the calling thread and keeps the caller's in *prev; leave makes that
+ * one current again. A thread may thus use a context of any device, whatever its current
+ * device, and finds its own unchanged afterwards. */
+nnop_status nnop__device_enter(nnop_context *ctx, int *prev);
+void nnop__device_leave(int prev);
+
+/* The side stream (schedule/): side_init makes it and its two events once per context.
+ * fork: what is queued on the stream so far comes before what follows on the side stream,
+ * and the context's stream (and cuDNN handle) becomes the side stream; unfork: back to the
+ * main stream, marking where the side work queued so far ends; join: the main stream waits
+ * for that mark. */
+nnop_status nnop__device_side_init(nnop_context *ctx);
+nnop_status nnop__device_fork(nnop_context *ctx);
+nnop_status nnop__device_unfork(nnop_context *ctx);
+nnop_status nnop__device_join(nnop_context *ctx);
 
 /* The stream the context's work is queued on. */
 cudaStream_t nnop__cuda_stream(const nnop_context *ctx);
@@ -95,6 +118,10 @@ struct nnop__cuda_plan {
     size_t const_used, const_cap;
     void *workspace;
     int64_t workspace_bytes;
+    /* the side stream's steps have a workspace of their own (schedule/) */
+    void *side_workspace;
+    int64_t side_workspace_bytes;
+    int has_side;
     int64_t arena_bytes;
     /* whole-plan CUDA graph (compile option cuda_graph), keyed by the user pointers */
     cudaGraphExec_t gexec;

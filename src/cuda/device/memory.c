@@ -5,7 +5,11 @@
 
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
 {
-    cudaError_t e = cudaMalloc(out, bytes ? bytes : 1);
+    int prev;
+    cudaError_t e = cudaErrorInvalidDevice;
+    if (nnop__device_enter(ctx, &prev) == NNOP_OK)
+        e = cudaMalloc(out, bytes ? bytes : 1);
+    nnop__device_leave(prev);
     if (e != cudaSuccess) {
         *out = NULL;
         return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_malloc: cudaMalloc(%zu) failed: %s",
@@ -16,19 +20,27 @@ nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
 
 void nnop__cuda_free(nnop_context *ctx, void *p)
 {
-    (void)ctx;
-    (void)cudaFree(p);
+    int prev;
+    if (nnop__device_enter(ctx, &prev) == NNOP_OK)
+        (void)cudaFree(p);
+    nnop__device_leave(prev);
 }
 
 nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
                             int to_device)
 {
     /* wait for the context's stream first: it may be non-blocking w.r.t. cudaMemcpy's */
-    nnop_status st = nnop__cuda_synchronize(ctx);
-    cudaError_t e;
+    int prev;
+    nnop_status st = nnop__device_enter(ctx, &prev);
+    cudaError_t e = cudaSuccess;
+    if (st == NNOP_OK)
+        st = nnop__cuda_synchronize(ctx);
+    if (st == NNOP_OK)
+        e = cudaMemcpy(dst, src, bytes,
+                       to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+    nnop__device_leave(prev);
     if (st != NNOP_OK)
         return st;
-    e = cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
     if (e != cudaSuccess)
         return nnop__fail(ctx, NNOP_ERR_CUDA, "%s: cudaMemcpy(%zu bytes) failed: %s",
                           to_device ? "nnop_copy_in" : "nnop_copy_out", bytes,

@@ -273,10 +273,11 @@ nnop_status nnop__step_run_blaslt(nnop_plan *p, nnop__cuda_step *st)
         r = NNOP_LT(p->ctx, cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                            &slot[s->bias_slot], sizeof(void *)));
     if (r == NNOP_OK)
-        r = NNOP_LT(p->ctx, cublasLtMatmul(p->ctx->cuda->lt, s->op, &one, slot[st->w_slot], s->w,
-                                           slot[st->x_slot], s->x, &zero, slot[st->y_slot], s->y,
-                                           slot[st->y_slot], s->y, &s->algo, p->cuda->workspace,
-                                           s->workspace, p->ctx->cuda->stream));
+        r = NNOP_LT(p->ctx,
+                    cublasLtMatmul(p->ctx->cuda->lt, s->op, &one, slot[st->w_slot], s->w,
+                                   slot[st->x_slot], s->x, &zero, slot[st->y_slot], s->y,
+                                   slot[st->y_slot], s->y, &s->algo, nnop__step_workspace(p, st),
+                                   s->workspace, p->ctx->cuda->stream));
     return r;
 }
 

@@ -59,7 +59,7 @@ static nnop_status try_dnn(nnop_plan *p, int32_t first, int32_t count, nnop__cud
     }
     return try_dnn_once(p, first, count, step, why, len, 0);
 }
-static nnop_status run_dnn(nnop_plan *p, nnop__dnn_step *s)
+static nnop_status run_dnn(nnop_plan *p, nnop__dnn_step *s, void *workspace)
 {
     struct nnop__cuda_plan *cp = p->cuda;
     size_t n = (size_t)s->n_io * sizeof(void *);
@@ -76,7 +76,7 @@ static nnop_status run_dnn(nnop_plan *p, nnop__dnn_step *s)
             (void)cudnnBackendDestroyDescriptor(s->vpack[k]);
         s->vpack[k] = NULL;
         memcpy(s->vptrs[k], s->ptrs, n);
-        st = nnop__dnn_make_vpack(p->ctx, s, s->ptrs, cp->workspace, &s->vpack[k]);
+        st = nnop__dnn_make_vpack(p->ctx, s, s->ptrs, workspace, &s->vpack[k]);
         if (st != NNOP_OK) {
             memset(s->vptrs[k], 0, n);
             return st;
@@ -282,7 +282,7 @@ static nnop_status cudnn_run(nnop_plan *p, nnop__cuda_step *s)
     nnop_status st = NNOP_OK;
     if (s->padded)
         st = nnop__stem_run(p, s);
-    return st == NNOP_OK ? run_dnn(p, s->dnn) : st;
+    return st == NNOP_OK ? run_dnn(p, s->dnn, nnop__step_workspace(p, s)) : st;
 }
 
 static size_t cudnn_describe(const nnop_plan *p, const nnop__cuda_step *s, char *buf, size_t len)

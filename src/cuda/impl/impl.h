@@ -76,7 +76,16 @@ typedef struct nnop__cuda_step {
     /* igemm.c: the own split-K implicit-GEMM conv (x_slot, w_slot: the packed weights,
      * y_slot; its epilogue in epi and op_slots) */
     nnop__igemm_kparams ig;
+    /* schedule/: run on the side stream (with the side workspace); wait for the side
+     * stream's work before this step (it reads a side step's output) */
+    int side, wait_side;
 } nnop__cuda_step;
+
+/* The workspace of step s: the main stream's, or the side stream's. */
+static inline void *nnop__step_workspace(const nnop_plan *p, const nnop__cuda_step *s)
+{
+    return s->side ? p->cuda->side_workspace : p->cuda->workspace;
+}
 
 /* ------------------------------------------------------------------ the implementation list */
 /* A partition offered to an implementation: nodes [first, first + count) of p->parts[part]. */
