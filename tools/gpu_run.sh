@@ -571,24 +571,6 @@ if asked sanitize; then
 fi
 checkpoint
 
-if asked side; then
-    # ResNet-50 with CUDA graphs, steps beside the main chain on the side stream or not
-    # (NNOP_SIDE_STREAM=0), alternating, then PyTorch in the same call
-    echo "== side stream A/B (ResNet-50 fp16 NHWC, autotuned)"
-    for run in 1 2; do
-        for side in 1 0; do
-            NNOP_SIDE_STREAM=$side "$BUILD/bench/bench_resnet" --autotune ${NNOP_SIDE_BATCHES:-1 32} \
-                >"$OUT/side_${side}_$run.txt" 2>&1 || tail -5 "$OUT/side_${side}_$run.txt"
-            echo "side stream $side, run $run: $(grep -o 'RESNET50 batch [0-9]* | cuda_graph [01] | [0-9.]* ms' "$OUT/side_${side}_$run.txt" | tr '\n' ';')"
-        done
-    done
-    grep -o "side stream[^]]*]" "$OUT/side_1_1.txt" | sort | uniq -c
-    PYTHONUNBUFFERED=1 timeout "${NNOP_TORCH_TIMEOUT:-300}" python3 bench/torch_resnet.py ${NNOP_SIDE_BATCHES:-1 32} \
-        >"$OUT/side_torch.txt" 2>&1 || tail -20 "$OUT/side_torch.txt"
-    grep -E "^TORCH_RESNET50" "$OUT/side_torch.txt"
-fi
-checkpoint
-
 if asked devices; then
     # data-parallel ResNet-50 on every GPU of the machine, one thread and context each
     # (nnop-bench --devices all): aggregate images/s and the scaling efficiency
@@ -600,6 +582,24 @@ if asked devices; then
         --json "$OUT/nb_devices_resnet50.json" >"$OUT/nb_devices_resnet50.txt" 2>"$OUT/nb_devices_resnet50.err" ||
         tail -20 "$OUT/nb_devices_resnet50.err"
     cat "$OUT/nb_devices_resnet50.txt"
+fi
+checkpoint
+
+if asked side; then
+    # ResNet-50 with CUDA graphs, steps beside the main chain on the side stream or not
+    # (NNOP_SIDE_STREAM=0), alternating, then PyTorch in the same call
+    echo "== side stream A/B (ResNet-50 fp16 NHWC, autotuned)"
+    for run in $(seq "${NNOP_SIDE_RUNS:-2}"); do
+        for side in 1 0; do
+            NNOP_SIDE_STREAM=$side "$BUILD/bench/bench_resnet" --autotune ${NNOP_SIDE_BATCHES:-1 32} \
+                >"$OUT/side_${side}_$run.txt" 2>&1 || tail -5 "$OUT/side_${side}_$run.txt"
+            echo "side stream $side, run $run: $(grep -o 'RESNET50 batch [0-9]* | cuda_graph [01] | [0-9.]* ms' "$OUT/side_${side}_$run.txt" | tr '\n' ';')"
+        done
+    done
+    grep -o "side stream[^]]*]" "$OUT/side_1_1.txt" | sort | uniq -c
+    PYTHONUNBUFFERED=1 timeout "${NNOP_TORCH_TIMEOUT:-300}" python3 bench/torch_resnet.py ${NNOP_SIDE_BATCHES:-1 32} \
+        >"$OUT/side_torch.txt" 2>&1 || tail -20 "$OUT/side_torch.txt"
+    grep -E "^TORCH_RESNET50" "$OUT/side_torch.txt"
 fi
 checkpoint
 
