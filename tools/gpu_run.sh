@@ -150,11 +150,11 @@ difftest_fixed_special() {
 }
 
 # difftest_fixed_graph JOBS: the fixed-seed set with the issue-15 ops, each plan replayed as a
-# CUDA graph (steps on the side stream; NNOP_DIFFTEST_GRAPH_COUNT graphs, default 2000)
+# CUDA graph with the side stream on (NNOP_DIFFTEST_GRAPH_COUNT graphs, default 2000)
 difftest_fixed_graph() {
     local n=${NNOP_DIFFTEST_GRAPH_COUNT:-2000}
     echo "== difftest fixed-seed set as CUDA graphs: seeds 1..$1, $((n / $1)) graphs each"
-    difftest_jobs fixed_graph "$1" 1 --count $((n / $1)) --new-ops --cuda-graph
+    NNOP_SIDE_STREAM=1 difftest_jobs fixed_graph "$1" 1 --count $((n / $1)) --new-ops --cuda-graph
 }
 
 TEST_RC=0

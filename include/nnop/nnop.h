@@ -459,11 +459,13 @@ typedef struct nnop_compile_options {
     int cuda_graph;       /* nonzero: replay the whole plan as one CUDA graph    */
     uint64_t reserved[8]; /* zero                                               */
 } nnop_compile_options;
-/* With cuda_graph, a step whose output the next step does not read (ResNet's projection
- * shortcut) runs on a second stream of the context, beside the steps that follow, and is
- * joined back before its first reader; nnop_plan_describe marks it "[side stream, ...]". The
- * plan's work still starts after, and ends before, what the context's stream orders it with.
- * NNOP_SIDE_STREAM=0 in the environment (read at compile) keeps every step on one stream. */
+/* cuda_graph: one graph is kept per set of input and output pointers, up to 4 sets (double
+ * buffering replays without capturing again); a fifth set is captured over the oldest.
+ * Experimental, with NNOP_SIDE_STREAM=1 in the environment (read at compile): a step whose
+ * output the next step does not read (ResNet's projection shortcut) runs on a second stream
+ * of the context beside the steps that follow, joined back before its first reader
+ * (nnop_plan_describe: "[side stream, ...]"); the plan's work still starts after and ends
+ * before what the context's stream orders it with. Off by default: ResNet-50 ran slower. */
 
 NNOP_API void nnop_compile_options_init(nnop_compile_options *o);
 /** Validate, partition, lower and build a plan for the context's backend. opts may be NULL.

@@ -262,8 +262,8 @@ static nnop_status plan_init(nnop_plan *p)
     cp->n_slots = p->g->n_values;
     cp->slot = (void **)nnop__calloc((size_t)cp->cap_slots, sizeof *cp->slot);
     cp->steps = (nnop__cuda_step *)nnop__calloc((size_t)p->g->n_nodes + 1, sizeof *cp->steps);
-    cp->gkey =
-            (void **)nnop__calloc((size_t)(p->g->n_inputs + p->g->n_outputs) + 1, sizeof *cp->gkey);
+    cp->gkey = (void **)nnop__calloc(
+            (size_t)(p->g->n_inputs + p->g->n_outputs) * (NNOP_GRAPH_SETS + 1), sizeof *cp->gkey);
     cp->copy_slot = (int32_t *)nnop__calloc((size_t)p->g->n_outputs + 1, sizeof *cp->copy_slot);
     cp->out_ptr = (void **)nnop__calloc((size_t)p->g->n_outputs + 1, sizeof *cp->out_ptr);
     if (!cp->slot || !cp->steps || !cp->gkey || !cp->copy_slot || !cp->out_ptr)
@@ -356,8 +356,8 @@ static void plan_destroy(nnop_plan *p)
     int32_t i;
     if (p->ctx->cuda)
         (void)cudaStreamSynchronize(p->ctx->cuda->stream);
-    if (cp->gexec)
-        (void)cudaGraphExecDestroy(cp->gexec);
+    for (i = 0; i < cp->n_graphs; i++)
+        (void)cudaGraphExecDestroy(cp->gexec[i]);
     for (i = 0; cp->steps && i <= p->g->n_nodes; i++)
         if (cp->steps[i].impl && cp->steps[i].impl->destroy)
             cp->steps[i].impl->destroy(&cp->steps[i]);

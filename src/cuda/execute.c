@@ -66,11 +66,11 @@ static nnop_status run_steps(nnop_plan *p)
     return st == NNOP_OK ? copy_outputs(p) : st;
 }
 
-/* Run the plan eagerly (building any variant packs outside the capture), then capture it.
- * NNOP_ERR_UNSUPPORTED when capture fails (the eager run has happened). */
-static nnop_status capture(nnop_plan *p)
+/* Run the plan eagerly (building any variant packs outside the capture), then capture it
+ * into *exec (replacing what it held). NNOP_ERR_UNSUPPORTED when capture fails (the eager run
+ * has happened). */
+static nnop_status capture(nnop_plan *p, cudaGraphExec_t *exec)
 {
-    struct nnop__cuda_plan *cp = p->cuda;
     cudaStream_t s = p->ctx->cuda->stream;
     cudaGraph_t g = NULL;
     nnop_status st = run_steps(p);
@@ -88,12 +88,12 @@ static nnop_status capture(nnop_plan *p)
         nnop__clear_error(p->ctx);
         return NNOP_ERR_UNSUPPORTED;
     }
-    if (cp->gexec)
-        (void)cudaGraphExecDestroy(cp->gexec);
-    cp->gexec = NULL;
-    if (cudaGraphInstantiate(&cp->gexec, g, 0) != cudaSuccess) {
+    if (*exec)
+        (void)cudaGraphExecDestroy(*exec);
+    *exec = NULL;
+    if (cudaGraphInstantiate(exec, g, 0) != cudaSuccess) {
         (void)cudaGetLastError();
-        cp->gexec = NULL;
+        *exec = NULL;
         st = NNOP_ERR_UNSUPPORTED;
     }
     (void)cudaGraphDestroy(g);
@@ -106,26 +106,46 @@ static void *bound_output(const nnop_plan *p, int32_t i)
     return cp->copy_slot[i] >= 0 ? cp->out_ptr[i] : cp->slot[p->g->outputs[i]];
 }
 
-/* Replay the plan as one CUDA graph, captured again when the user pointers change. The
- * first execute runs the plan eagerly once, then replays it (so it runs twice). */
+/* The kept graph captured with the pointers bound now (written to key first), or -1. */
+static int find_graph(const nnop_plan *p, void **key)
+{
+    const struct nnop__cuda_plan *cp = p->cuda;
+    int32_t i, n = p->g->n_inputs + p->g->n_outputs;
+    int k;
+    for (i = 0; i < n; i++)
+        key[i] = i < p->g->n_inputs ? cp->slot[p->g->inputs[i]]
+                                    : bound_output(p, i - p->g->n_inputs);
+    for (k = 0; k < cp->n_graphs; k++)
+        if (memcmp(&cp->gkey[(size_t)k * (size_t)n], key, (size_t)n * sizeof *key) == 0)
+            return k;
+    return -1;
+}
+
+/* Replay the plan as a CUDA graph, one kept per pointer set (NNOP_GRAPH_SETS; a new set is
+ * captured over the oldest). Capturing runs the plan eagerly once, then replays it (so the
+ * first execute with a new set runs it twice). */
 static nnop_status run_graph(nnop_plan *p)
 {
     struct nnop__cuda_plan *cp = p->cuda;
-    int32_t i, n = p->g->n_inputs + p->g->n_outputs, same = cp->gexec != NULL;
-    for (i = 0; i < n; i++) {
-        void *v = i < p->g->n_inputs ? cp->slot[p->g->inputs[i]]
-                                     : bound_output(p, i - p->g->n_inputs);
-        same &= cp->gkey[i] == v;
-        cp->gkey[i] = v;
-    }
-    if (!same) {
-        nnop_status st = capture(p);
+    size_t n = (size_t)(p->g->n_inputs + p->g->n_outputs);
+    void **key = &cp->gkey[NNOP_GRAPH_SETS * n]; /* the last row: this call's pointers */
+    int k = find_graph(p, key);
+    if (k < 0) {
+        nnop_status st;
+        k = cp->n_graphs < NNOP_GRAPH_SETS ? cp->n_graphs : cp->next_graph;
+        if (k == cp->n_graphs)
+            cp->gexec[k] = NULL;
+        st = capture(p, &cp->gexec[k]);
         if (st == NNOP_ERR_UNSUPPORTED)
             cp->graph_failed = 1; /* stay eager from now on; the eager run counted */
         if (st != NNOP_OK)
             return st == NNOP_ERR_UNSUPPORTED ? NNOP_OK : st;
+        memcpy(&cp->gkey[(size_t)k * n], key, n * sizeof *key);
+        if (k == cp->n_graphs)
+            cp->n_graphs++;
+        cp->next_graph = (k + 1) % NNOP_GRAPH_SETS;
     }
-    return NNOP_CU(p->ctx, cudaGraphLaunch(cp->gexec, p->ctx->cuda->stream));
+    return NNOP_CU(p->ctx, cudaGraphLaunch(cp->gexec[k], p->ctx->cuda->stream));
 }
 
 static nnop_status bind(nnop_plan *p, int32_t v, const void *ptr, const char *what, int i)

@@ -1,5 +1,6 @@
-/* test_gpu_branches.c: plans replayed as a CUDA graph run a step whose output the next step
- * does not read on a side stream, joined back before its first reader (src/cuda/schedule).
+/* test_gpu_branches.c: with NNOP_SIDE_STREAM=1 (ctest sets it), plans replayed as a CUDA
+ * graph run a step whose output the next step does not read on a side stream, joined back
+ * before its first reader (src/cuda/schedule).
  * Against the CPU reference, on graphs where that happens: a projection shortcut beside two
  * convs, a value read only at the end, one read by nothing (a graph output), and two
  * branches where the side step's input would be reused by the main stream's next output if
@@ -88,6 +89,8 @@ static void run_case(void **state)
     h_run r;
     int rep;
     NNOP_TEST_REQUIRE_GPU();
+    if (!getenv("NNOP_SIDE_STREAM") || strcmp(getenv("NNOP_SIDE_STREAM"), "1") != 0)
+        fail_msg("%s", "run with NNOP_SIDE_STREAM=1 (ctest sets it): the side stream is off");
     for (rep = 0; rep < 3; rep++) { /* fresh inputs each time: a race shows on some */
         h_run_init(&r, bc->dt, (double)(bc->k * 9));
         r.seed = 1234 + 77 * (uint64_t)rep;

@@ -100,6 +100,61 @@ static void test_gpu_network_precompiled_only_matches_ref(void **state)
     check_net(&nc, 0, NNOP_POLICY_PRECOMPILED_ONLY);
 }
 
+/* A CUDA-graph plan keeps one graph per pointer set (up to 4): six sets in turn, twice,
+ * each output poisoned first and compared with the CPU's for its own input (a graph replayed
+ * with another set's pointers would write the wrong buffer or read the wrong input). */
+#define PTR_SETS 6
+static void test_gpu_cuda_graph_pointer_sets_match_ref(void **state)
+{
+    net_case nc = {NNOP_F16, NNOP_NHWC, 2, 8, 13, 16, 10};
+    h_run r;
+    h_pair hp;
+    nnop_tensor_desc xd, yd;
+    size_t xb, yb;
+    int64_t ny;
+    void *hx[PTR_SETS], *hy[PTR_SETS], *dx[PTR_SETS], *dy[PTR_SETS], *got;
+    float *want;
+    int k, round;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    h_run_init(&r, nc.dt, (double)(nc.k * 9));
+    r.copts.cuda_graph = 1;
+    assert_true(h_compile(&r, &hp, build_net, &nc));
+    assert_int_equal(nnop_plan_input_desc(hp.pc, 0, &xd), NNOP_OK);
+    assert_int_equal(nnop_plan_output_desc(hp.pc, 0, &yd), NNOP_OK);
+    xb = nnop_tensor_bytes(&xd), yb = nnop_tensor_bytes(&yd), ny = nnop_tensor_elements(&yd);
+    want = (float *)malloc((size_t)ny * sizeof *want);
+    got = malloc(yb);
+    assert_true(want && got);
+    for (k = 0; k < PTR_SETS; k++) {
+        hx[k] = malloc(xb), hy[k] = malloc(yb);
+        assert_true(hx[k] && hy[k]);
+        nnop_test_fill(xd.dtype, hx[k], NULL, nnop_tensor_elements(&xd), 500 + (uint64_t)k, -1, 1);
+        assert_int_equal(nnop_plan_execute(hp.pc, (const void *const *)&hx[k], &hy[k]), NNOP_OK);
+        assert_int_equal(nnop_malloc(hp.gpu, xb, &dx[k]), NNOP_OK);
+        assert_int_equal(nnop_malloc(hp.gpu, yb, &dy[k]), NNOP_OK);
+        assert_int_equal(nnop_copy_in(hp.gpu, dx[k], hx[k], xb), NNOP_OK);
+    }
+    for (round = 0; round < 2; round++)
+        for (k = 0; k < PTR_SETS; k++) {
+            nnop_test_poison(got, yb);
+            assert_int_equal(nnop_copy_in(hp.gpu, dy[k], got, yb), NNOP_OK);
+            assert_int_equal(nnop_plan_execute(hp.pg, (const void *const *)&dx[k], &dy[k]),
+                             NNOP_OK);
+            assert_int_equal(nnop_copy_out(hp.gpu, got, dy[k], yb), NNOP_OK);
+            assert_int_equal(nnop_convert(yd.dtype, hy[k], NNOP_F32, want, ny), NNOP_OK);
+            if (!nnop_test_compare(yd.dtype, got, want, ny, r.rtol, r.atol, "pointer set",
+                                   (uint64_t)k))
+                fail_msg("round %d, pointer set %d: GPU result differs from the CPU", round, k);
+        }
+    for (k = 0; k < PTR_SETS; k++) {
+        nnop_free(hp.gpu, dx[k]), nnop_free(hp.gpu, dy[k]);
+        free(hx[k]), free(hy[k]);
+    }
+    free(want), free(got);
+    h_release(&hp);
+}
+
 static void build_cbr(nnop_graph *g, const void *arg)
 {
     const nnop_dtype *dt = (const nnop_dtype *)arg;
@@ -462,6 +517,7 @@ int main(void)
             cmocka_unit_test(test_gpu_network_fp32_nchw_matches_ref),
             cmocka_unit_test(test_gpu_network_bf16_nhwc_matches_ref),
             cmocka_unit_test(test_gpu_network_cuda_graph_matches_ref),
+            cmocka_unit_test(test_gpu_cuda_graph_pointer_sets_match_ref),
             cmocka_unit_test(test_gpu_network_precompiled_only_matches_ref),
             cmocka_unit_test(test_gpu_pointwise_pool_softmax_nhwc_matches_ref),
             cmocka_unit_test(test_gpu_pointwise_pool_softmax_nchw_matches_ref),

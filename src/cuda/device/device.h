@@ -104,6 +104,10 @@ typedef struct nnop__compile_prof {
     int32_t restarted;     /* deferred deserialization failed: built again serially */
 } nnop__compile_prof;
 
+/* Pointer sets a plan keeps a captured CUDA graph for (double buffering, several batches'
+ * buffers): the fifth set captures again over the oldest. */
+#define NNOP_GRAPH_SETS 4
+
 /* The CUDA side of a compiled plan (p->cuda). Its slot table and constant block are this
  * stage's (slots.c); the steps, the engine memo and the deserialization queue are filled by
  * the stages above (their types are theirs: lower/, engine/, impl/). */
@@ -124,8 +128,9 @@ struct nnop__cuda_plan {
     int has_side;
     int64_t arena_bytes;
     /* whole-plan CUDA graph (compile option cuda_graph), keyed by the user pointers */
-    cudaGraphExec_t gexec;
-    void **gkey;
+    cudaGraphExec_t gexec[NNOP_GRAPH_SETS];
+    void **gkey; /* per kept graph, then this call's: the inputs' and outputs' pointers */
+    int n_graphs, next_graph;
     /* outputs that are inputs or constants: a device copy after the steps into out_ptr[i]
      * from slot copy_slot[i] (-1 for computed outputs, which the steps write in place) */
     int32_t *copy_slot;

@@ -1,8 +1,7 @@
-/* schedule.c: steps beside the main chain. At batch 1 most convs leave the GPU half idle;
- * a step whose output the next step does not read can run on a second stream while the
- * main stream goes on, joined back before its first reader. Only for plans replayed as one
- * CUDA graph: there the fork and join are edges of the captured graph and cost nothing at
- * replay (eager, each would be two more calls). */
+/* schedule.c: steps beside the main chain. A step whose output the next step does not read
+ * can run on a second stream while the main stream goes on, joined back before its first
+ * reader. Only for plans replayed as one CUDA graph, where the fork and join are edges of
+ * the captured graph (eager, each would be two more calls). */
 #include <string.h>
 
 #include "cuda/schedule/schedule.h"
@@ -37,8 +36,8 @@ static int wanted(const nnop_plan *p)
     int32_t v_i;
     if (!p->opts.cuda_graph || p->n_parts < 3)
         return 0;
-    if (nnop__env_get("NNOP_SIDE_STREAM", v, sizeof v) == 0 && strcmp(v, "0") == 0)
-        return 0;
+    if (nnop__env_get("NNOP_SIDE_STREAM", v, sizeof v) != 0 || strcmp(v, "1") != 0)
+        return 0; /* off unless asked: ResNet-50 ran slower with it (schedule.h) */
     for (v_i = 0; v_i < p->g->n_values; v_i++)
         if (p->cuda->slice_in[v_i] >= 0)
             return 0; /* a concat's slices: writers of one buffer (kept simple) */
