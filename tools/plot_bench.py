@@ -54,7 +54,9 @@ def plot_engines(plt, doc, out):
 
 
 def key(r):
-    return r["name"] + (" [graph]" if r.get("cuda_graph") else "")
+    dev = r.get("device_id")
+    on = f" [device {dev}]" if r.get("kind") == "devices" and dev is not None and dev >= 0 else ""
+    return r["name"] + on + (" [graph]" if r.get("cuda_graph") else "")
 
 
 def main():
