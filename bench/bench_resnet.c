@@ -81,8 +81,15 @@ int main(int argc, char **argv)
     if (o.autotune)
         a++;
     if (a < argc)
-        for (n_batches = 0; a < argc && n_batches < 8; a++)
-            batches[n_batches++] = atoll(argv[a]);
+        for (n_batches = 0; a < argc && n_batches < 8; a++) {
+            char *end = NULL;
+            long long b = strtoll(argv[a], &end, 10);
+            if (!end || *end || b < 1 || b > 4096) {
+                fprintf(stderr, "bench_resnet: batch '%s' is not a number in 1..4096\n", argv[a]);
+                return 2;
+            }
+            batches[n_batches++] = (int64_t)b;
+        }
     if (nnop_context_create(&o, &ctx) != NNOP_OK) {
         fprintf(stderr, "no CUDA context: %s\n", nnop_context_create_error());
         return 1;
@@ -98,10 +105,10 @@ int main(int argc, char **argv)
             printf("RESNET50 batch %lld | cuda_graph %d | %.3f ms | %.0f img/s | %d partitions\n",
                    (long long)batches[i], cg, (double)ms, (double)batches[i] * 1000.0 / ms,
                    nnop_plan_num_partitions(plan));
-            if ((batches[i] == 1 || batches[i] == 32) && cg == 0) {
+            if ((batches[i] == 1 || batches[i] == 32) && cg == 1) { /* side stream marks too */
                 char d[8192];
-                nnop_plan_describe(plan, d, sizeof d);
-                printf("%s", d);
+                size_t n = nnop_plan_describe(plan, d, sizeof d);
+                printf("%s%s", d, n > 0 && n < sizeof d && d[n - 1] == '\n' ? "" : "\n");
             }
             nnop_plan_destroy(plan);
         }
