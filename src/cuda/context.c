@@ -18,11 +18,10 @@ nnop_status nnop__cuda_context_init(nnop_context *ctx)
 void nnop__cuda_context_fini(nnop_context *ctx)
 {
     int prev;
-    nnop_status st = nnop__device_enter(ctx, &prev);
-    nnop__prefetch_stop(ctx); /* its plans go before the handles that built them */
+    (void)nnop__device_enter(ctx, &prev); /* destroy goes on whatever it says */
+    nnop__prefetch_stop(ctx);             /* its plans go before the handles that built them */
     nnop__device_fini(ctx);
     nnop__device_leave(prev);
-    (void)st; /* destroy goes on: the frees need no current device */
 }
 
 nnop_status nnop__cuda_set_stream(nnop_context *ctx, void *stream)

@@ -125,7 +125,6 @@ struct nnop__cuda_plan {
     /* the side stream's steps have a workspace of their own (schedule/) */
     void *side_workspace;
     int64_t side_workspace_bytes;
-    int has_side;
     int64_t arena_bytes;
     /* whole-plan CUDA graph (compile option cuda_graph), keyed by the user pointers */
     cudaGraphExec_t gexec[NNOP_GRAPH_SETS];

@@ -65,6 +65,5 @@ nnop_status nnop__schedule_streams(nnop_plan *p)
             cp->steps[r].wait_side = 1;
         n++;
     }
-    cp->has_side = n > 0;
     return n > 0 ? nnop__device_side_init(p->ctx) : NNOP_OK;
 }
