@@ -236,12 +236,9 @@ template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream
     if (G == 0 || !aligned(p->x, 16) || !aligned(p->y, 16))
         return false;
     const int nv = (int)(v.c / V);
-    // blocks of 128 where 256 would leave SMs idle; no more blocks than stay resident
-    // (4 a SM of 256 threads), each looping over positions: a block stages gamma and beta
-    // behind a barrier before its first load of x, and 3136 one-pass blocks paid that
-    // latency 6 times over (ncu: 38% of DRAM peak, barrier stalls, 64 x 96 x 56 x 56 f16)
+    // blocks of 128 where 256 would leave SMs idle
     const int bs = positions * G < kNormVecWant ? kThreads / 2 : kThreads;
-    const unsigned grid = grid_for(positions * G, bs, (int64_t)132 * 4 * (kThreads / bs));
+    const unsigned grid = grid_for(positions * G, bs);
     switch (G) {
     case 1:
         norm_rows_vec_kernel<T, V, 1, R><<<grid, bs, 0, s>>>(*p, nv);
