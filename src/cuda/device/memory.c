@@ -33,8 +33,8 @@ nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_
     int prev;
     nnop_status st = nnop__device_enter(ctx, &prev);
     cudaError_t e = cudaSuccess;
-    if (st == NNOP_OK)
-        st = nnop__cuda_synchronize(ctx);
+    if (st == NNOP_OK) /* the device is current already: no second guard */
+        st = NNOP_CU(ctx, cudaStreamSynchronize(ctx->cuda->stream));
     if (st == NNOP_OK)
         e = cudaMemcpy(dst, src, bytes,
                        to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);

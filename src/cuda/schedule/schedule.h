@@ -9,9 +9,10 @@
  * step.wait_side on the first step reading one) and make the side stream. A step goes there
  * when the next step does not read it (ResNet's projection shortcut, beside the block's first
  * two convs). Experimental, on only with NNOP_SIDE_STREAM=1: on the H200, ResNet-50 fp16 at
- * batch 1 took 0.316 ms with it and 0.296 without, at batch 32 0.969 and 0.954 (the
- * projection convs steal SMs from convs on the critical path, and each join is a wait across
- * the graph's branches; bench/results/2026-12-04-h200-f.md). Nothing is marked without
+ * batch 1 took 0.316 ms with it and 0.296 without, at batch 32 0.969 and 0.954
+ * (bench/results/2026-12-04-h200-f.md; not profiled: likely the projection convs take SMs
+ * from convs on the critical path, and each join is a wait across the graph's branches).
+ * Nothing is marked without
  * compile option cuda_graph or when values live in a concat's slices. */
 nnop_status nnop__schedule_streams(nnop_plan *p);
 
