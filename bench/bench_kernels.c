@@ -1,6 +1,6 @@
 /* bench_kernels.c: nnop's own memory-bound kernels (pooling, global average pooling, softmax,
  * flatten, the standalone epilogue chain, one-op SiLU, GELU and squeeze-excitation multiply,
- * layer norm over C on cuDNN's norm-forward and on the own kernel)
+ * layer norm over C on cuDNN's norm-forward and on the own kernel, alone and with GELU)
  * on large tensors, each as a one-op graph through the public API on a CUDA context: GPU time
  * per execute (CUDA events around ITERS back-to-back executes, median of REPS), achieved GB/s
  * over the bytes the op must move (inputs read once, output written once), next to a
@@ -33,7 +33,8 @@ enum {
     K_GELU,
     K_SE_MUL,
     K_LN,
-    K_LN_PLAIN
+    K_LN_PLAIN,
+    K_LN_GELU
 };
 
 typedef struct kcase {
@@ -71,6 +72,7 @@ static const kcase cases[] = {
     {"epilogue mul by N,C,1,1 (one op, SE)", K_SE_MUL, NNOP_F16, NNOP_NHWC, 32, 96, 112, 112, 0, 0, 0, 4},
     {"layer norm over C, constant affine (cuDNN norm-forward)", K_LN, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"layer norm over C, no affine (own kernel)", K_LN_PLAIN, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
+    {"layer norm over C, constant affine, then GELU (one pass)", K_LN_GELU, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F16, NNOP_NHWC, 256, 512, 14, 14, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F32, NNOP_NHWC, 256, 2048, 7, 7, 0, 0, 0, 4},
 };
@@ -142,10 +144,13 @@ static void build(nnop_graph *g, const kcase *kc)
         y = nnop_flatten(g, x);
     } else if (kc->kind == K_SILU || kc->kind == K_GELU) {
         y = nnop_act(g, x, kc->kind == K_SILU ? NNOP_ACT_SILU : NNOP_ACT_GELU, 0.0f);
-    } else if (kc->kind == K_LN || kc->kind == K_LN_PLAIN) {
-        y = kc->kind == K_LN ? nnop_layer_norm(g, x, per_channel(g, "gamma", kc, 1.0f),
-                                               per_channel(g, "beta", kc, 0.0f), NNOP_NORM_C, 1e-6f)
-                             : nnop_layer_norm(g, x, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-6f);
+    } else if (kc->kind == K_LN || kc->kind == K_LN_PLAIN || kc->kind == K_LN_GELU) {
+        y = kc->kind == K_LN_PLAIN
+                    ? nnop_layer_norm(g, x, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-6f)
+                    : nnop_layer_norm(g, x, per_channel(g, "gamma", kc, 1.0f),
+                                      per_channel(g, "beta", kc, 0.0f), NNOP_NORM_C, 1e-6f);
+        if (kc->kind == K_LN_GELU)
+            y = nnop_act(g, y, NNOP_ACT_GELU, 0.0f);
     } else if (kc->kind == K_SE_MUL) {
         nnop_tensor_desc sd = nnop_tensor_4d(kc->dt, kc->lay, kc->n, kc->c, 1, 1);
         y = nnop_mul(g, x, nnop_input(g, "s", &sd));

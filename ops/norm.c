@@ -217,9 +217,9 @@ static void layer_norm_reference(const nnop__node *node, const float *const *in,
         per_group_reference(node, in, in_desc, out, out_desc);
 }
 
-const nnop__op_def nnop__op_layer_norm = {"layer_norm", NNOP_ROLE_STANDALONE, layer_norm_infer,
+const nnop__op_def nnop__op_layer_norm = {"layer_norm", NNOP_ROLE_NORM, layer_norm_infer,
                                           layer_norm_reference};
-const nnop__op_def nnop__op_group_norm = {"group_norm", NNOP_ROLE_STANDALONE, group_norm_infer,
+const nnop__op_def nnop__op_group_norm = {"group_norm", NNOP_ROLE_NORM, group_norm_infer,
                                           per_group_reference};
-const nnop__op_def nnop__op_rms_norm = {"rms_norm", NNOP_ROLE_STANDALONE, rms_norm_infer,
+const nnop__op_def nnop__op_rms_norm = {"rms_norm", NNOP_ROLE_NORM, rms_norm_infer,
                                         per_position_reference};

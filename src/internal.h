@@ -46,7 +46,9 @@ typedef enum nnop_op_kind {
 typedef enum nnop_fusion_role {
     NNOP_ROLE_PRODUCER,  /* conv, transposed conv, linear: may absorb an epilogue chain */
     NNOP_ROLE_EPILOGUE,  /* bias, activation, batch-norm, add, mul/sub/div: pointwise */
-    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten, norms, concat, resize: its own partition */
+    NNOP_ROLE_NORM,      /* layer, group and RMS norm: may absorb an epilogue chain (run in the
+                          * norm's own pass, not as a producer with weights) */
+    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten, concat, resize: its own partition */
 } nnop_fusion_role;
 
 typedef struct nnop__act_attr {

@@ -1,7 +1,7 @@
-/* partition.c: greedy, explainable fusion: a producer (conv, linear) absorbs the chain of
- * epilogue nodes after it while each intermediate has exactly one consumer; a standalone
- * epilogue node (bias, activation, add, ...) absorbs the pointwise chain after it the same
- * way (one pass over memory). Chains are capped at NNOP_MAX_CHAIN nodes. */
+/* partition.c: greedy, explainable fusion: a producer (conv, linear) or a norm absorbs the
+ * chain of epilogue nodes after it while each intermediate has exactly one consumer; a
+ * standalone epilogue node (bias, activation, add, ...) absorbs the pointwise chain after it
+ * the same way (one pass over memory). Chains are capped at NNOP_MAX_CHAIN nodes. */
 #include <stdio.h>
 #include <string.h>
 

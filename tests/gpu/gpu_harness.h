@@ -297,7 +297,7 @@ static inline void h_check_case(h_run *r, const char *name, h_build_fn build, co
 /* Run one CMocka test per row of a case table whose rows start with their name (a const char
  * pointer); each test gets its row as its state. NNOP_TEST_FILTER (a CMocka name pattern,
  * '*' wildcards) runs only the matching rows, e.g. under compute-sanitizer. */
-#define H_MAX_CASES 256
+#define H_MAX_CASES 512
 static inline int h_run_table(const char *group, const void *rows, size_t n, size_t row_size,
                               CMUnitTestFunction fn)
 {

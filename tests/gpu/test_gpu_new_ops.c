@@ -18,8 +18,10 @@
  * parameters) runs as one step where channels are contiguous (channels-last, or a 1x1 image)
  * and as two channels-first; not when the conv's output is an output too. Concats of conv
  * outputs whose producers write straight into the slices where those are contiguous
- * (channels-first at batch 1), read again after the concat; strided slices are copied.
- * Inputs are seeded random, outputs poisoned. */
+ * (channels-first at batch 1), read again after the concat; strided slices are copied. A
+ * norm and the pointwise chain after it (layer scale and residual add, GELU, SiLU, a multiply
+ * by a per-sample or a full operand, hard-swish; every norm kind and kernel path) run as one
+ * step. Inputs are seeded random, outputs poisoned. */
 #include "gpu_harness.h"
 
 enum {
@@ -61,7 +63,8 @@ enum {
     K_DW_RMS,        /* x -> 3x3/2 depthwise + bias + SiLU -> RMS norm over C: C = 40, 8x7 */
     K_DW_LN_PIXEL,   /* a 1x1 image through 7x7 pad 3 (every tap but one in the padding) */
     K_DW_LN_ODD,     /* x -> 5x5 depthwise -> layer norm, no affine: C = 20 (lanes of 1) */
-    K_DW_LN_WIDE,    /* relu(x) -> 7x7 depthwise -> layer norm -> relu: C = 384, 4x3, batch 3 */
+    K_DW_LN_WIDE,    /* relu(x) -> 7x7 depthwise -> layer norm -> softmax: C = 384, 4x3,
+                      * batch 3 */
     K_DW_LN_SHARED,  /* K_DW_LN with the conv's output a graph output too: two steps */
     K_CAT_CONV,      /* 1x1 conv of concat(a = relu(conv(x)), conv(x), relu(conv(x)), a) + a,
                       * batch 1: channels-first, every slice is contiguous and its producer
@@ -69,6 +72,13 @@ enum {
                       * concat too) */
     K_CAT_CONV_N2,   /* 1x1 conv of concat(relu(conv(x)), conv(x)), batch 2, the second also
                       * pooled: strided slices, copied */
+    K_LN_EPI,        /* layer norm over C (96: warp path) -> constant layer scale -> add x */
+    K_LN_VEC_EPI,    /* layer norm over C (64: the vector path in NHWC) -> tanh-GELU -> mul by
+                      * an input of x's shape */
+    K_LN_CHW_EPI,    /* layer norm over C, H, W, no affine -> constant bias -> GELU */
+    K_GN_EPI,        /* group norm, 4 groups, affine -> SiLU (U-Net's block) */
+    K_IN_EPI,        /* instance norm -> add an input of x's shape -> ReLU */
+    K_RMS_EPI,       /* RMS norm -> mul by an N,C,1,1 input -> hard-swish */
     K_KINDS
 };
 
@@ -134,6 +144,12 @@ static const new_case cases[] = {
         ROWS("dw_ln_shared", K_DW_LN_SHARED),
         ROWS("cat_conv", K_CAT_CONV),
         ROWS("cat_conv_n2", K_CAT_CONV_N2),
+        ROWS("ln_epi", K_LN_EPI),
+        ROWS("ln_vec_epi", K_LN_VEC_EPI),
+        ROWS("ln_chw_epi", K_LN_CHW_EPI),
+        ROWS("gn_epi", K_GN_EPI),
+        ROWS("in_epi", K_IN_EPI),
+        ROWS("rms_epi", K_RMS_EPI),
 };
 
 /* What nnop_plan_describe must say for each kind. */
@@ -177,7 +193,13 @@ static const char *const expect[K_KINDS] = {
         [K_DW_LN_WIDE] = "own kernel: depthwise conv",
         [K_DW_LN_SHARED] = "own kernel: depthwise conv",
         [K_CAT_CONV] = "concat",
-        [K_CAT_CONV_N2] = "concat, a copy per input (2)"};
+        [K_CAT_CONV_N2] = "concat, a copy per input (2)",
+        [K_LN_EPI] = "norm",
+        [K_LN_VEC_EPI] = "norm",
+        [K_LN_CHW_EPI] = "norm",
+        [K_GN_EPI] = "norm over 4 groups",
+        [K_IN_EPI] = "norm over 12 groups",
+        [K_RMS_EPI] = "norm"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
                         int64_t h, int64_t w)
@@ -379,13 +401,48 @@ static nnop_value dw_norm(nnop_graph *g, const new_case *nc)
                              const1(g, "g", nc, c, 53, 0.5f, 1.5f), 1e-6f);
     if (k == K_DW_LN_SHARED)
         assert_int_equal(nnop_output(g, y, "conv"), NNOP_OK);
-    if (k == K_DW_LN_WIDE) /* the norm's output the plan's own buffer too (then a ReLU) */
-        return nnop_act(g, nnop_layer_norm(g, y, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-5f),
-                        NNOP_ACT_RELU, 0);
+    if (k == K_DW_LN_WIDE) /* the norm's output the plan's own buffer too (then a softmax, not
+                            * an epilogue: that would join the norm's partition) */
+        return nnop_softmax(g, nnop_layer_norm(g, y, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-5f));
     if (k == K_DW_LN_ODD)
         return nnop_layer_norm(g, y, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-5f);
     return nnop_layer_norm(g, y, const1(g, "g", nc, c, 54, 0.5f, 1.5f),
                            const1(g, "b", nc, c, 55, -0.5f, 0.5f), NNOP_NORM_C, 1e-6f);
+}
+
+/* A norm and the pointwise chain after it: one partition, one pass. */
+static nnop_value norm_epilogue(nnop_graph *g, const new_case *nc)
+{
+    const int k = nc->kind;
+    const int64_t c = k == K_LN_EPI ? 96 : k == K_LN_VEC_EPI ? 64 : k == K_RMS_EPI ? 40 : 12;
+    nnop_value x = input(g, "x", nc, 2, c, k == K_LN_VEC_EPI ? 4 : 5, 7), y;
+    switch (k) {
+    case K_LN_EPI:
+        y = nnop_layer_norm(g, x, const1(g, "g", nc, c, 61, 0.5f, 1.5f),
+                            const1(g, "b", nc, c, 62, -0.5f, 0.5f), NNOP_NORM_C, 1e-6f);
+        y = nnop_mul(g, y, const4(g, "scale", nc, 1, c, 1, 1, 63, 0.1f, 1.0f));
+        return nnop_add(g, y, x);
+    case K_LN_VEC_EPI:
+        y = nnop_layer_norm(g, x, const1(g, "g", nc, c, 64, 0.5f, 1.5f),
+                            const1(g, "b", nc, c, 65, -0.5f, 0.5f), NNOP_NORM_C, 1e-6f);
+        y = nnop_act(g, y, NNOP_ACT_GELU_TANH, 0);
+        return nnop_mul(g, y, input(g, "m", nc, 2, c, 4, 7));
+    case K_LN_CHW_EPI:
+        y = nnop_layer_norm(g, x, nnop_none(), nnop_none(), NNOP_NORM_CHW, 1e-5f);
+        return nnop_act(g, nnop_bias(g, y, const1(g, "bias", nc, c, 66, -1.0f, 1.0f)),
+                        NNOP_ACT_GELU, 0);
+    case K_GN_EPI:
+        y = nnop_group_norm(g, x, 4, const1(g, "g", nc, c, 67, 0.5f, 1.5f),
+                            const1(g, "b", nc, c, 68, -0.5f, 0.5f), 1e-5f);
+        return nnop_act(g, y, NNOP_ACT_SILU, 0);
+    case K_IN_EPI:
+        y = nnop_group_norm(g, x, c, nnop_none(), nnop_none(), 1e-5f);
+        return nnop_act(g, nnop_add(g, y, input(g, "r", nc, 2, c, 5, 7)), NNOP_ACT_RELU, 0);
+    default:
+        y = nnop_rms_norm(g, x, const1(g, "g", nc, c, 69, 0.5f, 1.5f), 1e-6f);
+        y = nnop_mul(g, y, input(g, "s", nc, 2, c, 1, 1));
+        return nnop_act(g, y, NNOP_ACT_HARDSWISH, 0);
+    }
 }
 
 static nnop_value build_op(nnop_graph *g, const new_case *nc)
@@ -445,6 +502,13 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_CAT_CONV:
     case K_CAT_CONV_N2:
         return cat_conv(g, nc);
+    case K_LN_EPI:
+    case K_LN_VEC_EPI:
+    case K_LN_CHW_EPI:
+    case K_GN_EPI:
+    case K_IN_EPI:
+    case K_RMS_EPI:
+        return norm_epilogue(g, nc);
     default:
         return deconv(g, nc);
     }
@@ -454,6 +518,23 @@ static void build_case(nnop_graph *g, const void *arg)
 {
     assert_int_equal(nnop_output(g, build_op(g, (const new_case *)arg), "y"), NNOP_OK);
     assert_int_equal(nnop_graph_status(g), NNOP_OK);
+}
+
+/* The norm and its epilogue run as one step: the own kernel's one pass, or cuDNN's graph of
+ * both. With NNOP_NORM_RTC=1 (ctest's gpu.new_ops_norm_rtc) cuDNN's runtime-compiled norm
+ * engine may run: then the chains it can lower (a layer norm over contiguous channels or over
+ * C, H, W, with constant parameters, then bias, scale, add and GELU) must be its graph. */
+static void check_norm_epilogue(const new_case *nc, const h_run *r)
+{
+    const char *rtc = getenv("NNOP_NORM_RTC");
+    const int lowerable = nc->kind == K_LN_CHW_EPI || (nc->kind == K_LN_EPI && nc->lay == NHWC);
+    const int cudnn = strstr(r->describe, "norm forward (inference)") != NULL;
+    if (r->n_parts != 1 || (!cudnn && !strstr(r->describe, ", in the same pass]")))
+        fail_msg("%s: the norm and its epilogue should be one step:\n%s", nc->name, r->describe);
+    if (rtc && strcmp(rtc, "1") == 0 && lowerable != cudnn)
+        fail_msg("%s: with NNOP_NORM_RTC=1, cuDNN's norm-forward should %s:\n%s", nc->name,
+                 lowerable ? "take the norm and its epilogue" : "be left to the own kernel",
+                 r->describe);
 }
 
 static void run_case(void **state)
@@ -489,6 +570,8 @@ static void run_case(void **state)
             fail_msg("%s: cuDNN's norm-forward should be %s:\n%s", nc->name,
                      eligible ? "used, or its refusal given" : "left alone", r.describe);
     }
+    if (nc->kind >= K_LN_EPI && nc->kind <= K_RMS_EPI)
+        check_norm_epilogue(nc, &r);
     if (nc->kind == K_CAT_CONV &&
         !strstr(r.describe, nc->lay == NCHW ? "3 of 4 inputs written into their slices"
                                             : "a copy per input (4)"))

@@ -276,21 +276,26 @@ static void test_norms_on_2d_and_3d(void **state)
     expect_values(y, want, 6);
 }
 
-/* Norms are standalone (their own partition); the activation after one starts another. */
-static void test_norm_is_its_own_partition(void **state)
+/* A norm starts a partition and absorbs the pointwise chain after it (run in the norm's own
+ * pass on the GPU): relu | group norm + SiLU | RMS norm + relu. */
+static void test_norm_takes_its_epilogue(void **state)
 {
     nnop_context *ctx = (nnop_context *)*state;
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 4, 2, 2);
     nnop_graph *g = NULL;
     nnop_plan *plan = NULL;
     nnop_value v;
+    char text[2048];
     assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
     v = nnop_act(g, nnop_input(g, "x", &xd), NNOP_ACT_RELU, 0.0f);
-    v = nnop_group_norm(g, v, 2, nnop_none(), nnop_none(), 1e-5f);
+    v = nnop_act(g, nnop_group_norm(g, v, 2, nnop_none(), nnop_none(), 1e-5f), NNOP_ACT_SILU, 0);
     v = nnop_act(g, nnop_rms_norm(g, v, nnop_none(), 1e-6f), NNOP_ACT_RELU, 0.0f);
     assert_int_equal(nnop_output(g, v, "y"), NNOP_OK);
     assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
-    assert_int_equal(nnop_plan_num_partitions(plan), 4);
+    assert_int_equal(nnop_plan_num_partitions(plan), 3);
+    assert_true(nnop_plan_describe(plan, text, sizeof text) > 0);
+    assert_non_null(strstr(text, "group_norm+act"));
+    assert_non_null(strstr(text, "rms_norm+act"));
     nnop_plan_destroy(plan);
     nnop_graph_destroy(g);
 }
@@ -384,7 +389,7 @@ int main(void)
             cmocka_unit_test(test_rms_norm_hand_computed),
             cmocka_unit_test(test_norms_random_match_naive),
             cmocka_unit_test(test_norms_on_2d_and_3d),
-            cmocka_unit_test(test_norm_is_its_own_partition),
+            cmocka_unit_test(test_norm_takes_its_epilogue),
             cmocka_unit_test(test_norm_errors),
             cmocka_unit_test(test_norm_rejects_dtype_mix),
     };

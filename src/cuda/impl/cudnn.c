@@ -2,10 +2,10 @@
  * engine stage picks (a C=3 first layer tried zero-padded to C=4 first, stem.c), or, after
  * cuDNN refused the whole chain, its longest prefix cuDNN takes, the rest split off to run
  * as an own epilogue kernel (the reason kept for nnop_plan_describe); a transposed conv as
- * cuDNN's data-gradient convolution, a layer or RMS norm as its norm-forward operation
- * (inference), their epilogues split off the same way. Linear layers never
- * come here: they run on cuBLASLt or the own linear kernel (issue 10). Execute binds the
- * slots into a variant pack: up to NNOP_VPACK_CACHE prebuilt per step, keyed by pointers. */
+ * cuDNN's data-gradient convolution (its epilogue split off the same way), a layer or RMS
+ * norm as its norm-forward operation (inference) with its whole epilogue in the graph. Linear
+ * layers never come here: they run on cuBLASLt or the own linear kernel (issue 10). Execute binds
+ * the slots into a variant pack: up to NNOP_VPACK_CACHE prebuilt per step, keyed by pointers. */
 #include <stdio.h>
 #include <string.h>
 
@@ -243,37 +243,39 @@ static nnop_status float_slot(nnop_plan *p, int32_t v, int32_t *slot)
     return st;
 }
 
+/* The norm and its whole epilogue chain as one graph: where cuDNN refuses either, the own
+ * norm kernel takes both (one pass), better than cuDNN's norm with the epilogue split off. */
 static nnop_status norm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *step)
 {
     const nnop__node *n = &p->g->nodes[t->first];
     nnop__dnn_step *dnn = (nnop__dnn_step *)nnop__calloc(1, sizeof *dnn);
     int32_t x_slot = -1, g_slot = -1, b_slot = -1;
+    nnop__chain epi;
     nnop_status st;
+    memset(&epi, 0, sizeof epi);
     if (!dnn)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
-    st = nnop__slot_value(p, n->in[0], &x_slot);
+    st = t->count > 1 ? nnop__chain_build(p, t->first + 1, t->count - 1, 0, &epi) : NNOP_OK;
+    if (st == NNOP_OK)
+        st = nnop__slot_value(p, n->in[0], &x_slot);
     if (st == NNOP_OK)
         st = float_slot(p, n->in[1], &g_slot);
     if (st == NNOP_OK && n->op == NNOP_OP_LAYER_NORM)
         st = float_slot(p, n->in[2], &b_slot);
     if (st == NNOP_OK)
-        st = nnop__lower_norm(p, t->first, x_slot, g_slot, b_slot, dnn);
+        st = nnop__lower_norm(p, t->first, x_slot, g_slot, b_slot, &epi, dnn);
     if (st == NNOP_OK)
         st = nnop__engine_select(p, dnn, t->why, sizeof t->why);
     else
         nnop__copy_text(t->why, sizeof t->why, nnop__error_body(p->ctx));
+    nnop__chain_free(&epi);
     if (st != NNOP_OK) {
         nnop__dnn_step_destroy(dnn);
         return st;
     }
     step->kind = NNOP_STEP_DNN;
     step->dnn = dnn;
-    step->y_slot = n->out;
-    if (t->count > 1) {
-        t->taken = 1;
-        t->who = "cuDNN's norm-forward took the norm";
-        snprintf(t->why, sizeof t->why, "the epilogue runs on the own epilogue kernel");
-    }
+    step->y_slot = p->g->nodes[t->first + t->count - 1].out;
     return NNOP_OK;
 }
 

@@ -243,19 +243,14 @@ static nnop_status depthwise_run(nnop_plan *p, nnop__cuda_step *st)
 static size_t depthwise_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf,
                                  size_t len)
 {
-    static const char *const kinds[] = {"bias",       "scale/shift", "batch-norm", "add",
-                                        "activation", "mul",         "sub",        "div"};
     size_t used;
-    int n = snprintf(buf, len, "[own kernel: depthwise conv%s",
-                     st->dw_tap_major ? ", tap-major weights" : ""),
-        k;
+    int n = snprintf(buf, len, "[own kernel: depthwise conv%s%s",
+                     st->dw_tap_major ? ", tap-major weights" : "",
+                     st->epi.n_ops ? ", epilogue fused: " : "");
     (void)p;
     used = n > 0 ? (size_t)n : 0;
-    for (k = 0; k < st->epi.n_ops; k++) {
-        n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "%s%s",
-                     k ? " + " : ", epilogue fused: ", kinds[st->epi.ops[k].kind]);
-        used += n > 0 ? (size_t)n : 0;
-    }
+    used += nnop__epi_ops_text(st->epi.ops, st->epi.n_ops, buf + (used < len ? used : len),
+                               used < len ? len - used : 0);
     n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "%s]",
                  st->dw.norm == 1   ? "; then the layer norm over C, in the same kernel"
                  : st->dw.norm == 2 ? "; then the RMS norm over C, in the same kernel"

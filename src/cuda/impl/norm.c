@@ -1,7 +1,10 @@
 /* norm.c: the implementation-list entry for the normalizations (layer norm over C or over C,
  * H, W; group norm; RMS norm): the own kernel (kernels/norm.cu), for group and instance
- * norm and what cuDNN's norm-forward (cudnn.c, tried first) refused, its reason kept. */
+ * norm and what cuDNN's norm-forward (cudnn.c, tried first) refused, its reason kept. The
+ * pointwise chain after the norm in its partition (GroupNorm + SiLU, a layer scale, a
+ * residual add) runs in the same kernel, on each value before its store: one pass. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cuda/impl/impl.h"
 
@@ -34,6 +37,28 @@ static nnop_status param(nnop_plan *p, const nnop__node *n, int i, int32_t *slot
     return nnop__slot_value(p, n->in[i], slot);
 }
 
+/* The partition's epilogue chain after the norm as the kernel's ops; its output the step's
+ * (it has the norm output's view: pointwise ops keep their first operand's). */
+static nnop_status fuse_epilogue(nnop_plan *p, const nnop__impl_try *t, nnop__cuda_step *st)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    nnop__chain c;
+    nnop_status r;
+    st->y_slot = n->out;
+    st->epi.n_ops = 0;
+    if (t->count == 1)
+        return NNOP_OK;
+    r = nnop__chain_build(p, t->first + 1, t->count - 1, 0, &c);
+    if (r == NNOP_OK)
+        r = nnop__step_epi_ops(p, &c, st);
+    if (r == NNOP_OK &&
+        !nnop__desc_equal(&p->g->values[n->out].desc, &p->g->values[c.out_value].desc))
+        r = nnop__fail(p->ctx, NNOP_ERR_INTERNAL, "norm: the epilogue changed the output's view");
+    st->y_slot = c.out_value;
+    nnop__chain_free(&c);
+    return r;
+}
+
 static nnop_status norm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
 {
     const nnop__node *n = &p->g->nodes[t->first];
@@ -46,6 +71,8 @@ static nnop_status norm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *
         r = param(p, n, 2, &st->beta_slot, &k->bv, &k->b_dtype, &k->b_per_element);
     else
         st->beta_slot = -1;
+    if (r == NNOP_OK)
+        r = fuse_epilogue(p, t, st);
     if (r != NNOP_OK)
         return r;
     if (t->before[0]) { /* cuDNN's norm-forward refused it: say why (nnop_plan_describe) */
@@ -55,7 +82,7 @@ static nnop_status norm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *
                  "cuDNN's norm-forward refused: %.140s%s%.70s", t->before, was[0] ? "; " : "", was);
     }
     st->kind = NNOP_STEP_NORM;
-    st->y_slot = n->out;
+    k->n_ops = st->epi.n_ops;
     k->dtype = (int)x->dtype;
     k->xv = nnop__kview_of(x);
     k->rms = n->op == NNOP_OP_RMS_NORM;
@@ -73,30 +100,45 @@ static nnop_status norm_run(nnop_plan *p, nnop__cuda_step *st)
     st->norm.y = slot[st->y_slot];
     st->norm.gamma = st->gamma_slot >= 0 ? slot[st->gamma_slot] : NULL;
     st->norm.beta = st->beta_slot >= 0 ? slot[st->beta_slot] : NULL;
+    nnop__step_fill_ops(p, st);
+    memcpy(st->norm.ops, st->epi.ops, (size_t)st->epi.n_ops * sizeof st->epi.ops[0]);
     return nnop__cuda_check(p->ctx, nnop__k_norm(&st->norm, p->ctx->cuda->stream), "nnop__k_norm",
                             __FILE__, __LINE__);
 }
 
 /* The kernel nnop__k_norm launches for the step's shape: the vector path when x and y are
- * 16-byte aligned (every buffer of the plan is; a caller's may not be), else the next. */
+ * 16-byte aligned (every buffer of the plan is; a caller's may not be), else the next; then
+ * the fused epilogue, if any. */
 static size_t norm_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf, size_t len)
 {
     const nnop__norm_kparams *k = &st->norm;
     const char *what = k->rms ? "RMS norm" : "layer norm";
     const char *rows = nnop__k_norm_rows_warp(k) ? "a warp" : "a thread";
     int lanes = nnop__k_norm_vec_lanes(k), n;
+    size_t used;
     if (!k->per_position)
-        n = snprintf(buf, len, "[own kernel: norm over %lld group%s, a block each]",
+        n = snprintf(buf, len, "[own kernel: norm over %lld group%s, a block each",
                      (long long)k->groups, k->groups == 1 ? "" : "s");
     else if (lanes > 0)
         n = snprintf(buf, len,
                      "[own kernel: %s over C, 16-byte vectors, %d lane%s a position (%s a "
-                     "position where x or y is not 16-byte aligned)]",
+                     "position where x or y is not 16-byte aligned)",
                      what, lanes, lanes == 1 ? "" : "s", rows);
     else
-        n = snprintf(buf, len, "[own kernel: %s over C, %s a position]", what, rows);
+        n = snprintf(buf, len, "[own kernel: %s over C, %s a position", what, rows);
     (void)p;
-    return n > 0 ? (size_t)n : 0;
+    used = n > 0 ? (size_t)n : 0;
+    if (k->n_ops > 0) {
+        n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "; then ");
+        used += n > 0 ? (size_t)n : 0;
+        used += nnop__epi_ops_text(st->epi.ops, k->n_ops, buf + (used < len ? used : len),
+                                   used < len ? len - used : 0);
+        n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0,
+                     ", in the same pass");
+        used += n > 0 ? (size_t)n : 0;
+    }
+    n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "]");
+    return used + (n > 0 ? (size_t)n : 0);
 }
 
 const nnop__impl nnop__impl_norm = {"own norm kernel", norm_fits,     norm_build,

@@ -159,6 +159,22 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
     return nnop__slot_value(p, n->in[0], &st->x_slot);
 }
 
+size_t nnop__epi_ops_text(const nnop__epi_op *ops, int n, char *buf, size_t len)
+{
+    static const char *const kinds[] = {"bias",       "scale/shift", "batch-norm", "add",
+                                        "activation", "mul",         "sub",        "div"};
+    size_t used = 0;
+    int k, w;
+    if (len)
+        buf[0] = '\0';
+    for (k = 0; k < n; k++) {
+        w = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "%s%s",
+                     k ? " + " : "", kinds[ops[k].kind]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return used;
+}
+
 void nnop__bind_epi_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t (*slots)[4])
 {
     int k, i;
@@ -300,8 +316,7 @@ static nnop_status epilogue_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_st
 /* Standalone ops: pooling, global average pooling, softmax, flatten. */
 static int kernel_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
 {
-    nnop_fusion_role role = role_of(p, t);
-    if (role == NNOP_ROLE_PRODUCER || role == NNOP_ROLE_EPILOGUE) {
+    if (role_of(p, t) != NNOP_ROLE_STANDALONE) {
         *why_not = "not a standalone op";
         return 0;
     }

@@ -197,7 +197,9 @@ cudaError_t nnop__k_gate(const nnop__gate_kparams *p, cudaStream_t s);
  * (layer norm over C, RMS norm: the C values at each n, h, w) or per group (group norm, layer
  * norm over C, H, W: channels [g C/G, (g+1) C/G) and all of H, W of each n). y has x's view;
  * gamma/beta (NULL: 1 and 0) are 1-D of C (gv.n = C, gv.sn its stride) or, per_element, of
- * x's shape with dim 0 = 1 (gv's c, h, w strides). Float accumulation, two passes. */
+ * x's shape with dim 0 = 1 (gv's c, h, w strides). Float accumulation, two passes. Then
+ * ops[0..n_ops) on each normalized value before its one store, element i being y's offset
+ * (ADD and NONE-mode operands share y's view; SAMPLE ones have xsn = xv.sn). */
 typedef struct nnop__norm_kparams {
     const void *x, *gamma, *beta;
     void *y;
@@ -208,6 +210,8 @@ typedef struct nnop__norm_kparams {
     int per_position; /* 1: over C at each position; 0: per (n, group) */
     int64_t groups;
     float eps;
+    int n_ops;
+    nnop__epi_op ops[NNOP_EPI_MAX_OPS];
 } nnop__norm_kparams;
 cudaError_t nnop__k_norm(const nnop__norm_kparams *p, cudaStream_t s);
 /* Lanes a position of the per-position vector path for p's shape (16-byte vectors, where x

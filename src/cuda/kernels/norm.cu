@@ -9,11 +9,13 @@
 // with C a multiple of 16 bytes' worth, G lanes each (G a power of two, up to 4 vectors of 16
 // bytes a lane held in registers: one read of x, 32/G positions a warp); over strided channels
 // (channels-first) one thread each, neighbouring threads on neighbouring pixels. Per-group boxes
-// take one block each.
+// take one block each. Every path then runs the step's fused epilogue (p.ops: the pointwise
+// chain after the norm, in its partition) on each value before the one store.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "cuda/kernels/device_util.cuh"
+#include "cuda/kernels/epilogue.cuh"
 
 namespace
 {
@@ -22,6 +24,7 @@ constexpr int kThreads = 256;
 
 using nnop_k::aligned;
 using nnop_k::block_sum;
+using nnop_k::epi_op;
 using nnop_k::fromf;
 using nnop_k::grid_for;
 using nnop_k::ld;
@@ -46,6 +49,15 @@ __device__ __forceinline__ float affine(const nnop__norm_kparams &p, float v, in
 {
     return v * param(p.gamma, p.g_dtype, p.gv, p.g_per_element, c, h, w, 1.f) +
            param(p.beta, p.b_dtype, p.bv, p.b_per_element, c, h, w, 0.f);
+}
+
+// The fused epilogue on value v of y's element i (an offset: y has x's view), channel c.
+__device__ __forceinline__ float epilogue(const nnop__norm_kparams &p, float v, int64_t i,
+                                          int64_t c)
+{
+    for (int k = 0; k < p.n_ops; k++)
+        v = epi_op(p.ops[k], v, i, c);
+    return v;
 }
 
 // Offset into x of position pos (n, h, w with w fastest) of a per-position box; its h and w.
@@ -81,7 +93,8 @@ __global__ void __launch_bounds__(kThreads) norm_rows_warp_kernel(nnop__norm_kpa
         const float rstd = rsqrtf(warp_sum(var) / (float)C + p.eps);
         for (int64_t c = lane; c < C; c += 32)
             st(p.y, p.dtype, base + c,
-               affine(p, ((ld(p.x, p.dtype, base + c) - x0) - mean) * rstd, c, h, w));
+               epilogue(p, affine(p, ((ld(p.x, p.dtype, base + c) - x0) - mean) * rstd, c, h, w),
+                        base + c, c));
     }
 }
 
@@ -124,8 +137,9 @@ constexpr int kNormVecR = 4; // vectors a lane at most
 // l of the group holding vectors l, l + G, ... (at most R); 1-D gamma and beta (or none), as
 // floats in shared memory: read per vector there, they had cost 16 scalar loads a vector (62%
 // of copy bandwidth against 73% without them, H200).
-// (kThreads, 4): 64 registers; left free, ptxas took 255 and spilled.
-template <typename T, int V, int G, int R>
+// (kThreads, 4): 64 registers; left free, ptxas took 255 and spilled. EPI: p.ops run (a
+// separate instance, so that the plain norm keeps its registers).
+template <typename T, int V, int G, int R, bool EPI>
 __global__ void __launch_bounds__(kThreads, 4) norm_rows_vec_kernel(nnop__norm_kparams p, int nv)
 {
     __shared__ __align__(16) float sg[32 * kNormVecR * 8], sb[32 * kNormVecR * 8];
@@ -190,8 +204,12 @@ __global__ void __launch_bounds__(kThreads, 4) norm_rows_vec_kernel(nnop__norm_k
             }
             Vec<T, V> o;
 #pragma unroll
-            for (int e = 0; e < V; e++)
-                o.v[e] = fromf<T>((v[r][e] - mean) * rstd * g[e] + b[e]);
+            for (int e = 0; e < V; e++) {
+                float u = (v[r][e] - mean) * rstd * g[e] + b[e];
+                if (EPI)
+                    u = epilogue(p, u, pos * C + j * V + e, j * V + e);
+                o.v[e] = fromf<T>(u);
+            }
             stv<T, V>(y + pos * C + j * V, o);
         }
     }
@@ -226,6 +244,32 @@ bool norm_rows_warp(const nnop__norm_kparams *p)
     return p->xv.sc == 1 && p->xv.c >= 32;
 }
 
+// The vector kernel of G lanes a position.
+template <typename T, int V, int R, bool EPI>
+void launch_vec(int G, unsigned grid, int bs, cudaStream_t s, const nnop__norm_kparams &p, int nv)
+{
+    switch (G) {
+    case 1:
+        norm_rows_vec_kernel<T, V, 1, R, EPI><<<grid, bs, 0, s>>>(p, nv);
+        break;
+    case 2:
+        norm_rows_vec_kernel<T, V, 2, R, EPI><<<grid, bs, 0, s>>>(p, nv);
+        break;
+    case 4:
+        norm_rows_vec_kernel<T, V, 4, R, EPI><<<grid, bs, 0, s>>>(p, nv);
+        break;
+    case 8:
+        norm_rows_vec_kernel<T, V, 8, R, EPI><<<grid, bs, 0, s>>>(p, nv);
+        break;
+    case 16:
+        norm_rows_vec_kernel<T, V, 16, R, EPI><<<grid, bs, 0, s>>>(p, nv);
+        break;
+    default:
+        norm_rows_vec_kernel<T, V, 32, R, EPI><<<grid, bs, 0, s>>>(p, nv);
+        break;
+    }
+}
+
 // The vector path for T, if the shape and pointers allow it.
 template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream_t s)
 {
@@ -236,29 +280,16 @@ template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream
     if (G == 0 || !aligned(p->x, 16) || !aligned(p->y, 16))
         return false;
     const int nv = (int)(v.c / V);
-    // blocks of 128 where 256 would leave SMs idle
+    // blocks of 128 where 256 would leave SMs idle; no more blocks than stay resident (4 a
+    // SM of 256 threads), each looping over positions: a block stages gamma and beta behind a
+    // barrier before its first load of x, and 3136 one-pass blocks paid that latency 6 times
+    // over (ncu: 38% of DRAM peak, barrier stalls; 64 x 96 x 56 x 56 f16, H200)
     const int bs = positions * G < kNormVecWant ? kThreads / 2 : kThreads;
-    const unsigned grid = grid_for(positions * G, bs);
-    switch (G) {
-    case 1:
-        norm_rows_vec_kernel<T, V, 1, R><<<grid, bs, 0, s>>>(*p, nv);
-        break;
-    case 2:
-        norm_rows_vec_kernel<T, V, 2, R><<<grid, bs, 0, s>>>(*p, nv);
-        break;
-    case 4:
-        norm_rows_vec_kernel<T, V, 4, R><<<grid, bs, 0, s>>>(*p, nv);
-        break;
-    case 8:
-        norm_rows_vec_kernel<T, V, 8, R><<<grid, bs, 0, s>>>(*p, nv);
-        break;
-    case 16:
-        norm_rows_vec_kernel<T, V, 16, R><<<grid, bs, 0, s>>>(*p, nv);
-        break;
-    default:
-        norm_rows_vec_kernel<T, V, 32, R><<<grid, bs, 0, s>>>(*p, nv);
-        break;
-    }
+    const unsigned grid = grid_for(positions * G, bs, (int64_t)132 * 4 * (kThreads / bs));
+    if (p->n_ops > 0)
+        launch_vec<T, V, R, true>(G, grid, bs, s, *p, nv);
+    else
+        launch_vec<T, V, R, false>(G, grid, bs, s, *p, nv);
     return true;
 }
 
@@ -285,7 +316,9 @@ __global__ void __launch_bounds__(kThreads) norm_rows_thread_kernel(nnop__norm_k
         const float rstd = rsqrtf(var / (float)C + p.eps);
         for (int64_t c = 0; c < C; c++)
             st(p.y, p.dtype, base + c * sc,
-               affine(p, ((ld(p.x, p.dtype, base + c * sc) - x0) - mean) * rstd, c, h, w));
+               epilogue(p,
+                        affine(p, ((ld(p.x, p.dtype, base + c * sc) - x0) - mean) * rstd, c, h, w),
+                        base + c * sc, c));
     }
 }
 
@@ -337,8 +370,9 @@ __global__ void __launch_bounds__(kThreads) norm_groups_kernel(nnop__norm_kparam
         const float rstd = rsqrtf(block_sum(var, red) / (float)count + p.eps);
         for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
             const int64_t i = box_at(p, b, base, j, chw);
-            st(p.y, p.dtype, i,
-               affine(p, ((ld(p.x, p.dtype, i) - x0) - mean) * rstd, c0 + chw[0], chw[1], chw[2]));
+            const float v = affine(p, ((ld(p.x, p.dtype, i) - x0) - mean) * rstd, c0 + chw[0],
+                                   chw[1], chw[2]);
+            st(p.y, p.dtype, i, epilogue(p, v, i, c0 + chw[0]));
         }
     }
 }

@@ -149,10 +149,12 @@ void *nnop__dnn_io_ptr(const nnop__dnn_step *s, int i, void *dev);
 nnop_status nnop__lower_scalar(nnop_context *ctx, nnop__dnn_step *s, float v,
                                cudnnBackendDescriptor_t *out);
 /* A layer norm (over C with contiguous channels, or over C, H, W) or an RMS norm over C as
- * cuDNN's norm-forward operation, inference phase (norm.c): x_slot in, the node's output out,
- * float32 scale and bias slots (bias -1: none, RMS norm). */
+ * cuDNN's norm-forward operation, inference phase (norm.c): x_slot in, float32 scale and
+ * bias slots (bias -1: none, RMS norm); out the node's output, or with epi (NULL: none) that
+ * chain's output after its ops as pointwise operations. Runtime-compiled engines only with
+ * NNOP_NORM_RTC=1 (nnop.h). */
 nnop_status nnop__lower_norm(nnop_plan *p, int32_t node, int32_t x_slot, int32_t scale_slot,
-                             int32_t bias_slot, nnop__dnn_step *s);
+                             int32_t bias_slot, const nnop__chain *epi, nnop__dnn_step *s);
 /* Producers: y (virtual when an epilogue follows) from the chain's x and w. */
 nnop_status nnop__lower_conv(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
                              cudnnBackendDescriptor_t y);

@@ -1,8 +1,12 @@
 /* norm.c: a normalization as cuDNN's norm-forward operation, inference phase: layer norm and
  * RMS norm over C as rows of C contiguous channels ([N*H*W, C, 1, 1], cuDNN normalizing
  * every dim but the first), layer norm over C, H, W as the tensor itself; float32 scale and
- * bias, epsilon by value. */
+ * bias, epsilon by value; the epilogue chain after it as pointwise operations on the same
+ * view (a virtual FLOAT tensor between). */
+#include <string.h>
+
 #include "cuda/lower/lower.h"
+#include "platform/platform.h"
 
 static int over_c(const nnop__node *n)
 {
@@ -36,8 +40,33 @@ static nnop_status param_tensor(nnop_plan *p, const nnop__node *n, nnop__dnn_ste
     return nnop__lower_tensor(p->ctx, s, 4, cd, cs, NNOP_F32, slot, out);
 }
 
+/* The epilogue ops after the norm, from its output y (virtual) to the chain's output. */
+static nnop_status lower_epilogue(nnop_plan *p, const nnop__chain *epi, nnop__dnn_step *s,
+                                  const int64_t *xd, const int64_t *xs, nnop_dtype dt,
+                                  cudnnBackendDescriptor_t y)
+{
+    cudnnBackendDescriptor_t cur = y, next = NULL;
+    nnop_status st = NNOP_OK;
+    int k;
+    for (k = 0; k < epi->n_ops && st == NNOP_OK; k++) {
+        st = nnop__lower_tensor(p->ctx, s, 4, xd, xs, dt, k + 1 == epi->n_ops ? epi->out_value : -1,
+                                &next);
+        if (st == NNOP_OK)
+            st = nnop__lower_epilogue_op(p, epi, k, s, 4, xd, xs, cur, next);
+        cur = next;
+    }
+    return st;
+}
+
+/* Whether cuDNN's runtime-compiled norm engines may run (NNOP_NORM_RTC=1, nnop.h). */
+static int rtc_allowed(void)
+{
+    char v[8];
+    return nnop__env_get("NNOP_NORM_RTC", v, sizeof v) == 0 && strcmp(v, "1") == 0;
+}
+
 nnop_status nnop__lower_norm(nnop_plan *p, int32_t node, int32_t x_slot, int32_t scale_slot,
-                             int32_t bias_slot, nnop__dnn_step *s)
+                             int32_t bias_slot, const nnop__chain *epi, nnop__dnn_step *s)
 {
     nnop_context *ctx = p->ctx;
     const nnop__node *n = &p->g->nodes[node];
@@ -46,6 +75,7 @@ nnop_status nnop__lower_norm(nnop_plan *p, int32_t node, int32_t x_slot, int32_t
     cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_INFERENCE;
     cudnnBackendDescriptor_t xt = NULL, yt = NULL, sc = NULL, bi = NULL, ep = NULL, op = NULL;
     int64_t xd[4], xs[4];
+    const int fused = epi && epi->n_ops > 0;
     const nnop__attr attrs[] = {
             NNOP_ATTR(CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode),
             NNOP_ATTR(CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase),
@@ -69,14 +99,16 @@ nnop_status nnop__lower_norm(nnop_plan *p, int32_t node, int32_t x_slot, int32_t
     if (st == NNOP_OK)
         st = nnop__lower_scalar(ctx, s, n->attr.norm.eps, &ep);
     if (st == NNOP_OK)
-        st = nnop__lower_tensor(ctx, s, 4, xd, xs, x->dtype, n->out, &yt);
+        st = nnop__lower_tensor(ctx, s, 4, xd, xs, x->dtype, fused ? -1 : n->out, &yt);
     /* cuDNN's one norm-forward engine on sm_90 is runtime-compiled and took 389.9 us for a
      * layer norm the own kernel does in 29.3 us (f16 NHWC 64x96x56x56, H200, bench_kernels):
      * precompiled engines only, else the own kernel with this refusal as its reason */
-    s->rtc_unsafe = NNOP_RTC_NORM;
+    s->rtc_unsafe = rtc_allowed() ? 0 : NNOP_RTC_NORM;
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, &op);
     if (st == NNOP_OK)
         st = nnop__dnn_set_all(ctx, op, attrs, NNOP_COUNT(attrs), "norm forward operation");
-    return st == NNOP_OK ? nnop__dnn_add_op(ctx, s, op) : st;
+    if (st == NNOP_OK)
+        st = nnop__dnn_add_op(ctx, s, op);
+    return st == NNOP_OK && fused ? lower_epilogue(p, epi, s, xd, xs, x->dtype, yt) : st;
 }
