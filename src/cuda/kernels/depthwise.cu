@@ -21,7 +21,7 @@ namespace
 
 constexpr int kThreads = 256;
 
-using nnop_k::act_vec;
+using nnop_k::act_out;
 using nnop_k::aligned;
 using nnop_k::binary;
 using nnop_k::coords;
@@ -37,30 +37,6 @@ using nnop_k::tof;
 using nnop_k::Vec;
 
 // ---------------------------------------------------------------- the fused epilogue
-// The activation on n values. Why: the kernel is bound by instruction issue, not memory (ncu,
-// 2026-12-02: 69% issue slots busy, 10% of DRAM bandwidth, 3x3 + batch-norm + SiLU at batch
-// 32), and SiLU's and sigmoid's exact expf and IEEE division are most of the epilogue's
-// instructions. For 16-bit outputs, whose rounding (4.9e-4 for f16) is far above the
-// intrinsics' error (a few 1e-6 relative), they take __expf and __fdividef; float outputs keep
-// the exact functions.
-constexpr int kActSigmoid = 7, kActSilu = 9; // nnop_act_kind values (nnop.h), as act_k's
-
-template <typename T, int N>
-__device__ __forceinline__ void act_out(const nnop__epi_op &o, float *v)
-{
-    if (sizeof(T) == 2 && o.act == kActSilu) {
-#pragma unroll
-        for (int e = 0; e < N; e++)
-            v[e] = __fdividef(v[e], 1.f + __expf(-v[e]));
-    } else if (sizeof(T) == 2 && o.act == kActSigmoid) {
-#pragma unroll
-        for (int e = 0; e < N; e++)
-            v[e] = __fdividef(1.f, 1.f + __expf(-v[e]));
-    } else {
-        act_vec<N>(o, v);
-    }
-}
-
 // The per-channel ops of p.ops on v[t * V + e], channel c0 + e of sample n (the entry fuses
 // no other kind: depthwise.c, fusable).
 template <typename T, int V, int TW>

@@ -22,9 +22,10 @@ namespace
 
 constexpr int kThreads = 256;
 
+using nnop_k::act_out;
 using nnop_k::aligned;
 using nnop_k::block_sum;
-using nnop_k::epi_op;
+using nnop_k::epi_op_inline;
 using nnop_k::fromf;
 using nnop_k::grid_for;
 using nnop_k::ld;
@@ -51,12 +52,28 @@ __device__ __forceinline__ float affine(const nnop__norm_kparams &p, float v, in
            param(p.beta, p.b_dtype, p.bv, p.b_per_element, c, h, w, 0.f);
 }
 
-// The fused epilogue on value v of y's element i (an offset: y has x's view), channel c.
+// The fused epilogue on the V values u of y's elements i0.. (offsets: y has x's view),
+// channels c0..: an activation's switch once for all V, every op inlined.
+template <typename T, int V>
+__device__ __forceinline__ void epilogue_vec(const nnop__norm_kparams &p, float *u, int64_t i0,
+                                             int64_t c0)
+{
+    for (int k = 0; k < p.n_ops; k++) {
+        const nnop__epi_op &o = p.ops[k];
+        if (o.kind == NNOP_EPI_ACT) {
+            act_out<T, V>(o, u);
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                u[e] = epi_op_inline(o, u[e], i0 + e, c0 + e);
+        }
+    }
+}
+
 __device__ __forceinline__ float epilogue(const nnop__norm_kparams &p, float v, int64_t i,
                                           int64_t c)
 {
-    for (int k = 0; k < p.n_ops; k++)
-        v = epi_op(p.ops[k], v, i, c);
+    epilogue_vec<float, 1>(p, &v, i, c); // exact functions: the paths of every dtype
     return v;
 }
 
@@ -202,14 +219,16 @@ __global__ void __launch_bounds__(kThreads, 4) norm_rows_vec_kernel(nnop__norm_k
                 *reinterpret_cast<float4 *>(b + e) =
                         *reinterpret_cast<const float4 *>(sb + j * V + e);
             }
+            float u[V];
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                u[e] = (v[r][e] - mean) * rstd * g[e] + b[e];
+            if (EPI)
+                epilogue_vec<T, V>(p, u, pos * C + j * V, j * V);
             Vec<T, V> o;
 #pragma unroll
-            for (int e = 0; e < V; e++) {
-                float u = (v[r][e] - mean) * rstd * g[e] + b[e];
-                if (EPI)
-                    u = epilogue(p, u, pos * C + j * V + e, j * V + e);
-                o.v[e] = fromf<T>(u);
-            }
+            for (int e = 0; e < V; e++)
+                o.v[e] = fromf<T>(u[e]);
             stv<T, V>(y + pos * C + j * V, o);
         }
     }
