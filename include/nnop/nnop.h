@@ -71,7 +71,9 @@
  * NNOP_LOG=1 and src/cuda/README.md give them): NNOP_DISABLE_IMPL skips the entries named
  * ("own stem kernel,own depthwise kernel": cuDNN then runs those convs); NNOP_ENABLE_IMPL
  * turns on experimental ones, today "own implicit-GEMM conv" (16-bit channels-last convs too
- * small to fill the GPU, as a split-K tensor-core implicit GEMM; sm_90 only). */
+ * small to fill the GPU, as a split-K tensor-core implicit GEMM; sm_90 only). NNOP_NORM_RTC=1
+ * lets cuDNN's runtime-compiled norm-forward engines run (excluded by default: see
+ * nnop_layer_norm). */
 #ifndef NNOP_NNOP_H
 #define NNOP_NNOP_H
 
@@ -411,8 +413,13 @@ NNOP_API nnop_value nnop_div(nnop_graph *g, nnop_value a, nnop_value b);
  * C elements (per channel), or, with NNOP_NORM_CHW, 4-D 1,C,H,W (per element, as
  * nn.LayerNorm([C, H, W])). eps finite >= 0. On the GPU a 4-D layer norm (and RMS norm) with
  * constant parameters is offered to cuDNN's norm-forward with precompiled engines only (cuDNN
- * 9.14's one engine on sm_90 is runtime-compiled and measured 13x slower); otherwise nnop's
- * own kernel runs, and nnop_plan_describe gives cuDNN's refusal as the reason. */
+ * 9.14's one engine on sm_90 is runtime-compiled and measured 13x slower; NNOP_NORM_RTC=1
+ * allows it); otherwise nnop's own kernel runs, and nnop_plan_describe gives cuDNN's refusal
+ * as the reason. Every norm takes the pointwise chain after it (bias, batch-norm, activations,
+ * add, mul/sub/div, while each value has one reader) into its partition: cuDNN's norm-forward
+ * is offered the norm and the chain as one graph (9.14 offers no engine for such a graph on
+ * sm_90), and the own kernel applies the chain to each value before its one store
+ * (nnop_plan_describe: "then ..., in the same pass"). */
 NNOP_API nnop_value nnop_layer_norm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
                                     nnop_norm_axes axes, float eps);
 /** Group norm, inference (nn.GroupNorm): C split into groups of C/groups consecutive channels,

@@ -521,13 +521,15 @@ static void build_case(nnop_graph *g, const void *arg)
 }
 
 /* The norm and its epilogue run as one step: the own kernel's one pass, or cuDNN's graph of
- * both. A layer norm over contiguous channels with constant parameters, then scale and add, is
- * offered to cuDNN's norm-forward as one graph: with NNOP_NORM_RTC=1 (ctest's
- * gpu.new_ops_norm_rtc) its runtime-compiled engines may run too, and the plan must show
- * cuDNN's graph or its refusal (cuDNN 9.14 on sm_90 offers no engine for the pair). */
+ * both. A layer or RMS norm over contiguous channels with constant parameters is offered to
+ * cuDNN's norm-forward with its chain as one graph, and the plan must show that graph or the
+ * refusal (the lowering's: a multiply by a tensor; or the engines': cuDNN 9.14 on sm_90 offers
+ * none for a norm with pointwise ops, even with NNOP_NORM_RTC=1, ctest's
+ * gpu.new_ops_norm_rtc, letting its runtime-compiled engines run). */
 static void check_norm_epilogue(const new_case *nc, const h_run *r)
 {
-    const int offered = nc->kind == K_LN_EPI && nc->lay == NHWC;
+    const int offered = nc->lay == NHWC &&
+                        (nc->kind == K_LN_EPI || nc->kind == K_LN_VEC_EPI || nc->kind == K_RMS_EPI);
     const int cudnn = strstr(r->describe, "norm forward (inference)") != NULL;
     const int refused = strstr(r->describe, "cuDNN's norm-forward refused: ") != NULL;
     if (r->n_parts != 1 || (!cudnn && !strstr(r->describe, ", in the same pass]")))

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Call 3 (nvidia-h200, repo root, .deps carried): the norm-epilogue change against every GPU
+# test program, the four vision networks and ResNet-50 against PyTorch, the differential
+# tester's regression repros, and (time permitting) the fixed-seed difftest sets.
+set -u
+T0=$(date +%s)
+R=$OUT
+B=$PWD/build-gpu
+mkdir -p "$R/x"
+export NNOP_BUILD_DIR=$B
+export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') difftest vision_net resnet50"
+NNOP_DEADLINE=1 tools/gpu_run.sh build-only >"$R/x/build.txt" 2>&1
+echo "build rc $? at $(date -u +%T)"; grep -E "error|nnop:" "$R/x/build.txt" | head
+rm -f "$R/logs.tgz" "$R/gpu_run.log"
+export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+(cd "$B" && NNOP_REQUIRE_GPU=1 timeout 260 ctest -j4 --output-on-failure --timeout 240 \
+    -R '^gpu[.]|^example[.](vision|resnet50)|^difftest[.]regress' >"$R/ctest.log" 2>&1)
+echo "ctest rc $? at $(date -u +%T)"
+grep -E "tests passed|tests failed|\(Failed\)|Timeout|\(Skipped\)|Not Run" "$R/ctest.log" | tail -20
+grep -E "rel err|relative|top-1|convnext|unet" "$R/ctest.log" | head -20
+NNOP_SKIP_BUILD=1 NNOP_SKIP_CTEST=1 NNOP_DEADLINE=${CALL_DEADLINE:-60} \
+    NNOP_DIFFTEST_COUNT=504 NNOP_DIFFTEST_NEW_COUNT=504 NNOP_DIFFTEST_SPECIAL_COUNT=504 \
+    NNOP_DIFFTEST_GRAPH_COUNT=504 NNOP_DIFFTEST_MEMCHECK_COUNT=16 NNOP_MEMCHECK_TIMEOUT=60 \
+    timeout $((560 - ($(date +%s) - T0))) tools/gpu_run.sh tests >"$R/x/tests.txt" 2>&1
+echo "tests rc $? at $(date -u +%T)"
+grep -E "^difftest|ERROR SUMMARY|FAIL" "$R/x/tests.txt" | head -12
+echo "== end at $(date -u +%T)"
+mv "$R/logs.tgz" "$R/x/tests_logs.tgz" 2>/dev/null
+rm -f "$R/gpu_run.log"
+tar czf "$R/call3.tgz" -C "$R/x" . && rm -rf "$R/x"
