@@ -34,7 +34,8 @@ enum {
     K_SE_MUL,
     K_LN,
     K_LN_PLAIN,
-    K_LN_GELU
+    K_LN_GELU,
+    K_LN_GELU_TWO /* the same compiled without fusion: two passes */
 };
 
 typedef struct kcase {
@@ -73,6 +74,7 @@ static const kcase cases[] = {
     {"layer norm over C, constant affine (cuDNN norm-forward)", K_LN, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"layer norm over C, no affine (own kernel)", K_LN_PLAIN, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"layer norm over C, constant affine, then GELU (one pass)", K_LN_GELU, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
+    {"layer norm over C, constant affine, then GELU (two passes, fusion off)", K_LN_GELU_TWO, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F16, NNOP_NHWC, 256, 512, 14, 14, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F32, NNOP_NHWC, 256, 2048, 7, 7, 0, 0, 0, 4},
 };
@@ -144,12 +146,13 @@ static void build(nnop_graph *g, const kcase *kc)
         y = nnop_flatten(g, x);
     } else if (kc->kind == K_SILU || kc->kind == K_GELU) {
         y = nnop_act(g, x, kc->kind == K_SILU ? NNOP_ACT_SILU : NNOP_ACT_GELU, 0.0f);
-    } else if (kc->kind == K_LN || kc->kind == K_LN_PLAIN || kc->kind == K_LN_GELU) {
+    } else if (kc->kind == K_LN || kc->kind == K_LN_PLAIN || kc->kind == K_LN_GELU ||
+               kc->kind == K_LN_GELU_TWO) {
         y = kc->kind == K_LN_PLAIN
                     ? nnop_layer_norm(g, x, nnop_none(), nnop_none(), NNOP_NORM_C, 1e-6f)
                     : nnop_layer_norm(g, x, per_channel(g, "gamma", kc, 1.0f),
                                       per_channel(g, "beta", kc, 0.0f), NNOP_NORM_C, 1e-6f);
-        if (kc->kind == K_LN_GELU)
+        if (kc->kind == K_LN_GELU || kc->kind == K_LN_GELU_TWO)
             y = nnop_act(g, y, NNOP_ACT_GELU, 0.0f);
     } else if (kc->kind == K_SE_MUL) {
         nnop_tensor_desc sd = nnop_tensor_4d(kc->dt, kc->lay, kc->n, kc->c, 1, 1);
@@ -176,9 +179,12 @@ static nnop_plan *compile(nnop_context *ctx, const kcase *kc)
 {
     nnop_graph *g = NULL;
     nnop_plan *p = NULL;
+    nnop_compile_options o;
+    nnop_compile_options_init(&o);
+    o.fuse = kc->kind != K_LN_GELU_TWO;
     NN(ctx, nnop_graph_create(ctx, &g));
     build(g, kc);
-    NN(ctx, nnop_graph_compile(g, NULL, &p));
+    NN(ctx, nnop_graph_compile(g, &o, &p));
     nnop_graph_destroy(g);
     return p;
 }

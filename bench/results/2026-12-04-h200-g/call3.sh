@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Call 3 (nvidia-h200, repo root, .deps carried): the norm-epilogue change against every GPU
 # test program, the four vision networks and ResNet-50 against PyTorch, the differential
-# tester's regression repros, and (time permitting) the fixed-seed difftest sets.
+# tester's regression repros, the layer-norm rows of bench_kernels (one pass against two), and
+# (time permitting) the fixed-seed difftest sets.
 set -u
 T0=$(date +%s)
 R=$OUT
 B=$PWD/build-gpu
 mkdir -p "$R/x"
 export NNOP_BUILD_DIR=$B
-export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') difftest vision_net resnet50"
+export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') difftest vision_net resnet50 bench_kernels"
 NNOP_DEADLINE=1 tools/gpu_run.sh build-only >"$R/x/build.txt" 2>&1
 echo "build rc $? at $(date -u +%T)"; grep -E "error|nnop:" "$R/x/build.txt" | head
 rm -f "$R/logs.tgz" "$R/gpu_run.log"
@@ -18,6 +19,8 @@ export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 echo "ctest rc $? at $(date -u +%T)"
 grep -E "tests passed|tests failed|\(Failed\)|Timeout|\(Skipped\)|Not Run" "$R/ctest.log" | tail -20
 grep -E "rel err|relative|top-1|convnext|unet" "$R/ctest.log" | head -20
+NNOP_BENCH_ONLY="layer norm" timeout 60 "$B/bench/bench_kernels" >"$R/bench_ln.md" 2>&1
+grep -E "layer norm" "$R/bench_ln.md" | cut -c1-160
 LEFT=$((560 - ($(date +%s) - T0)))
 [ "$LEFT" -gt 30 ] && NNOP_SKIP_BUILD=1 NNOP_SKIP_CTEST=1 NNOP_DEADLINE=${CALL_DEADLINE:-60} \
     NNOP_DIFFTEST_COUNT=504 NNOP_DIFFTEST_NEW_COUNT=504 NNOP_DIFFTEST_SPECIAL_COUNT=504 \
