@@ -4,7 +4,8 @@
  * channels-last; it does not channels-first, for a norm over C, H, W, when the conv's output
  * is a graph output or has a second reader, nor for C = 384 read straight from a graph input
  * (a block of whole positions needs 4-element vectors there, and a caller's buffer may not be
- * aligned for them), while C = 96 from a graph input fits (lanes of one element). */
+ * aligned for them), while C = 96 from a graph input fits (lanes of one element); nor when the
+ * norm has a pointwise chain after it (its own partition then takes that, in one pass). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@
 #include "cuda/impl/impl.h"
 #include "plan_fixture.h"
 
-enum { PLAIN, SHARED_OUT, SECOND_READER, OVER_CHW, GRAPH_INPUT };
+enum { PLAIN, SHARED_OUT, SECOND_READER, OVER_CHW, GRAPH_INPUT, NORM_EPILOGUE };
 
 /* x 1 x c x 9 x 9 -> [relu] -> dw 7x7 + bias -> norm -> 1x1 conv to 8 channels. */
 static void build(plan_fixture *f, nnop_layout lay, int64_t c, int variant)
@@ -40,6 +41,8 @@ static void build(plan_fixture *f, nnop_layout lay, int64_t c, int variant)
                             NNOP_NORM_C, 1e-6f);
     if (variant == SECOND_READER)
         z = nnop_add(f->g, z, y);
+    if (variant == NORM_EPILOGUE) /* the norm's partition takes the GELU */
+        z = nnop_act(f->g, z, NNOP_ACT_GELU, 0.0f);
     z = nnop_conv(f->g, z, fixture_zeros(f, "pw", &pd), &pw);
     assert_int_equal(nnop_output(f->g, z, "y"), NNOP_OK);
     fixture_compile(f);
@@ -93,6 +96,26 @@ static void test_no_norm_where_the_block_differs(void **state)
     assert_false(case_takes_norm(NNOP_NHWC, 96, OVER_CHW));
     assert_false(case_takes_norm(NNOP_NHWC, 384, GRAPH_INPUT));
     assert_false(case_takes_norm(NNOP_NHWC, 99, PLAIN)); /* no block of whole positions */
+    /* the norm heads a partition with its GELU: the norm kernel runs both in one pass, the
+     * depthwise step leaves them (either way one tensor fewer goes through memory) */
+    assert_false(case_takes_norm(NNOP_NHWC, 96, NORM_EPILOGUE));
+}
+
+/* A norm's partition is the norm and the pointwise chain after it. */
+static void test_norm_partition_takes_its_chain(void **state)
+{
+    plan_fixture f;
+    int32_t i, found = 0;
+    (void)state;
+    build(&f, NNOP_NHWC, 96, NORM_EPILOGUE);
+    for (i = 0; i < f.p->n_parts; i++)
+        if (f.p->g->nodes[f.p->parts[i].first].op == NNOP_OP_LAYER_NORM) {
+            assert_int_equal(f.p->parts[i].count, 2);
+            assert_int_equal(f.p->g->nodes[f.p->parts[i].first + 1].op, NNOP_OP_ACT);
+            found = 1;
+        }
+    assert_true(found);
+    fixture_end(&f);
 }
 
 int main(void)
@@ -100,6 +123,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_channels_last_block_takes_the_norm),
             cmocka_unit_test(test_no_norm_where_the_block_differs),
+            cmocka_unit_test(test_norm_partition_takes_its_chain),
     };
     return cmocka_run_group_tests_name("dw_norm_fits", tests, NULL, NULL);
 }
