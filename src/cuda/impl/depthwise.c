@@ -243,19 +243,18 @@ static nnop_status depthwise_run(nnop_plan *p, nnop__cuda_step *st)
 static size_t depthwise_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf,
                                  size_t len)
 {
-    size_t used;
-    int n = snprintf(buf, len, "[own kernel: depthwise conv%s%s",
-                     st->dw_tap_major ? ", tap-major weights" : "",
-                     st->epi.n_ops ? ", epilogue fused: " : "");
+    nnop__text t;
     (void)p;
-    used = n > 0 ? (size_t)n : 0;
-    used += nnop__epi_ops_text(st->epi.ops, st->epi.n_ops, buf + (used < len ? used : len),
-                               used < len ? len - used : 0);
-    n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "%s]",
-                 st->dw.norm == 1   ? "; then the layer norm over C, in the same kernel"
-                 : st->dw.norm == 2 ? "; then the RMS norm over C, in the same kernel"
-                                    : "");
-    return used + (n > 0 ? (size_t)n : 0);
+    nnop__text_init(&t, buf, len);
+    nnop__textf(&t, "[own kernel: depthwise conv%s%s",
+                st->dw_tap_major ? ", tap-major weights" : "",
+                st->epi.n_ops ? ", epilogue fused: " : "");
+    nnop__epi_ops_text(st->epi.ops, st->epi.n_ops, &t);
+    nnop__textf(&t, "%s]",
+                st->dw.norm == 1   ? "; then the layer norm over C, in the same kernel"
+                : st->dw.norm == 2 ? "; then the RMS norm over C, in the same kernel"
+                                   : "");
+    return t.used;
 }
 
 const nnop__impl nnop__impl_depthwise = {"own depthwise kernel", depthwise_fits,

@@ -180,9 +180,8 @@ nnop_status nnop__step_build_epilogue(nnop_plan *p, int32_t first, int32_t count
  * a launch. */
 nnop_status nnop__step_epi_ops(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st);
 void nnop__step_fill_ops(nnop_plan *p, nnop__cuda_step *st);
-/* The ops' kinds as "bias + activation + add" into buf (snprintf's contract: the length it
- * would have, buf cut and terminated where len is short), for nnop_plan_describe. */
-size_t nnop__epi_ops_text(const nnop__epi_op *ops, int n, char *buf, size_t len);
+/* The ops' kinds as "bias + activation + add", appended to t, for nnop_plan_describe. */
+void nnop__epi_ops_text(const nnop__epi_op *ops, int n, nnop__text *t);
 /* The same for any ops and their operand slots (-1 = none): the gate's two chains. */
 void nnop__bind_epi_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t (*slots)[4]);
 /* A linear partition (with its whole epilogue chain) on the own linear kernel: the fallback

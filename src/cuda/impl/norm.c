@@ -114,31 +114,27 @@ static size_t norm_describe(const nnop_plan *p, const nnop__cuda_step *st, char 
     const nnop__norm_kparams *k = &st->norm;
     const char *what = k->rms ? "RMS norm" : "layer norm";
     const char *rows = nnop__k_norm_rows_warp(k) ? "a warp" : "a thread";
-    int lanes = nnop__k_norm_vec_lanes(k), n;
-    size_t used;
-    if (!k->per_position)
-        n = snprintf(buf, len, "[own kernel: norm over %lld group%s, a block each",
-                     (long long)k->groups, k->groups == 1 ? "" : "s");
-    else if (lanes > 0)
-        n = snprintf(buf, len,
-                     "[own kernel: %s over C, 16-byte vectors, %d lane%s a position (%s a "
-                     "position where x or y is not 16-byte aligned)",
-                     what, lanes, lanes == 1 ? "" : "s", rows);
-    else
-        n = snprintf(buf, len, "[own kernel: %s over C, %s a position", what, rows);
+    int lanes = nnop__k_norm_vec_lanes(k);
+    nnop__text t;
     (void)p;
-    used = n > 0 ? (size_t)n : 0;
+    nnop__text_init(&t, buf, len);
+    if (!k->per_position)
+        nnop__textf(&t, "[own kernel: norm over %lld group%s, a block each", (long long)k->groups,
+                    k->groups == 1 ? "" : "s");
+    else if (lanes > 0)
+        nnop__textf(&t,
+                    "[own kernel: %s over C, 16-byte vectors, %d lane%s a position (%s a "
+                    "position where x or y is not 16-byte aligned)",
+                    what, lanes, lanes == 1 ? "" : "s", rows);
+    else
+        nnop__textf(&t, "[own kernel: %s over C, %s a position", what, rows);
     if (k->n_ops > 0) {
-        n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "; then ");
-        used += n > 0 ? (size_t)n : 0;
-        used += nnop__epi_ops_text(st->epi.ops, k->n_ops, buf + (used < len ? used : len),
-                                   used < len ? len - used : 0);
-        n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0,
-                     ", in the same pass");
-        used += n > 0 ? (size_t)n : 0;
+        nnop__textf(&t, "; then ");
+        nnop__epi_ops_text(st->epi.ops, k->n_ops, &t);
+        nnop__textf(&t, ", in the same pass");
     }
-    n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "]");
-    return used + (n > 0 ? (size_t)n : 0);
+    nnop__textf(&t, "]");
+    return t.used;
 }
 
 const nnop__impl nnop__impl_norm = {"own norm kernel", norm_fits,     norm_build,

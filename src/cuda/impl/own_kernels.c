@@ -159,20 +159,13 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
     return nnop__slot_value(p, n->in[0], &st->x_slot);
 }
 
-size_t nnop__epi_ops_text(const nnop__epi_op *ops, int n, char *buf, size_t len)
+void nnop__epi_ops_text(const nnop__epi_op *ops, int n, nnop__text *t)
 {
     static const char *const kinds[] = {"bias",       "scale/shift", "batch-norm", "add",
                                         "activation", "mul",         "sub",        "div"};
-    size_t used = 0;
-    int k, w;
-    if (len)
-        buf[0] = '\0';
-    for (k = 0; k < n; k++) {
-        w = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, "%s%s",
-                     k ? " + " : "", kinds[ops[k].kind]);
-        used += w > 0 ? (size_t)w : 0;
-    }
-    return used;
+    int k;
+    for (k = 0; k < n; k++)
+        nnop__textf(t, "%s%s", k ? " + " : "", kinds[ops[k].kind]);
 }
 
 void nnop__bind_epi_ops(nnop_plan *p, nnop__epi_op *ops, int n, int32_t (*slots)[4])

@@ -26,9 +26,9 @@ nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step
 {
     nnop_context *ctx = p->ctx;
     int64_t dims[NNOP_MAX_DIMS], strides[NNOP_MAX_DIMS];
-    int ndim, k, is_linear = p->g->nodes[c->producer].op == NNOP_OP_LINEAR;
+    int ndim, is_linear = p->g->nodes[c->producer].op == NNOP_OP_LINEAR;
     nnop_dtype out_dt = p->g->values[c->out_value].desc.dtype;
-    cudnnBackendDescriptor_t cur = NULL, next = NULL;
+    cudnnBackendDescriptor_t cur = NULL;
     nnop_status st;
     producer_view(p, c, &ndim, dims, strides);
     nnop__fp_init(&s->fpb);
@@ -39,12 +39,6 @@ nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step
                             &cur);
     if (st == NNOP_OK)
         st = is_linear ? nnop__lower_matmul(p, c, s, cur) : nnop__lower_conv(p, c, s, cur);
-    for (k = 0; k < c->n_ops && st == NNOP_OK; k++) {
-        st = nnop__lower_tensor(ctx, s, ndim, dims, strides, out_dt,
-                                k + 1 == c->n_ops ? c->out_value : -1, &next);
-        if (st == NNOP_OK)
-            st = nnop__lower_epilogue_op(p, c, k, s, ndim, dims, strides, cur, next);
-        cur = next;
-    }
-    return st;
+    return st == NNOP_OK ? nnop__lower_epilogue_chain(p, c, s, ndim, dims, strides, out_dt, cur)
+                         : st;
 }

@@ -169,6 +169,11 @@ nnop_status nnop__lower_deconv(nnop_plan *p, int32_t node, int32_t x_slot, int32
 nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, nnop__dnn_step *s,
                                     int ndim, const int64_t *dims, const int64_t *strides,
                                     cudnnBackendDescriptor_t in, cudnnBackendDescriptor_t out);
+/* The chain's epilogue ops (pointwise.c) from tensor in (the producer's output) to the chain's
+ * output value, virtual dt tensors of the view between. */
+nnop_status nnop__lower_epilogue_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
+                                       int ndim, const int64_t *dims, const int64_t *strides,
+                                       nnop_dtype dt, cudnnBackendDescriptor_t in);
 /* The whole chain as a cuDNN operation graph (operations only, not finalized as a graph). */
 nnop_status nnop__lower_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s);
 /* s->graph, the finalized operation graph of the lowered operations (built once, on first

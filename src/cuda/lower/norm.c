@@ -40,24 +40,6 @@ static nnop_status param_tensor(nnop_plan *p, const nnop__node *n, nnop__dnn_ste
     return nnop__lower_tensor(p->ctx, s, 4, cd, cs, NNOP_F32, slot, out);
 }
 
-/* The epilogue ops after the norm, from its output y (virtual) to the chain's output. */
-static nnop_status lower_epilogue(nnop_plan *p, const nnop__chain *epi, nnop__dnn_step *s,
-                                  const int64_t *xd, const int64_t *xs, nnop_dtype dt,
-                                  cudnnBackendDescriptor_t y)
-{
-    cudnnBackendDescriptor_t cur = y, next = NULL;
-    nnop_status st = NNOP_OK;
-    int k;
-    for (k = 0; k < epi->n_ops && st == NNOP_OK; k++) {
-        st = nnop__lower_tensor(p->ctx, s, 4, xd, xs, dt, k + 1 == epi->n_ops ? epi->out_value : -1,
-                                &next);
-        if (st == NNOP_OK)
-            st = nnop__lower_epilogue_op(p, epi, k, s, 4, xd, xs, cur, next);
-        cur = next;
-    }
-    return st;
-}
-
 /* Whether cuDNN's runtime-compiled norm engines may run (NNOP_NORM_RTC=1, nnop.h). */
 static int rtc_allowed(void)
 {
@@ -110,5 +92,6 @@ nnop_status nnop__lower_norm(nnop_plan *p, int32_t node, int32_t x_slot, int32_t
         st = nnop__dnn_set_all(ctx, op, attrs, NNOP_COUNT(attrs), "norm forward operation");
     if (st == NNOP_OK)
         st = nnop__dnn_add_op(ctx, s, op);
-    return st == NNOP_OK && fused ? lower_epilogue(p, epi, s, xd, xs, x->dtype, yt) : st;
+    return st == NNOP_OK && fused ? nnop__lower_epilogue_chain(p, epi, s, 4, xd, xs, x->dtype, yt)
+                                  : st;
 }

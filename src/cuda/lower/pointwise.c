@@ -190,6 +190,23 @@ static const char *modeless_name(int act)
                                          : "(unknown)";
 }
 
+nnop_status nnop__lower_epilogue_chain(nnop_plan *p, const nnop__chain *c, nnop__dnn_step *s,
+                                       int ndim, const int64_t *dims, const int64_t *strides,
+                                       nnop_dtype dt, cudnnBackendDescriptor_t in)
+{
+    cudnnBackendDescriptor_t cur = in, next = NULL;
+    nnop_status st = NNOP_OK;
+    int k;
+    for (k = 0; k < c->n_ops && st == NNOP_OK; k++) {
+        st = nnop__lower_tensor(p->ctx, s, ndim, dims, strides, dt,
+                                k + 1 == c->n_ops ? c->out_value : -1, &next);
+        if (st == NNOP_OK)
+            st = nnop__lower_epilogue_op(p, c, k, s, ndim, dims, strides, cur, next);
+        cur = next;
+    }
+    return st;
+}
+
 nnop_status nnop__lower_epilogue_op(nnop_plan *p, const nnop__chain *c, int k, nnop__dnn_step *s,
                                     int ndim, const int64_t *dims, const int64_t *strides,
                                     cudnnBackendDescriptor_t in, cudnnBackendDescriptor_t out)

@@ -12,8 +12,8 @@
  * batch 1 took 0.316 ms with it and 0.296 without, at batch 32 0.969 and 0.954
  * (bench/results/2026-12-04-h200-f.md; not profiled: likely the projection convs take SMs
  * from convs on the critical path, and each join is a wait across the graph's branches).
- * Nothing is marked without
- * compile option cuda_graph or when values live in a concat's slices. */
+ * Nothing is marked without compile option cuda_graph or when values live in a concat's
+ * slices. */
 nnop_status nnop__schedule_streams(nnop_plan *p);
 
 /* Partition until which a side step may still be running (its first reader; n_parts when
