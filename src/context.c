@@ -47,7 +47,7 @@ static NNOP_THREAD_LOCAL char auto_reason[NNOP_ERROR_LEN];
 
 static nnop_status pick_backend(nnop_context *ctx)
 {
-    char why[512] = "";
+    char why[NNOP_ERROR_LEN] = "";
     nnop_status st = NNOP_ERR_NO_DEVICE;
     int n = 0;
     if (ctx->opts.backend == NNOP_BACKEND_CPU) {

@@ -52,7 +52,10 @@ void nnop__doctor_text(const nnop__doctor *d, nnop__text *t)
         nnop__textf(t, "%-28s none installed\n", "CUDA driver");
     }
     nnop__textf(t, "%-28s %s%s\n", "cuDNN looked for in",
-                d->cudnn_dir[0] ? "NNOP_CUDNN_PATH=" : "the loader's search path", d->cudnn_dir);
+                d->cudnn_dir_too_long ? "nowhere: NNOP_CUDNN_PATH is too long"
+                : d->cudnn_dir[0]     ? "NNOP_CUDNN_PATH="
+                                      : "the loader's search path",
+                d->cudnn_dir);
     for (i = 0; i < d->n_lib; i++) {
         const nnop__doc_lib *l = &d->lib[i];
         if (strcmp(l->key, "cuda_driver") == 0 && !d->with_cuda && !l->loaded)

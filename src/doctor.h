@@ -6,6 +6,7 @@
 #define NNOP_DOCTOR_H
 
 #include "internal.h"
+#include "platform/platform.h"
 
 #define NNOP__DOC_MAX_LIBS     12
 #define NNOP__DOC_MAX_PROBLEMS 32
@@ -16,10 +17,10 @@ typedef struct nnop__doc_lib {
     const char *key; /* "cudnn", "cudnn_graph", ..., "cublasLt", "nvrtc", "cuda_driver" */
     char file[96];   /* the file name looked for (libcudnn_graph.so.9, cudnn_graph64_9.dll) */
     int loaded;      /* 1: loaded, path is the file */
-    char path[512];  /* the file actually loaded */
-    long version;    /* MAJOR*10000 + MINOR*100 + PATCH; 0: unknown */
-    long cudart;     /* cuDNN graph: the CUDA runtime cuDNN was built for (CUDA style) */
-    int check;       /* cuDNN sub-library's own cudnn*VersionCheck: -1 none, else status */
+    char path[NNOP__LIB_PATH_LEN]; /* the file actually loaded */
+    long version;                  /* MAJOR*10000 + MINOR*100 + PATCH; 0: unknown */
+    long cudart; /* cuDNN graph: the CUDA runtime cuDNN was built for (CUDA style) */
+    int check;   /* cuDNN sub-library's own cudnn*VersionCheck: -1 none, else status */
     char error[NNOP__DOC_TEXT]; /* the loader's own text when not loaded */
 } nnop__doc_lib;
 
@@ -38,8 +39,9 @@ typedef enum nnop__doc_gpu {
 
 typedef struct nnop__doctor {
     /* asked for */
-    int require_gpu;     /* no usable GPU is a problem */
-    char cudnn_dir[512]; /* NNOP_CUDNN_PATH: probe cuDNN in this folder only; "" none */
+    int require_gpu;                /* no usable GPU is a problem */
+    char cudnn_dir[NNOP__PATH_LEN]; /* NNOP_CUDNN_PATH: probe cuDNN in this folder only; "" none */
+    int cudnn_dir_too_long;         /* NNOP_CUDNN_PATH is set, too long to use: no cuDNN probed */
     /* the build (nnop__cuda_doctor_facts; all 0 in a CPU-only build) */
     int with_cuda;
     long cudnn_headers; /* CUDNN_VERSION */

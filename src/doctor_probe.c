@@ -55,7 +55,8 @@ void nnop__doctor_init(nnop__doctor *d, int require_gpu)
 {
     memset(d, 0, sizeof *d);
     d->require_gpu = require_gpu;
-    (void)nnop__env_lib_dir("NNOP_CUDNN_PATH", d->cudnn_dir, sizeof d->cudnn_dir);
+    d->cudnn_dir_too_long = nnop__env_lib_dir("NNOP_CUDNN_PATH", d->cudnn_dir,
+                                              sizeof d->cudnn_dir) == NNOP__ENV_TOO_LONG;
 }
 
 const nnop__doc_lib *nnop__doctor_lib(const nnop__doctor *d, const char *key)
@@ -79,7 +80,7 @@ static void *sym(nnop__dl *h, const char *name)
  * name as the loader searches, then beside `beside` (where libcudnn's own $ORIGIN points). */
 static nnop__dl *open_lib(nnop__doc_lib *lib, const char *dir, const char *beside)
 {
-    char path[640], err[NNOP__DOC_TEXT];
+    char path[NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
     nnop__dl *h;
     if (dir && dir[0]) {
         snprintf(path, sizeof path, "%s%c%s", dir, nnop__dl_dir_separator(), lib->file);
@@ -144,8 +145,10 @@ static long packed_version(const void *p)
 
 static void probe_cudnn(nnop__doctor *d)
 {
-    char beside[512] = "";
+    char beside[NNOP__PATH_LEN] = "";
     int i;
+    if (d->cudnn_dir_too_long) /* nnop loads none then (libs.c): neither does the probe */
+        return;
     for (i = 0; i < N_CUDNN_LIBS && d->n_lib < NNOP__DOC_MAX_LIBS; i++) {
         nnop__doc_lib *l = new_lib(d, cudnn_libs[i].key);
         nnop__dl *h;
@@ -367,6 +370,17 @@ static void judge_cudnn(nnop__doctor *d)
     const nnop__doc_lib *g = nnop__doctor_lib(d, "cudnn_graph");
     char have[32], want[32], floor_text[32];
     int i, cuda_major = (int)(d->cudart_built / 1000);
+    if (d->cudnn_dir_too_long) {
+        nnop__doc_problem *p = problem(d);
+        setf(p->what, sizeof p->what,
+             "NNOP_CUDNN_PATH is set but longer than %d bytes: nnop loads no cuDNN (while it is "
+             "set, nnop looks in that folder alone)",
+             NNOP__PATH_LEN - 1);
+        setf(p->fix, sizeof p->fix,
+             "set NNOP_CUDNN_PATH to a shorter path of the folder holding cuDNN (a symbolic link "
+             "will do), or unset it");
+        return;
+    }
     if (no_cudnn_at_all(d)) { /* one problem, not one a library with the same fix */
         nnop__doc_problem *p = problem(d);
         if (d->cudnn_dir[0])

@@ -9,7 +9,7 @@
 #include "nnop/nnop.h"
 #include "util/compiler.h"
 
-#define NNOP_ERROR_LEN        1024
+#define NNOP_ERROR_LEN        2048
 #define NNOP_LOAD_THREADS_MAX 8 /* nnop_context_options.load_threads */
 #define NNOP_NAME_LEN         48
 /* Oldest cuDNN the CUDA backend runs on: the 9.x backend API with engine-config workspace

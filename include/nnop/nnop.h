@@ -19,11 +19,11 @@
  * Libraries (CUDA build): the CUDA runtime is linked; cuDNN 9 and cuBLASLt are loaded when
  * first needed (the first context that may use the GPU), so a program starts without them.
  * cuDNN is libcudnn.so.9 (cudnn64_9.dll): from the folder in the environment variable
- * NNOP_CUDNN_PATH alone when it is set (a library file named there stands for its folder),
- * else where the platform loader finds it, else from the folder nnop was built against; its
- * graph library must sit beside it. Without a usable
- * cuDNN, AUTO runs on the CPU (nnop_context_create_error() says why) and NNOP_BACKEND_CUDA
- * fails with NNOP_ERR_VERSION naming the file and the loader's error. cuBLASLt
+ * NNOP_CUDNN_PATH alone when it is set (a library file named there stands for its folder;
+ * a value over 4095 bytes loads no cuDNN and says so), else where the platform loader finds
+ * it, else from the folder nnop was built against; its graph library must sit beside it.
+ * Without a usable cuDNN, AUTO runs on the CPU (nnop_context_create_error() says why) and
+ * NNOP_BACKEND_CUDA fails with NNOP_ERR_VERSION naming the file and the loader's error. cuBLASLt
  * (libcublasLt.so.<CUDA major>) missing only moves linear layers to nnop's own kernel.
  *
  * Streams (CUDA backend), as cuDNN users expect: with no stream given, a context's work runs

@@ -201,6 +201,16 @@ int nnop__env_get(const char *name, char *buf, size_t len)
 #endif
 }
 
+int nnop__env_is_set(const char *name)
+{
+#ifdef _WIN32
+    return GetEnvironmentVariableA(name, NULL, 0) > 1; /* the count holds the NUL */
+#else
+    const char *v = getenv(name);
+    return v && v[0];
+#endif
+}
+
 int nnop__platform_can_load(const char *name)
 {
     nnop__dl *h = nnop__dl_open(name, 0, NULL, 0);
@@ -238,12 +248,13 @@ int nnop__env_lists(const char *name, const char *item)
 
 int nnop__env_lib_dir(const char *name, char *buf, size_t len)
 {
-    char value[1024];
-    if (nnop__env_get(name, value, sizeof value) != 0 || strlen(value) >= len) {
-        if (buf && len)
-            buf[0] = '\0';
-        return -1;
-    }
+    char value[NNOP__PATH_LEN];
+    if (buf && len)
+        buf[0] = '\0';
+    if (nnop__env_get(name, value, sizeof value) != 0)
+        return nnop__env_is_set(name) ? NNOP__ENV_TOO_LONG : -1;
+    if (strlen(value) >= len)
+        return NNOP__ENV_TOO_LONG;
     if (names_library_file(value))
         nnop__dl_dir_of(value, buf, len);
     else

@@ -91,12 +91,20 @@ char nnop__dl_dir_separator(void);
 /* The environment variable name into buf (len bytes): 0 when set and it fits, else -1 and
  * buf "". */
 int nnop__env_get(const char *name, char *buf, size_t len);
+/* 1 when the environment variable name is set to a non-empty value, else 0. */
+int nnop__env_is_set(const char *name);
 /* 1 when the environment variable name, a comma-separated list, has item as one of its
  * entries (NNOP_DISABLE_IMPL="own stem kernel,cuBLASLt"), else 0. */
 int nnop__env_lists(const char *name, const char *item);
+/* Room for a file path nnop builds from a folder the user names (PATH_MAX on Linux). */
+#define NNOP__PATH_LEN 4096
+/* Room for that folder joined with a library's file name. */
+#define NNOP__LIB_PATH_LEN (NNOP__PATH_LEN + 64)
 /* A library folder from the environment variable name (NNOP_CUDNN_PATH): the folder itself,
  * or the folder of a library file it names (".../lib/libcudnn.so.9" reads as ".../lib"),
- * as people set it both ways. 0 when set, else -1 and buf "". */
+ * as people set it both ways. 0 when set, -1 when not, NNOP__ENV_TOO_LONG when set to more
+ * than len - 1 bytes (never cut: a cut path would name another folder); buf "" unless 0. */
+#define NNOP__ENV_TOO_LONG (-2)
 int nnop__env_lib_dir(const char *name, char *buf, size_t len);
 
 /* ---------------------------------------------------------------- processes (tests only) */

@@ -6,6 +6,9 @@
  *   nograph  libcudnn.so.9 alone (no libcudnn_graph.so.9, which libcudnn would abort the
  *            process for): refused with the graph library named, no abort
  *   garbage  a text file named libcudnn.so.9: the loader's own error in the message
+ *   deep     an empty folder whose path is over 600 bytes long: looked in, as a short one
+ *   toolong  a value of 5,000 bytes (longer than any path): refused as too long, never cut
+ *            short or passed over for another cuDNN
  *   real     the folder nnop was built against: no word about cuDNN in AUTO's reason */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +95,24 @@ static void refused_naming(const char *file, const char *also)
     cpu_still_works();
 }
 
+/* An empty folder of `levels` nested 200-byte names below a fresh one, its path into deep. */
+static void make_deep_folder(char *deep, size_t len, int levels)
+{
+    char part[201];
+    int i;
+    make_folder(deep, len);
+    memset(part, 'd', 200);
+    part[200] = '\0';
+    for (i = 0; i < levels; i++) {
+        size_t n = strlen(deep);
+        snprintf(deep + n, len - n, "/%s", part);
+        if (mkdir(deep, 0700) != 0) {
+            perror("mkdir");
+            exit(1);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     char dir[64], path[256];
@@ -128,6 +149,17 @@ int main(int argc, char **argv)
         }
         setenv("NNOP_CUDNN_PATH", dir, 1);
         refused_naming(path, "cuDNN could not be loaded");
+    } else if (strcmp(mode, "deep") == 0) {
+        char deep[700];
+        make_deep_folder(deep, sizeof deep, 3);
+        setenv("NNOP_CUDNN_PATH", deep, 1);
+        refused_naming(deep, "No such file");
+    } else if (strcmp(mode, "toolong") == 0) {
+        static char value[5001];
+        memset(value, 'x', sizeof value - 1);
+        value[0] = '/';
+        setenv("NNOP_CUDNN_PATH", value, 1);
+        refused_naming("NNOP_CUDNN_PATH is longer than 4095 bytes", "cuDNN could not be loaded");
     } else if (strcmp(mode, "real") == 0) {
         nnop_context_options o;
         nnop_context *ctx = NULL;
@@ -143,7 +175,7 @@ int main(int argc, char **argv)
                    "a loadable cuDNN is not given as AUTO's reason", why);
         nnop_context_destroy(ctx);
     } else {
-        fprintf(stderr, "usage: test_cudnn_loading missing|nograph|garbage|real\n");
+        fprintf(stderr, "usage: test_cudnn_loading missing|nograph|garbage|deep|toolong|real\n");
         return 2;
     }
     if (failures)

@@ -489,6 +489,34 @@ static void test_nnop_cudnn_path_is_honoured(void **state)
 #endif
 }
 
+/* A value longer than any path is refused in words, never cut short or passed over for the
+ * loader's search path (a program would load a cuDNN nobody named). */
+static void test_too_long_nnop_cudnn_path_is_a_problem(void **state)
+{
+#ifndef _WIN32
+    static char value[5001];
+    int problems = -1;
+    char *text;
+    (void)state;
+    memset(value, 'x', sizeof value - 1);
+    value[0] = '/';
+    text = diagnose_with_cudnn_path(value, &problems);
+    assert_has(text, "cuDNN looked for in          nowhere: NNOP_CUDNN_PATH is too long\n");
+    assert_null(strstr(text, "libcudnn.so.9: "));
+#ifdef NNOP_HAVE_CUDA
+    assert_true(problems >= 1);
+    assert_has(text, "PROBLEM: NNOP_CUDNN_PATH is set but longer than 4095 bytes: nnop loads no "
+                     "cuDNN");
+#else
+    assert_int_equal(problems, 0);
+#endif
+    free(text);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 /* NNOP_CUDNN_PATH set to a library file, as people also do, stands for its folder. */
 static void test_nnop_cudnn_path_may_name_the_library_file(void **state)
 {
@@ -526,6 +554,7 @@ int main(void)
             cmocka_unit_test(test_env_lists_names_whole_entries),
             cmocka_unit_test(test_nnop_cudnn_path_is_honoured),
             cmocka_unit_test(test_nnop_cudnn_path_may_name_the_library_file),
+            cmocka_unit_test(test_too_long_nnop_cudnn_path_is_a_problem),
     };
 #ifndef _WIN32
     find_real_cudnn_dir();

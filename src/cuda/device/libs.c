@@ -16,7 +16,7 @@
 #include "internal.h"
 #include "platform/platform.h"
 
-#define LOAD_ERROR_LEN 1024
+#define LOAD_ERROR_LEN NNOP_ERROR_LEN
 
 #ifndef NNOP_CUDNN_BUILD_DIR
 #define NNOP_CUDNN_BUILD_DIR ""
@@ -277,7 +277,7 @@ static void check_declarations(void)
 /* ------------------------------------------------------------ loading */
 typedef struct loaded_lib {
     char error[LOAD_ERROR_LEN];
-    char path[512];
+    char path[NNOP__LIB_PATH_LEN];
 } loaded_lib;
 
 static nnop__cudnn_api dnn_api;
@@ -316,7 +316,7 @@ static void join(char *out, size_t len, const char *dir, const char *file)
 static nnop__dl *open_lib(const char *file, const char *only, const char *fallback_dir,
                           loaded_lib *lib)
 {
-    char path[640], err[LOAD_ERROR_LEN];
+    char path[NNOP__LIB_PATH_LEN], err[LOAD_ERROR_LEN];
     nnop__dl *h;
     join(path, sizeof path, only, file);
     h = nnop__dl_open(path, 0, err, sizeof err);
@@ -344,11 +344,18 @@ static nnop__dl *open_lib(const char *file, const char *only, const char *fallba
 
 static void load_cudnn(void)
 {
-    char only[512], dir[512], graph[640], err[LOAD_ERROR_LEN];
+    char only[NNOP__PATH_LEN], dir[NNOP__PATH_LEN], graph[NNOP__LIB_PATH_LEN], err[LOAD_ERROR_LEN];
     nnop__dl *h, *g;
     dnn_api = dnn_missing;
     check_declarations();
-    (void)nnop__env_lib_dir("NNOP_CUDNN_PATH", only, sizeof only);
+    if (nnop__env_lib_dir("NNOP_CUDNN_PATH", only, sizeof only) == NNOP__ENV_TOO_LONG) {
+        /* searching elsewhere would load a cuDNN the user did not name */
+        say(dnn_lib.error, sizeof dnn_lib.error,
+            "cuDNN could not be loaded: NNOP_CUDNN_PATH is longer than %d bytes; set it to a "
+            "shorter path of the folder holding %s (a symbolic link will do)",
+            NNOP__PATH_LEN - 1, CUDNN_FILE);
+        return;
+    }
     h = open_lib(CUDNN_FILE, only, NNOP_CUDNN_BUILD_DIR, &dnn_lib);
     if (!h) {
         say(err, sizeof err, "%s", dnn_lib.error);
