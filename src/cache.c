@@ -583,8 +583,11 @@ nnop_status nnop__context_cache_bind(nnop_context *ctx, uint64_t cudnn_version,
 /* ================================================================ public API */
 nnop_status nnop_context_cache_stats(const nnop_context *ctx, nnop_cache_stats *out)
 {
-    if (!ctx || !out || !ctx->plan_cache)
+    if (!ctx || !ctx->plan_cache)
         return NNOP_ERR_INVALID_ARGUMENT;
+    if (!out) /* a context is never const itself: its message is state beside the counters */
+        return nnop__fail((nnop_context *)ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_cache_stats: out is NULL");
     nnop__cache_stats(ctx->plan_cache, out);
     return NNOP_OK;
 }

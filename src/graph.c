@@ -535,8 +535,14 @@ nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
 
 nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_tensor_desc *out)
 {
-    if (!g || !out || v.id < 0 || v.id >= g->n_values)
+    if (!g)
         return NNOP_ERR_INVALID_ARGUMENT;
+    if (!out)
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_value_desc: out is NULL");
+    if (v.id < 0 || v.id >= g->n_values)
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_value_desc: value id %d is not a value of this graph (ids 0..%d)",
+                          (int)v.id, (int)g->n_values - 1);
     *out = g->values[v.id].desc;
     return NNOP_OK;
 }

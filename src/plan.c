@@ -167,16 +167,24 @@ int nnop_plan_num_partitions(const nnop_plan *p)
 
 nnop_status nnop_plan_input_desc(const nnop_plan *p, int i, nnop_tensor_desc *out)
 {
-    if (!p || !out || i < 0 || i >= p->g->n_inputs)
+    if (!p)
         return NNOP_ERR_INVALID_ARGUMENT;
+    if (!out || i < 0 || i >= p->g->n_inputs)
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_plan_input_desc: %s (the plan has %d inputs)",
+                          !out ? "out is NULL" : "index out of range", (int)p->g->n_inputs);
     *out = p->g->values[p->g->inputs[i]].desc;
     return NNOP_OK;
 }
 
 nnop_status nnop_plan_output_desc(const nnop_plan *p, int i, nnop_tensor_desc *out)
 {
-    if (!p || !out || i < 0 || i >= p->g->n_outputs)
+    if (!p)
         return NNOP_ERR_INVALID_ARGUMENT;
+    if (!out || i < 0 || i >= p->g->n_outputs)
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_plan_output_desc: %s (the plan has %d outputs)",
+                          !out ? "out is NULL" : "index out of range", (int)p->g->n_outputs);
     *out = p->g->values[p->g->outputs[i]].desc;
     return NNOP_OK;
 }
@@ -208,15 +216,16 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
 
 nnop_status nnop_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count)
 {
-    if (count)
-        *count = 0;
-    if (!p || !count)
+    if (!p)
         return NNOP_ERR_INVALID_ARGUMENT;
+    if (!count)
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_plan_engines: count is NULL");
     if (cap < 0 || (cap > 0 && !out))
         return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_plan_engines: cap is %d with out %s (cap must be >= 0, and out "
                           "set when cap > 0)",
                           cap, out ? "set" : "NULL");
+    *count = 0;
     if (!p->cuda)
         return NNOP_OK; /* the CPU backend has no engines */
     return nnop__cuda_plan_engines(p, out, cap, count);

@@ -63,7 +63,8 @@ nnop_tensor_desc nnop_tensor_4d(nnop_dtype t, nnop_layout l, int64_t n, int64_t 
     d.dims[1] = c;
     d.dims[2] = h;
     d.dims[3] = w;
-    nnop__set_packed_strides(&d, l);
+    if (l == NNOP_NCHW || l == NNOP_NHWC) /* else strides stay 0: every call refuses d */
+        nnop__set_packed_strides(&d, l);
     return d;
 }
 
@@ -173,8 +174,12 @@ nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     if (!strides_match(d, NNOP_NCHW) && !(d->ndim == 4 && strides_match(d, NNOP_NHWC))) {
-        snprintf(msg, len, "strides are not packed %s",
-                 d->ndim == 4 ? "NCHW or NHWC" : "row-major");
+        snprintf(msg, len, "strides are not packed %s%s",
+                 d->ndim == 4 ? "NCHW or NHWC" : "row-major",
+                 d->strides[d->ndim - 1] == 0 && d->strides[0] == 0
+                         ? " (all 0: nnop_tensor_4d was given a layout other than NNOP_NCHW and "
+                           "NNOP_NHWC)"
+                         : "");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     return NNOP_OK;

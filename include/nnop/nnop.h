@@ -14,7 +14,9 @@
  *
  * Errors: every call returns an nnop_status (or, for graph builders, records the first error
  * in the graph). nnop_context_last_error() names the call, argument or node and why. A failed
- * call writes nothing to user memory.
+ * call writes nothing to user memory (tensors, descriptors, text and count arguments keep
+ * what they held), with one exception: the handle a create or compile call returns in *out
+ * is NULL after a failure, so that it never dangles.
  *
  * Libraries (CUDA build): the CUDA runtime is linked; cuDNN 9 and cuBLASLt are loaded when
  * first needed (the first context that may use the GPU), so a program starts without them.
@@ -160,7 +162,9 @@ typedef struct nnop_tensor_desc {
     int64_t strides[NNOP_MAX_DIMS];
 } nnop_tensor_desc;
 
-/** A packed 4-D descriptor with logical dims N, C, H, W in layout l. */
+/** A packed 4-D descriptor with logical dims N, C, H, W in layout l. Nothing is checked here;
+ * calls that take the descriptor refuse bad dims, and a layout other than NNOP_NCHW and
+ * NNOP_NHWC (its strides are then 0). */
 NNOP_API nnop_tensor_desc nnop_tensor_4d(nnop_dtype t, nnop_layout l, int64_t n, int64_t c,
                                          int64_t h, int64_t w);
 /** A packed row-major 1-D descriptor (bias, batch-norm parameters). */
@@ -171,8 +175,8 @@ NNOP_API nnop_tensor_desc nnop_tensor_2d(nnop_dtype t, int64_t rows, int64_t col
 NNOP_API int64_t nnop_tensor_elements(const nnop_tensor_desc *d);
 /** Bytes of storage of a packed tensor d (0 when d is invalid). */
 NNOP_API size_t nnop_tensor_bytes(const nnop_tensor_desc *d);
-/** Convert n elements between dtypes on the host (round to nearest even); src and dst must
- * not overlap. Returns NNOP_ERR_INVALID_ARGUMENT for NULL pointers or unknown dtypes. */
+/** Convert n elements between dtypes on the host (round to nearest even). Returns
+ * NNOP_ERR_INVALID_ARGUMENT for NULL pointers, unknown dtypes or overlapping src and dst. */
 NNOP_API nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_type,
                                   void *dst, int64_t n);
 /** Size in bytes of one element of dtype t (0 for an unknown dtype). */
@@ -228,7 +232,7 @@ NNOP_API nnop_status nnop_context_create(const nnop_context_options *o, nnop_con
 NNOP_API const char *nnop_context_create_error(void);
 /** Destroy a context (NULL is fine). Graphs and plans of it must be destroyed first. */
 NNOP_API void nnop_context_destroy(nnop_context *ctx);
-/** The backend the context runs on (never AUTO). */
+/** The backend the context runs on (never AUTO; NNOP_BACKEND_CPU for a NULL ctx). */
 NNOP_API nnop_backend nnop_context_backend(const nnop_context *ctx);
 /** Message of the last failure on ctx, or "" (never NULL; ctx NULL gives a fixed text). The
  * string belongs to ctx and stays valid until the next call on it. */
@@ -376,7 +380,8 @@ NNOP_API nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind,
                               const nnop_pool_params *p);
 /** Mean over H and W: N,C,H,W -> N,C,1,1 in x's layout. */
 NNOP_API nnop_value nnop_global_avg_pool(nnop_graph *g, nnop_value x);
-/** N,C,H,W -> N, C*H*W in logical (C, H, W) order, as torch.flatten(x, 1). */
+/** N,C,H,W -> N, C*H*W in logical (C, H, W) order, as torch.flatten(x, 1) (so a 2-D value
+ * stays as it is). */
 NNOP_API nnop_value nnop_flatten(nnop_graph *g, nnop_value x);
 /** "No value", for optional operands (nnop_linear without bias). */
 NNOP_API nnop_value nnop_none(void);
@@ -454,8 +459,9 @@ NNOP_API nnop_value nnop_resize(nnop_graph *g, nnop_value x, const nnop_resize_p
 NNOP_API nnop_value nnop_conv_transpose(nnop_graph *g, nnop_value x, nnop_value w,
                                         const nnop_conv_transpose_params *p);
 /** Mark v as a graph output, in declaration order. name may be NULL. A value is an output at
- * most once (NNOP_ERR_INVALID_ARGUMENT); an input or constant may be one: execute copies it
- * into the output buffer, on both backends. */
+ * most once (NNOP_ERR_INVALID_ARGUMENT, which also sticks in the graph, as a builder's error
+ * does); an input or constant may be one: execute copies it into the output buffer, on both
+ * backends. */
 NNOP_API nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name);
 /** Descriptor of a value (e.g. to size buffers); NNOP_ERR_INVALID_ARGUMENT for a bad id. */
 NNOP_API nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_tensor_desc *out);

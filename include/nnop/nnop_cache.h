@@ -55,7 +55,9 @@ NNOP_API nnop_status nnop_context_cache_stats(const nnop_context *ctx, nnop_cach
  * NNOP_ERR_IO, with a message in nnop_context_last_error, when the file cannot be written. */
 NNOP_API nnop_status nnop_cache_save(nnop_context *ctx);
 /** Read the context's cache file again, adding entries memory lacks. Never fails for the
- * file's contents (see above); NNOP_ERR_IO when it exists but cannot be read. */
+ * file's contents (see above); NNOP_ERR_IO when it exists but cannot be read. As for
+ * nnop_cache_save, NNOP_OK without a file or before the context knows its device (the CPU
+ * backend, which has no plans to cache, reads nothing). */
 NNOP_API nnop_status nnop_cache_load(nnop_context *ctx);
 
 /** Check a plan cache file without loading it (nnop-doctor --cache): a short report goes to

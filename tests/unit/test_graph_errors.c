@@ -1323,6 +1323,73 @@ static void test_input_rejects_0_and_negative_dims_count(void **state)
 }
 
 /* 8 dims is the limit and is accepted: an 8-D input passes through a graph unchanged. */
+/* A layout outside the enum gives a descriptor nobody takes, with the reason in words. */
+static void test_input_rejects_a_layout_outside_the_enum(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, (nnop_layout)99, 1, 3, 4, 4);
+    (void)state;
+    assert_int_equal(nnop_tensor_elements(&d), 0);
+    expect_builder_error(g, nnop_input(g, "x", &d), NNOP_ERR_INVALID_ARGUMENT,
+                         "layout other than NNOP_NCHW and NNOP_NHWC");
+}
+
+/* Each failing query names itself in the context's message (an earlier, unrelated message
+ * must not stand in for it), and leaves the caller's out untouched. */
+static void test_failed_queries_say_why_and_write_nothing(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d, before;
+    nnop_plan *plan = NULL;
+    nnop_value bad;
+    int count = -5;
+    (void)state;
+    bad.id = 42;
+    assert_int_equal(
+            nnop_output(g,
+                        nnop_act(g, input4(g, NNOP_F32, NNOP_NCHW, 1, 1, 2, 2), NNOP_ACT_RELU, 0),
+                        "y"),
+            NNOP_OK);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_OK);
+    nnop_test_poison(&d, sizeof d);
+    before = d;
+    assert_int_equal(nnop_malloc(ctx_, 16, NULL), NNOP_ERR_INVALID_ARGUMENT); /* a stale one */
+    assert_int_equal(nnop_value_desc(g, bad, &d), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_value_desc: value id 42 is not a value of this graph");
+    assert_int_equal(nnop_value_desc(g, bad, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_value_desc: out is NULL");
+    assert_int_equal(nnop_plan_input_desc(plan, 5, &d), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_plan_input_desc: index out of range (the plan has 1 in");
+    assert_int_equal(nnop_plan_output_desc(plan, -1, &d), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_plan_output_desc: index out of range");
+    assert_memory_equal(&d, &before, sizeof d);
+    assert_int_equal(nnop_context_cache_stats(ctx_, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_context_cache_stats: out is NULL");
+    assert_int_equal(nnop_plan_engines(plan, NULL, 0, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_plan_engines: count is NULL");
+    assert_int_equal(nnop_plan_engines(plan, NULL, -1, &count), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_plan_engines: cap is -1");
+    assert_int_equal(count, -5);
+    nnop_plan_destroy(plan);
+    nnop_graph_destroy(g);
+}
+
+/* nnop_convert refuses buffers that share bytes: converting f16 to f32 in place would
+ * overwrite halves before reading them. Adjacent buffers are fine. */
+static void test_convert_refuses_overlap(void **state)
+{
+    uint16_t buf[8] = {0x3c00, 0x4000, 0x4200, 0x4400, 0, 0, 0, 0};
+    float f[2];
+    (void)state;
+    assert_int_equal(nnop_convert(NNOP_F16, buf, NNOP_F32, buf, 2), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_convert(NNOP_F16, buf + 2, NNOP_F32, buf, 2), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(buf[0], 0x3c00);
+    assert_int_equal(nnop_convert(NNOP_F16, buf, NNOP_F32, buf + 4, 2), NNOP_OK); /* adjacent */
+    assert_int_equal(nnop_convert(NNOP_F16, buf, NNOP_F32, f, 2), NNOP_OK);
+    assert_true(f[0] == 1.0f && f[1] == 2.0f);
+    assert_int_equal(nnop_convert(NNOP_F16, buf, NNOP_F32, buf, 0), NNOP_OK); /* no bytes */
+}
+
 static void test_input_accepts_8_dims(void **state)
 {
     nnop_graph *g = new_graph();
@@ -1458,6 +1525,9 @@ int main(void)
             cmocka_unit_test(test_input_rejects_9_dims),
             cmocka_unit_test(test_input_rejects_0_and_negative_dims_count),
             cmocka_unit_test(test_input_accepts_8_dims),
+            cmocka_unit_test(test_input_rejects_a_layout_outside_the_enum),
+            cmocka_unit_test(test_failed_queries_say_why_and_write_nothing),
+            cmocka_unit_test(test_convert_refuses_overlap),
     };
     return cmocka_run_group_tests_name("graph_errors", tests, setup, nnop_test_teardown_context);
 }
