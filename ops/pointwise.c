@@ -99,8 +99,8 @@ static double act_value(const nnop__act_attr *a, double x)
     case NNOP_ACT_SILU:
         return x / (1.0 + exp(-x));
     case NNOP_ACT_ELU:
-        return x > 0.0 ? x : a->alpha * (exp(x) - 1.0);
-    case NNOP_ACT_HARDSWISH: /* PyTorch: x * relu6(x + 3) / 6 */
+        return x > 0.0 ? x : a->alpha * expm1(x); /* exp(x) - 1 would round tiny x to 0 */
+    case NNOP_ACT_HARDSWISH:                      /* PyTorch: x * relu6(x + 3) / 6 */
         return x * hard_sigmoid(x);
     case NNOP_ACT_HARDSIGMOID:
         return hard_sigmoid(x);

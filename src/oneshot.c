@@ -60,7 +60,8 @@ static nnop_status build_plan(nnop_context *ctx, const oneshot_key *k, nnop_plan
 }
 
 /* The cached plan for k, compiled on a miss (evicting the least recently used). */
-static nnop_status get_plan(nnop_context *ctx, const oneshot_key *k, nnop_plan **out)
+static nnop_status get_plan(nnop_context *ctx, const char *api, const oneshot_key *k,
+                            nnop_plan **out)
 {
     oneshot_entry *victim;
     nnop_status st;
@@ -68,7 +69,7 @@ static nnop_status get_plan(nnop_context *ctx, const oneshot_key *k, nnop_plan *
     if (!ctx->oneshot) {
         ctx->oneshot = (struct nnop__oneshot *)nnop__calloc(1, sizeof *ctx->oneshot);
         if (!ctx->oneshot)
-            return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_conv_bias_act: out of memory");
+            return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "%s: out of memory", api);
     }
     victim = &ctx->oneshot->slots[0];
     for (i = 0; i < ONESHOT_SLOTS; i++) {
@@ -91,8 +92,8 @@ static nnop_status get_plan(nnop_context *ctx, const oneshot_key *k, nnop_plan *
     return NNOP_OK;
 }
 
-static nnop_status check_args(nnop_context *ctx, const nnop_tensor_desc *x_desc, const void *x,
-                              const nnop_tensor_desc *w_desc, const void *w,
+static nnop_status check_args(nnop_context *ctx, const char *api, const nnop_tensor_desc *x_desc,
+                              const void *x, const nnop_tensor_desc *w_desc, const void *w,
                               const nnop_conv_params *p, const nnop_tensor_desc *y_desc,
                               const void *y)
 {
@@ -105,15 +106,15 @@ static nnop_status check_args(nnop_context *ctx, const nnop_tensor_desc *x_desc,
                           : !y      ? "y"
                                     : NULL;
     if (missing)
-        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_conv_bias_act: %s is NULL",
-                          missing);
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", api, missing);
     return NNOP_OK;
 }
 
-nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_desc *x_desc, const void *x,
-                               const nnop_tensor_desc *w_desc, const void *w, const void *bias,
-                               const nnop_conv_params *p, int act, float alpha,
-                               const nnop_tensor_desc *y_desc, void *y)
+/* Both entry points; api names the one the user called in messages. */
+static nnop_status conv_bias_act(nnop_context *ctx, const char *api, const nnop_tensor_desc *x_desc,
+                                 const void *x, const nnop_tensor_desc *w_desc, const void *w,
+                                 const void *bias, const nnop_conv_params *p, int act, float alpha,
+                                 const nnop_tensor_desc *y_desc, void *y)
 {
     oneshot_key k;
     nnop_plan *plan = NULL;
@@ -124,7 +125,7 @@ nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_desc *x_desc
     if (!ctx)
         return NNOP_ERR_INVALID_ARGUMENT;
     nnop__clear_error(ctx);
-    st = check_args(ctx, x_desc, x, w_desc, w, p, y_desc, y);
+    st = check_args(ctx, api, x_desc, x, w_desc, w, p, y_desc, y);
     if (st != NNOP_OK)
         return st;
     memset(&k, 0, sizeof k); /* padding too: the key is compared with memcmp */
@@ -134,7 +135,7 @@ nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_desc *x_desc
     k.has_bias = bias != NULL;
     k.act = act;
     k.alpha = (act == NNOP_ACT_LEAKY_RELU || act == NNOP_ACT_ELU) ? alpha : 0.0f;
-    st = get_plan(ctx, &k, &plan);
+    st = get_plan(ctx, api, &k, &plan);
     if (st != NNOP_OK)
         return st;
     nnop_plan_output_desc(plan, 0, &yd);
@@ -143,8 +144,7 @@ nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_desc *x_desc
         nnop__desc_string(&yd, want, sizeof want);
         nnop__desc_string(y_desc, got, sizeof got);
         return nnop__fail(ctx, NNOP_ERR_SHAPE,
-                          "nnop_conv_bias_act: y_desc %s does not match the inferred output %s",
-                          got, want);
+                          "%s: y_desc %s does not match the inferred output %s", api, got, want);
     }
     inputs[0] = x;
     inputs[1] = w;
@@ -157,5 +157,15 @@ nnop_status nnop_conv_bias_relu(nnop_context *ctx, const nnop_tensor_desc *x_des
                                 const nnop_tensor_desc *w_desc, const void *w, const void *bias,
                                 const nnop_conv_params *p, const nnop_tensor_desc *y_desc, void *y)
 {
-    return nnop_conv_bias_act(ctx, x_desc, x, w_desc, w, bias, p, NNOP_ACT_RELU, 0.0f, y_desc, y);
+    return conv_bias_act(ctx, "nnop_conv_bias_relu", x_desc, x, w_desc, w, bias, p, NNOP_ACT_RELU,
+                         0.0f, y_desc, y);
+}
+
+nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_desc *x_desc, const void *x,
+                               const nnop_tensor_desc *w_desc, const void *w, const void *bias,
+                               const nnop_conv_params *p, int act, float alpha,
+                               const nnop_tensor_desc *y_desc, void *y)
+{
+    return conv_bias_act(ctx, "nnop_conv_bias_act", x_desc, x, w_desc, w, bias, p, act, alpha,
+                         y_desc, y);
 }

@@ -154,7 +154,10 @@ typedef enum nnop_backend {
 
 /** A tensor description: dtype, logical dims (N, C, H, W for 4-D) and strides in elements.
  * The layout lives in the strides. nnop accepts packed tensors: 4-D NCHW or NHWC, and
- * row-major 1-D/2-D. */
+ * row-major of 1 to NNOP_MAX_DIMS dims. Conv, transposed conv, pooling and resize take 4-D
+ * values, linear 2-D, concat 2-D to 4-D; the pointwise ops (activations, clamp, bias,
+ * batch-norm, add, mul, sub, div), softmax and the norms take what their own text says, and
+ * where it says nothing, any rank (dim 1 is the channel dim). */
 typedef struct nnop_tensor_desc {
     nnop_dtype dtype;
     int ndim;
@@ -296,7 +299,7 @@ typedef enum nnop_act_kind {
     NNOP_ACT_SIGMOID = 7,
     NNOP_ACT_TANH = 8,
     NNOP_ACT_SILU = 9,         /* x * sigmoid(x), also called swish       */
-    NNOP_ACT_ELU = 10,         /* x > 0 ? x : alpha * (exp(x) - 1)        */
+    NNOP_ACT_ELU = 10,         /* x > 0 ? x : alpha * expm1(x)            */
     NNOP_ACT_HARDSWISH = 11,   /* x * min(max(x + 3, 0), 6) / 6           */
     NNOP_ACT_HARDSIGMOID = 12, /* min(max(x + 3, 0), 6) / 6               */
     NNOP_ACT_MISH = 13         /* x * tanh(log(1 + exp(x)))               */
@@ -375,7 +378,9 @@ NNOP_API nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma
 /** Elementwise a + b of the same shape (residual add). */
 NNOP_API nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b);
 /** Max or average pooling over H, W. Output size rounds down (PyTorch's ceil_mode=False):
- * floor((H + 2 pad[0] - window[0]) / stride[0]) + 1. Padding never wins a max; NaN does. */
+ * floor((H + 2 pad[0] - window[0]) / stride[0]) + 1. Padding never wins a max; NaN does.
+ * As in PyTorch, pad is at most window / 2 (NNOP_ERR_INVALID_ARGUMENT otherwise);
+ * count_include_pad is a flag (any nonzero value is true). */
 NNOP_API nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind,
                               const nnop_pool_params *p);
 /** Mean over H and W: N,C,H,W -> N,C,1,1 in x's layout. */

@@ -223,6 +223,41 @@ static void build_nan(nnop_graph *g, const void *arg)
     assert_int_equal(nnop_output(g, nnop_act(g, x, NNOP_ACT_RELU6, 0), "relu6"), NNOP_OK);
 }
 
+/* A packed row-major descriptor of n dims. */
+static nnop_tensor_desc row_major(nnop_dtype t, int n, const int64_t *dims)
+{
+    nnop_tensor_desc d;
+    int i;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = n;
+    for (i = n - 1; i >= 0; i--) {
+        d.dims[i] = dims[i];
+        d.strides[i] = i == n - 1 ? 1 : d.strides[i + 1] * dims[i + 1];
+    }
+    return d;
+}
+
+/* Ranks other than 4 where the builders take them (an outside test found the CPU backend
+ * takes them; nothing on the GPU had run them): pointwise ops on 5-D and 6-D, bias and
+ * softmax over dim 1 of 3-D. */
+static void build_ranks(nnop_graph *g, const void *arg)
+{
+    const reg_case *rc = (const reg_case *)arg;
+    const int64_t d5[5] = {2, 3, 4, 5, 6}, d6[6] = {1, 2, 3, 2, 3, 5}, d3[3] = {2, 7, 5};
+    nnop_tensor_desc x5 = row_major(rc->dt, 5, d5), x6 = row_major(rc->dt, 6, d6);
+    nnop_tensor_desc x3 = row_major(rc->dt, 3, d3), b3 = nnop_tensor_1d(rc->dt, 7);
+    nnop_value a = nnop_input(g, "a", &x5), t = nnop_input(g, "t", &x3);
+    nnop_value y = nnop_add(g, a, h_const(g, "b", &x5, 70, -1.f, 1.f));
+    y = nnop_mul(g, nnop_act(g, y, NNOP_ACT_SILU, 0), h_const(g, "m", &x5, 71, 0.5f, 1.5f));
+    assert_int_equal(nnop_output(g, y, "five"), NNOP_OK);
+    y = nnop_act(g, nnop_input(g, "six", &x6), NNOP_ACT_GELU, 0);
+    assert_int_equal(nnop_output(g, nnop_sub(g, y, h_const(g, "s", &x6, 72, -1.f, 1.f)), "six"),
+                     NNOP_OK);
+    y = nnop_act(g, nnop_bias(g, t, h_const(g, "c", &b3, 73, -0.5f, 0.5f)), NNOP_ACT_RELU, 0);
+    assert_int_equal(nnop_output(g, nnop_softmax(g, y), "three"), NNOP_OK);
+}
+
 /* clang-format off */
 #define BOTH(name, dt, lay, fn) \
     {name "_fused", dt, lay, fn, 1}, {name "_unfused", dt, lay, fn, 0}
@@ -243,6 +278,9 @@ static const reg_case cases[] = {
     BOTH("f32_nchw_outputs_input_and_constant", NNOP_F32, NNOP_NCHW, build_passthrough),
     BOTH("f16_nhwc_nan_through_relu_and_max_pool", NNOP_F16, NNOP_NHWC, build_nan),
     BOTH("f32_nchw_nan_through_relu_and_max_pool", NNOP_F32, NNOP_NCHW, build_nan),
+    BOTH("f32_ranks_3_5_6", NNOP_F32, NNOP_NCHW, build_ranks),
+    BOTH("f16_ranks_3_5_6", NNOP_F16, NNOP_NCHW, build_ranks),
+    BOTH("bf16_ranks_3_5_6", NNOP_BF16, NNOP_NCHW, build_ranks),
 };
 /* clang-format on */
 

@@ -952,7 +952,8 @@ static void test_conv_bias_relu_rejects_wrong_y_shape_and_leaves_y_untouched(voi
     (void)state;
     oneshot_init(&a);
     yd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 3, 4, 5); /* H should be 5 */
-    expect_oneshot_error(&a, &yd, NNOP_ERR_SHAPE, "y_desc f32[1,3,4,5] NHWC does not match");
+    expect_oneshot_error(&a, &yd, NNOP_ERR_SHAPE,
+                         "nnop_conv_bias_relu: y_desc f32[1,3,4,5] NHWC does not match");
     NNOP_TEST_ASSERT_ERROR(ctx_, "f32[1,3,5,5] NHWC");
     yd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 4, 5, 5); /* K should be 3 */
     expect_oneshot_error(&a, &yd, NNOP_ERR_SHAPE, "does not match the inferred output");

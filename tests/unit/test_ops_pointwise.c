@@ -144,6 +144,19 @@ static void test_act_elu_alpha_half_known_values(void **state)
     check_table((nnop_context *)*state, NNOP_ACT_ELU, 0.5f, 0.0f, want, 1e-7, "elu");
 }
 
+/* Tiny negative inputs keep their relative precision (expm1, as PyTorch): exp(x) - 1 gave 0
+ * for -1e-20 and 11% off at -1e-16 (an outside test found it). */
+static void test_act_elu_tiny_negatives_keep_precision(void **state)
+{
+    static const float x[4] = {-1e-30f, -1e-20f, -1e-16f, -1e-13f};
+    nnop_tensor_desc d = nnop_tensor_1d(NNOP_F32, 4);
+    float y[4];
+    int i;
+    run_act((nnop_context *)*state, &d, x, y, NNOP_ACT_ELU, 0.5f, 0.0f);
+    for (i = 0; i < 4; i++)
+        assert_true(fabs((double)y[i] / (0.5 * (double)x[i]) - 1.0) < 1e-6);
+}
+
 /* alpha only matters for leaky relu and elu: relu with alpha 0.3 is still relu. */
 static void test_act_relu_ignores_alpha(void **state)
 {
@@ -477,6 +490,7 @@ int main(void)
             cmocka_unit_test(test_act_silu_known_values),
             cmocka_unit_test(test_act_elu_alpha_1_known_values),
             cmocka_unit_test(test_act_elu_alpha_half_known_values),
+            cmocka_unit_test(test_act_elu_tiny_negatives_keep_precision),
             cmocka_unit_test(test_act_relu_ignores_alpha),
             cmocka_unit_test(test_act_hardsigmoid_known_values),
             cmocka_unit_test(test_act_hardswish_known_values),
