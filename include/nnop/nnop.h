@@ -346,7 +346,8 @@ NNOP_API void nnop_graph_destroy(nnop_graph *g);
 /** First error recorded by a builder (NNOP_OK if none); the message is in the context. */
 NNOP_API nnop_status nnop_graph_status(const nnop_graph *g);
 
-/** A graph input, bound at execute time, in declaration order. name may be NULL. */
+/** A graph input, bound at execute time, in declaration order. name may be NULL; names given
+ * to nnop_input, nnop_constant and nnop_output are copied. */
 NNOP_API nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tensor_desc *d);
 /** A constant (weights): d describes host data of d->dtype, copied now. Every operand of a
  * node has the same dtype: constants are given in the graph's dtype. */
@@ -490,7 +491,9 @@ NNOP_API void nnop_compile_options_init(nnop_compile_options *o);
  * The graph stays owned by the caller and may be destroyed after compile. */
 NNOP_API nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts,
                                         nnop_plan **out);
-/** Run the plan: inputs[i] for the i-th declared input, outputs[i] for the i-th output.
+/** Run the plan: inputs[i] for the i-th declared input, outputs[i] for the i-th output, each
+ * buffer holding nnop_tensor_bytes of nnop_plan_input_desc(p, i) (nnop_plan_output_desc for
+ * outputs). nnop cannot see a pointer's size: a smaller buffer is read or written past its end.
  * No device memory is allocated here. On the CUDA backend this is asynchronous on the
  * context's stream. cuDNN binds data pointers through variant packs: the first execute with
  * a new set of input/output pointers builds them (host descriptors only; up to 8 pointer sets
@@ -505,7 +508,8 @@ NNOP_API nnop_status nnop_plan_output_desc(const nnop_plan *p, int i, nnop_tenso
 NNOP_API int nnop_plan_num_partitions(const nnop_plan *p);
 /** Human-readable description: one line per partition with its nodes, engine, workspace and
  * why it was fused or split. Writes at most len bytes (NUL-terminated) and returns the length
- * the whole text needs (like snprintf). */
+ * the whole text needs (like snprintf; buf may be NULL with len 0). On the CPU backend the
+ * partitions only show the graph's fusable groups: the reference runs node by node. */
 NNOP_API size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len);
 NNOP_API void nnop_plan_destroy(nnop_plan *p);
 
