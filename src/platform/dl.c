@@ -105,6 +105,60 @@ char nnop__dl_dir_separator(void)
 #include <link.h>
 #define NNOP_HAVE_DLINFO 1
 #endif
+#ifdef __linux__
+#include <elf.h>
+#include <sys/stat.h>
+
+/* The bytes a 64-bit ELF file's headers say it holds (program and section header tables,
+ * every loaded segment), or 0 when f is not one or cannot be read. */
+static uint64_t elf_extent(FILE *f)
+{
+    Elf64_Ehdr eh;
+    Elf64_Phdr ph;
+    uint64_t need;
+    int i;
+    if (fread(&eh, 1, sizeof eh, f) != sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof ph)
+        return 0;
+    need = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof ph;
+    if (eh.e_shoff && eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > need)
+        need = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+    for (i = 0; i < eh.e_phnum; i++) {
+        if (fseek(f, (long)(eh.e_phoff + (uint64_t)i * sizeof ph), SEEK_SET) != 0 ||
+            fread(&ph, 1, sizeof ph, f) != sizeof ph)
+            return need; /* past the end: need already says so */
+        if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > need)
+            need = ph.p_offset + ph.p_filesz;
+    }
+    return need;
+}
+
+/* 1, with why in err, when path is an ELF file shorter than its headers say. Why: the loader
+ * maps such a file and the process dies of SIGBUS on the first missing page (a cut copy of
+ * libcudnn.so.9 killed every program and the doctor, an outside test found). */
+static int elf_truncated(const char *path, char *err, size_t len)
+{
+    struct stat st;
+    uint64_t need;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* dlopen says why */
+    if (fstat(fileno(f), &st) != 0) {
+        fclose(f);
+        return 0;
+    }
+    need = elf_extent(f);
+    fclose(f);
+    if (need <= (uint64_t)st.st_size)
+        return 0;
+    if (err && len)
+        snprintf(err, len,
+                 "%s: truncated file: %lld bytes, where its ELF headers describe %llu (a cut "
+                 "download or copy; not loaded)",
+                 path, (long long)st.st_size, (unsigned long long)need);
+    return 1;
+}
+#endif
 
 nnop__dl *nnop__dl_open(const char *name, int only_if_loaded, char *err, size_t len)
 {
@@ -118,6 +172,10 @@ nnop__dl *nnop__dl_open(const char *name, int only_if_loaded, char *err, size_t 
         put_text(err, len, "not loaded in this process");
         return NULL;
     }
+#endif
+#ifdef __linux__
+    if (!only_if_loaded && strchr(name, '/') && elf_truncated(name, err, len))
+        return NULL;
 #endif
     (void)dlerror(); /* drop an older message */
     h = dlopen(name, flags);

@@ -6,6 +6,8 @@
  *   nograph  libcudnn.so.9 alone (no libcudnn_graph.so.9, which libcudnn would abort the
  *            process for): refused with the graph library named, no abort
  *   garbage  a text file named libcudnn.so.9: the loader's own error in the message
+ *   cut      the first 4 KiB of the real libcudnn.so.9 (a cut download): refused, naming the
+ *            file and the sizes, where the loader would die of SIGBUS
  *   deep     an empty folder whose path is over 600 bytes long: looked in, as a short one
  *   toolong  a value of 5,000 bytes (longer than any path): refused as too long, never cut
  *            short or passed over for another cuDNN
@@ -149,6 +151,27 @@ int main(int argc, char **argv)
         }
         setenv("NNOP_CUDNN_PATH", dir, 1);
         refused_naming(path, "cuDNN could not be loaded");
+    } else if (strcmp(mode, "cut") == 0) {
+        char cut[256], buf[4096];
+        FILE *from, *to;
+        size_t n;
+        snprintf(path, sizeof path, "%s/libcudnn.so.9", NNOP_CUDNN_BUILD_DIR);
+        from = fopen(path, "rb");
+        if (!from) {
+            printf("no %s to cut: skipped\n", path);
+            return 77;
+        }
+        make_folder(dir, sizeof dir);
+        snprintf(cut, sizeof cut, "%s/libcudnn.so.9", dir);
+        to = fopen(cut, "wb");
+        n = fread(buf, 1, sizeof buf, from);
+        if (!to || n != sizeof buf || fwrite(buf, 1, n, to) != n || fclose(to) != 0) {
+            perror(cut);
+            return 1;
+        }
+        fclose(from);
+        setenv("NNOP_CUDNN_PATH", dir, 1);
+        refused_naming(cut, "truncated file: 4096 bytes");
     } else if (strcmp(mode, "deep") == 0) {
         char deep[700];
         make_deep_folder(deep, sizeof deep, 3);
@@ -175,7 +198,8 @@ int main(int argc, char **argv)
                    "a loadable cuDNN is not given as AUTO's reason", why);
         nnop_context_destroy(ctx);
     } else {
-        fprintf(stderr, "usage: test_cudnn_loading missing|nograph|garbage|deep|toolong|real\n");
+        fprintf(stderr,
+                "usage: test_cudnn_loading missing|nograph|garbage|cut|deep|toolong|real\n");
         return 2;
     }
     if (failures)
