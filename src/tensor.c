@@ -143,6 +143,15 @@ nnop_layout nnop__layout_of(const nnop_tensor_desc *d)
                    : NNOP_NCHW;
 }
 
+static int strides_all_zero(const nnop_tensor_desc *d)
+{
+    int i;
+    for (i = 0; i < d->ndim; i++)
+        if (d->strides[i] != 0)
+            return 0;
+    return 1;
+}
+
 nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
 {
     int64_t n = 1;
@@ -176,9 +185,9 @@ nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
     if (!strides_match(d, NNOP_NCHW) && !(d->ndim == 4 && strides_match(d, NNOP_NHWC))) {
         snprintf(msg, len, "strides are not packed %s%s",
                  d->ndim == 4 ? "NCHW or NHWC" : "row-major",
-                 d->strides[d->ndim - 1] == 0 && d->strides[0] == 0
-                         ? " (all 0: nnop_tensor_4d was given a layout other than NNOP_NCHW and "
-                           "NNOP_NHWC)"
+                 d->ndim == 4 && strides_all_zero(d)
+                         ? " (all 0, as nnop_tensor_4d gives for a layout other "
+                           "than NNOP_NCHW and NNOP_NHWC)"
                          : "");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
