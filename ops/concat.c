@@ -2,12 +2,22 @@
  * NNOP_MAX_CONCAT_INPUTS values of one rank (2 to 4 dims) and one layout. */
 #include "ops_common.h"
 
+/* The layouts whose packed offsets x's memory fits: bit 0 NCHW, bit 1 NHWC (both for a 4-D
+ * value like N,1,H,W or N,C,1,1, whose memory is the same in either). */
+static unsigned layouts_fitting(const nnop_tensor_desc *x)
+{
+    return (nnop__fits_layout(x, NNOP_NCHW) ? 1u : 0u) |
+           (nnop__fits_layout(x, NNOP_NHWC) ? 2u : 0u);
+}
+
 static nnop_status concat_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
                                 nnop_tensor_desc *out, char *msg, size_t msg_len)
 {
     const nnop_tensor_desc *x0 = in[0];
     int64_t c = 0;
-    int i, d, own = -1; /* first input with a layout of its own */
+    unsigned common = 3u, fits;
+    int i, d, own = -1; /* the first input whose memory fits one layout only */
+    int declared = -1;  /* the first input with a layout of its own */
     for (i = 0; i < node->n_in; i++) {
         const nnop_tensor_desc *x = in[i];
         if (x->ndim < 2 || x->ndim > 4) {
@@ -25,21 +35,26 @@ static nnop_status concat_infer(const nnop__node *node, const nnop_tensor_desc *
                          i, d, (long long)x->dims[d], (long long)x0->dims[d]);
                 return NNOP_ERR_SHAPE;
             }
-        if (x->ndim == 4 && !nnop__layout_ambiguous(x)) {
-            if (own < 0)
-                own = i;
-            else if (nnop__layout_of(x) != nnop__layout_of(in[own])) {
-                NNOP_MSG("input %d is %s but input %d is %s (one layout for all inputs)", i,
-                         nnop__layout_of(x) == NNOP_NHWC ? "NHWC" : "NCHW", own,
-                         nnop__layout_of(in[own]) == NNOP_NHWC ? "NHWC" : "NCHW");
-                return NNOP_ERR_SHAPE;
-            }
+        /* the inputs' memory must share a layout; a declared one that the memory does not
+         * need (N,1,H,W said NHWC) does not count against the others */
+        fits = x->ndim == 4 ? layouts_fitting(x) : 3u;
+        if ((common & fits) == 0) {
+            NNOP_MSG("input %d is %s but input %d is %s (one layout for all inputs)", i,
+                     nnop__layout_name(x), own, nnop__layout_name(in[own]));
+            return NNOP_ERR_SHAPE;
         }
+        if (fits != 3u && own < 0)
+            own = i;
+        common &= fits;
+        if (x->ndim == 4 && declared < 0 && !nnop__layout_ambiguous(x))
+            declared = i;
         c += x->dims[1]; /* each <= 2^40 and at most 32 of them: no overflow */
     }
     *out = *x0;
     out->dims[1] = c;
-    nnop__set_packed_strides(out, own >= 0 ? nnop__layout_of(in[own]) : NNOP_NCHW);
+    /* as the graph settles it: the first input with a layout of its own (the copy or slice
+     * steps take any strides, so an N,1,H,W input of the other layout is fine) */
+    nnop__set_packed_strides(out, declared >= 0 ? nnop__layout_of(in[declared]) : NNOP_NCHW);
     return NNOP_OK;
 }
 

@@ -43,9 +43,8 @@ nnop_status nnop__check_conv_operands(const nnop_tensor_desc *x, const nnop_tens
         return NNOP_ERR_SHAPE;
     }
     if (!nnop__layout_ambiguous(x) && !nnop__fits_layout(w, nnop__layout_of(x))) {
-        NNOP_MSG("w must be packed in x's layout (x is %s, w is %s)",
-                 nnop__layout_of(x) == NNOP_NHWC ? "NHWC" : "NCHW",
-                 nnop__layout_of(w) == NNOP_NHWC ? "NHWC" : "NCHW");
+        NNOP_MSG("w must be packed in x's layout (x is %s, w is %s)", nnop__layout_name(x),
+                 nnop__layout_name(w));
         return NNOP_ERR_SHAPE;
     }
     return NNOP_OK;

@@ -34,6 +34,12 @@ static inline int64_t nnop__at(const nnop__view4 *v, int64_t n, int64_t c, int64
 
 #define NNOP_MSG(...) snprintf(msg, msg_len, __VA_ARGS__)
 
+/* "NHWC" or "NCHW": the layout of a 4-D value, for messages. */
+static inline const char *nnop__layout_name(const nnop_tensor_desc *d)
+{
+    return nnop__layout_of(d) == NNOP_NHWC ? "NHWC" : "NCHW";
+}
+
 /* pad, stride, dilation ({H, W}) and groups of a conv or transposed conv (ops/conv.c). */
 nnop_status nnop__check_conv_geometry(const int64_t *pad, const int64_t *stride,
                                       const int64_t *dilation, int64_t groups, char *msg,

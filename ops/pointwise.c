@@ -137,9 +137,8 @@ static nnop_status add_infer(const nnop__node *node, const nnop_tensor_desc *con
         }
     for (i = 0; i < in[0]->ndim; i++) /* same offsets: dims of 1 may have any stride */
         if (in[0]->dims[i] > 1 && in[0]->strides[i] != in[1]->strides[i]) {
-            NNOP_MSG("operand layouts differ (a is %s, b is %s)",
-                     nnop__layout_of(in[0]) == NNOP_NHWC ? "NHWC" : "NCHW",
-                     nnop__layout_of(in[1]) == NNOP_NHWC ? "NHWC" : "NCHW");
+            NNOP_MSG("operand layouts differ (a is %s, b is %s)", nnop__layout_name(in[0]),
+                     nnop__layout_name(in[1]));
             return NNOP_ERR_SHAPE;
         }
     *out = *in[0];
@@ -157,11 +156,6 @@ static void add_reference(const nnop__node *node, const float *const *in,
         out[i] = in[0][i] + in[1][i];
 }
 
-static const char *layout_name(const nnop_tensor_desc *d)
-{
-    return nnop__layout_of(d) == NNOP_NHWC ? "NHWC" : "NCHW";
-}
-
 /* a op b: b has a's shape and layout, or a is 4-D N,C,H,W and b is N,C,1,1 or 1,C,1,1. */
 static nnop_status binary_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
                                 nnop_tensor_desc *out, char *msg, size_t msg_len)
@@ -174,8 +168,8 @@ static nnop_status binary_infer(const nnop__node *node, const nnop_tensor_desc *
     if (same) {
         for (i = 0; i < a->ndim; i++) /* same offsets: dims of 1 may have any stride */
             if (a->dims[i] > 1 && a->strides[i] != b->strides[i]) {
-                NNOP_MSG("operand layouts differ (a is %s, b is %s)", layout_name(a),
-                         layout_name(b));
+                NNOP_MSG("operand layouts differ (a is %s, b is %s)", nnop__layout_name(a),
+                         nnop__layout_name(b));
                 return NNOP_ERR_SHAPE;
             }
         *out = *a;

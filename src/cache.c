@@ -438,6 +438,11 @@ void nnop__cache_device_key(char *buf, size_t len, const char *gpu_name, int sm_
     snprintf(buf, len, "%s/sm_%d/%d", gpu_name ? gpu_name : "?", sm_version, sm_count);
 }
 
+int nnop__cache_has_file(const nnop_plan_cache *c)
+{
+    return c && c->path; /* set at creation, never changed */
+}
+
 nnop_status nnop__cache_bind(nnop_plan_cache *c, uint64_t cudnn_version, const char *device_key)
 {
     char key[NNOP_CACHE_KEY_MAX + 1];

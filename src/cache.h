@@ -179,6 +179,8 @@ void nnop__cache_release(nnop_plan_cache *c);
  * no-ops and with another identity return NNOP_ERR_INVALID_ARGUMENT (a shared cache serves
  * one kind of device). */
 nnop_status nnop__cache_bind(nnop_plan_cache *c, uint64_t cudnn_version, const char *device_key);
+/* Whether the cache has a file to load and save (a memory-only one has none). */
+int nnop__cache_has_file(const nnop_plan_cache *c);
 /* "NAME/sm_XY/N" into buf (NNOP_CACHE_KEY_MAX + 1 bytes are always enough). */
 void nnop__cache_device_key(char *buf, size_t len, const char *gpu_name, int sm_version,
                             int sm_count);

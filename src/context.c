@@ -34,6 +34,15 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->load_threads %d is outside 0..%d",
                           o->load_threads, NNOP_LOAD_THREADS_MAX);
+    {
+        size_t i;
+        for (i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; i++)
+            if (o->reserved[i] != 0) /* so that a later meaning never surprises old callers */
+                return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                                  "nnop_context_create: options->reserved[%d] is not zero "
+                                  "(start from nnop_context_options_init)",
+                                  (int)i);
+    }
     if (o->prefetch != 0 && o->prefetch != -1)
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->prefetch %d is neither 0 (on) nor -1 "

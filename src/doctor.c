@@ -5,6 +5,7 @@
 #include "cache.h"
 #include "doctor.h"
 #include "internal.h"
+#include "platform/platform.h"
 
 static void cudnn_version_text(long v, char *buf, size_t len)
 {
@@ -26,6 +27,22 @@ static void lib_version_text(const nnop__doc_lib *l, char *buf, size_t len)
         cuda_version_text(l->version, buf, len);
     else
         cudnn_version_text(l->version, buf, len);
+}
+
+/* The last line, "verdict: ok" or "verdict: N problems", notes counted apart (", 1 note": they
+ * never fail it). tools/nnop_doctor.c recounts it with its own checks, keeping the notes. */
+static void verdict_text(const nnop__doctor *d, nnop__text *t)
+{
+    if (d->n_problem)
+        nnop__textf(t, "verdict: %d problem%s", d->n_problem, d->n_problem == 1 ? "" : "s");
+    else
+        nnop__textf(t, "verdict: ok");
+    if (d->n_note)
+        nnop__textf(t, ", %d note%s", d->n_note, d->n_note == 1 ? "" : "s");
+    nnop__textf(t, "%s\n",
+                !d->n_problem && d->with_cuda && d->gpu != NNOP__DOC_GPU_OK
+                        ? " (no GPU on this machine)"
+                        : "");
 }
 
 void nnop__doctor_text(const nnop__doctor *d, nnop__text *t)
@@ -85,6 +102,9 @@ void nnop__doctor_text(const nnop__doctor *d, nnop__text *t)
         }
         nnop__textf(t, "%s\n", a[0] || strncmp(l->key, "cudnn", 5) == 0 ? ")" : "");
     }
+    if (d->cudnn_used_known)
+        nnop__textf(t, "%-28s %s (%s)\n", "cuDNN nnop loads",
+                    d->cudnn_used[0] ? d->cudnn_used : "none", d->cudnn_used_how);
     if (d->with_cuda) {
         if (d->gpu == NNOP__DOC_GPU_OK)
             nnop__textf(t, "%-28s %d\n%s", "CUDA devices", d->n_devices, d->devices);
@@ -92,13 +112,11 @@ void nnop__doctor_text(const nnop__doctor *d, nnop__text *t)
             nnop__textf(t, "%-28s none (%s)%s\n", "CUDA devices", d->gpu_error,
                         d->gpu == NNOP__DOC_GPU_NONE ? ": the CPU backend is used" : "");
     }
+    for (i = 0; i < d->n_note; i++)
+        nnop__textf(t, "NOTE: %s\n  fix: %s\n", d->note[i].what, d->note[i].fix);
     for (i = 0; i < d->n_problem; i++)
         nnop__textf(t, "PROBLEM: %s\n  fix: %s\n", d->problem[i].what, d->problem[i].fix);
-    if (d->n_problem)
-        nnop__textf(t, "verdict: %d problem%s\n", d->n_problem, d->n_problem == 1 ? "" : "s");
-    else
-        nnop__textf(t, "verdict: ok%s\n",
-                    d->with_cuda && d->gpu != NNOP__DOC_GPU_OK ? " (no GPU on this machine)" : "");
+    verdict_text(d, t);
 }
 
 /* s as a JSON string, quotes included. */
@@ -133,6 +151,21 @@ static void json_key(nnop__text *t, const char *key, const char *value)
         nnop__textf(t, "null");
 }
 
+/* [{"what": ..., "fix": ...}, ...] */
+static void json_findings(nnop__text *t, const nnop__doc_problem *p, int n)
+{
+    int i;
+    nnop__textf(t, "[");
+    for (i = 0; i < n; i++) {
+        nnop__textf(t, "%s{", i ? ", " : "");
+        json_key(t, "what", p[i].what);
+        nnop__textf(t, ", ");
+        json_key(t, "fix", p[i].fix);
+        nnop__textf(t, "}");
+    }
+    nnop__textf(t, "]");
+}
+
 void nnop__doctor_json(const nnop__doctor *d, nnop__text *t)
 {
     char a[32], v[32];
@@ -157,6 +190,8 @@ void nnop__doctor_json(const nnop__doctor *d, nnop__text *t)
     json_key(t, "cuda_driver", d->driver ? a : NULL);
     nnop__textf(t, ", ");
     json_key(t, "cudnn_path_env", d->cudnn_dir[0] ? d->cudnn_dir : NULL);
+    /* set but unusable: not the same as unset (null above) */
+    nnop__textf(t, ", \"cudnn_path_env_too_long\": %s", d->cudnn_dir_too_long ? "true" : "false");
     nnop__textf(t, ", \"libraries\": [");
     for (i = 0; i < d->n_lib; i++) {
         const nnop__doc_lib *l = &d->lib[i];
@@ -177,15 +212,40 @@ void nnop__doctor_json(const nnop__doctor *d, nnop__text *t)
     }
     nnop__textf(t, "], \"gpu\": {\"devices\": %d, ", d->gpu == NNOP__DOC_GPU_OK ? d->n_devices : 0);
     json_key(t, "error", d->gpu_error[0] ? d->gpu_error : NULL);
-    nnop__textf(t, "}, \"problems\": [");
-    for (i = 0; i < d->n_problem; i++) {
-        nnop__textf(t, "%s{", i ? ", " : "");
-        json_key(t, "what", d->problem[i].what);
-        nnop__textf(t, ", ");
-        json_key(t, "fix", d->problem[i].fix);
-        nnop__textf(t, "}");
-    }
-    nnop__textf(t, "], \"ok\": %s}\n", d->n_problem ? "false" : "true");
+    nnop__textf(t, "}, ");
+    json_key(t, "cudnn_used", d->cudnn_used[0] ? d->cudnn_used : NULL);
+    nnop__textf(t, ", ");
+    json_key(t, "cudnn_used_how", d->cudnn_used_known ? d->cudnn_used_how : NULL);
+    nnop__textf(t, ", \"notes\": ");
+    json_findings(t, d->note, d->n_note);
+    /* problems, then ok, last: tools/nnop_doctor.c adds its own checks' problems there */
+    nnop__textf(t, ", \"problems\": ");
+    json_findings(t, d->problem, d->n_problem);
+    nnop__textf(t, ", \"ok\": %s}\n", d->n_problem ? "false" : "true");
+}
+
+/* One report at a time in the process: the probe opens and closes libraries and reads the
+ * loader's names of them, which threads probing at once raced on (ThreadSanitizer, from an
+ * outside test with 8 threads). Without the lock (out of memory) it runs unserialized. */
+static nnop__mutex *doctor_lock;
+
+static void make_doctor_lock(void)
+{
+    if (nnop__mutex_create(&doctor_lock) != NNOP_OK)
+        doctor_lock = NULL;
+}
+
+static void examine(nnop__doctor *d, unsigned flags)
+{
+    nnop__once(NNOP__ONCE_DOCTOR, make_doctor_lock);
+    if (doctor_lock)
+        nnop__mutex_lock(doctor_lock);
+    nnop__doctor_init(d, (flags & NNOP_DIAGNOSE_REQUIRE_GPU) != 0);
+    nnop__cuda_doctor_facts(d);
+    nnop__doctor_probe(d);
+    nnop__doctor_judge(d);
+    if (doctor_lock)
+        nnop__mutex_unlock(doctor_lock);
 }
 
 size_t nnop_diagnose_ex(char *buf, size_t len, unsigned flags, int *problems)
@@ -195,17 +255,18 @@ size_t nnop_diagnose_ex(char *buf, size_t len, unsigned flags, int *problems)
     nnop__text_init(&t, buf, len);
     if (problems)
         *problems = 0;
-    if (!d) {
-        nnop__textf(&t, "nnop %d.%d.%d: out of memory for the report\n", NNOP_VERSION_MAJOR,
-                    NNOP_VERSION_MINOR, NNOP_VERSION_PATCH);
+    if (!d) { /* still what was asked for: under NNOP_DIAGNOSE_JSON, a JSON object */
+        nnop__textf(&t,
+                    flags & NNOP_DIAGNOSE_JSON
+                            ? "{\"nnop\": \"%d.%d.%d\", \"error\": \"out of memory for the "
+                              "report\", \"problems\": [], \"ok\": false}\n"
+                            : "nnop %d.%d.%d: out of memory for the report\n",
+                    NNOP_VERSION_MAJOR, NNOP_VERSION_MINOR, NNOP_VERSION_PATCH);
         if (problems)
             *problems = 1;
         return t.used;
     }
-    nnop__doctor_init(d, (flags & NNOP_DIAGNOSE_REQUIRE_GPU) != 0);
-    nnop__cuda_doctor_facts(d);
-    nnop__doctor_probe(d);
-    nnop__doctor_judge(d);
+    examine(d, flags);
     if (flags & NNOP_DIAGNOSE_JSON)
         nnop__doctor_json(d, &t);
     else
@@ -221,6 +282,40 @@ size_t nnop_diagnose(char *buf, size_t len)
     return nnop_diagnose_ex(buf, len, 0, NULL);
 }
 
+/* Why a file that exists cannot be read, asked again of the platform (the check keeps only
+ * NNOP_ERR_IO): the fix differs for a directory and for a missing permission. */
+static const char *why_unreadable(const char *path)
+{
+    nnop__open_result why = NNOP__OPEN_FAILED;
+    FILE *f = nnop__fopen_read(path, &why);
+    if (f) {
+        fclose(f);
+        return "an I/O error while reading it";
+    }
+    return why == NNOP__OPEN_NOT_REGULAR ? "not a regular file (a directory, FIFO or device)"
+                                         : "no permission to read it, or an I/O error";
+}
+
+static void ignore_entry(void *user, const char *name)
+{
+    (void)user;
+    (void)name;
+}
+
+/* Whether the folder a file at path would be written to can be read (so exists). */
+static int folder_exists(const char *path)
+{
+    char dir[NNOP__PATH_LEN];
+    size_t n = strlen(path);
+    while (n > 0 && path[n - 1] != '/' && path[n - 1] != nnop__dl_dir_separator())
+        n--;
+    if (n >= sizeof dir)
+        return 1; /* too long to tell: let the save say */
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return nnop__list_dir(n ? dir : ".", ignore_entry, NULL) == 0;
+}
+
 nnop_status nnop_cache_file_check(const char *path, char *buf, size_t len)
 {
     nnop__cache_report rep;
@@ -229,14 +324,30 @@ nnop_status nnop_cache_file_check(const char *path, char *buf, size_t len)
     nnop__text_init(&t, buf, len);
     if (!path)
         return NNOP_ERR_INVALID_ARGUMENT;
+    if (!path[0]) {
+        nnop__textf(&t, "cache file \"\": the path is empty\n");
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
     memset(&rep, 0, sizeof rep);
     st = nnop__cache_check_file(path, 0, NULL, &rep);
+    if (rep.missing && !folder_exists(path)) {
+        nnop__textf(&t,
+                    "cache file %s: missing, and its folder does not exist or cannot be read: "
+                    "nothing can be saved there\n",
+                    path);
+        return NNOP_ERR_IO;
+    }
     if (rep.missing) {
         nnop__textf(&t, "cache file %s: missing (plans will be built and saved)\n", path);
         return NNOP_OK;
     }
     if (st == NNOP_ERR_IO) {
-        nnop__textf(&t, "cache file %s: exists but cannot be read\n", path);
+        nnop__textf(&t, "cache file %s: exists but cannot be read: %s\n", path,
+                    why_unreadable(path));
+        return st;
+    }
+    if (st != NNOP_OK && st != NNOP_ERR_FORMAT) { /* out of memory: nothing was checked */
+        nnop__textf(&t, "cache file %s: not checked: %s\n", path, nnop_status_string(st));
         return st;
     }
     nnop__textf(&t,

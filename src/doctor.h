@@ -10,6 +10,7 @@
 
 #define NNOP__DOC_MAX_LIBS     12
 #define NNOP__DOC_MAX_PROBLEMS 32
+#define NNOP__DOC_MAX_NOTES    8
 #define NNOP__DOC_TEXT         640
 
 /* One shared library looked for. */
@@ -24,6 +25,8 @@ typedef struct nnop__doc_lib {
     char error[NNOP__DOC_TEXT]; /* the loader's own text when not loaded */
 } nnop__doc_lib;
 
+/* A problem (counted: the verdict fails) or a note (shown, not counted: something is lost
+ * that nnop does without, such as cuBLASLt). */
 typedef struct nnop__doc_problem {
     char what[NNOP__DOC_TEXT];
     char fix[NNOP__DOC_TEXT];
@@ -42,6 +45,7 @@ typedef struct nnop__doctor {
     int require_gpu;                /* no usable GPU is a problem */
     char cudnn_dir[NNOP__PATH_LEN]; /* NNOP_CUDNN_PATH: probe cuDNN in this folder only; "" none */
     int cudnn_dir_too_long;         /* NNOP_CUDNN_PATH is set, too long to use: no cuDNN probed */
+    char cudnn_build_dir[NNOP__PATH_LEN]; /* where nnop's loader looks last; "" none */
     /* the build (nnop__cuda_doctor_facts; all 0 in a CPU-only build) */
     int with_cuda;
     long cudnn_headers; /* CUDNN_VERSION */
@@ -56,11 +60,17 @@ typedef struct nnop__doctor {
     char devices[1024];  /* one line per device */
     nnop__doc_lib lib[NNOP__DOC_MAX_LIBS];
     int n_lib;
+    /* the libcudnn nnop itself loads (nnop__doctor_which_cudnn) */
+    int cudnn_used_known;                /* 0: not worked out (CPU-only build, given facts) */
+    char cudnn_used[NNOP__LIB_PATH_LEN]; /* its file; "": none, the CPU backend runs */
+    char cudnn_used_how[NNOP__DOC_TEXT]; /* where it was found, or why there is none */
     nnop__doc_problem problem[NNOP__DOC_MAX_PROBLEMS];
     int n_problem;
+    nnop__doc_problem note[NNOP__DOC_MAX_NOTES];
+    int n_note;
 } nnop__doctor;
 
-/* Defaults and the environment (NNOP_CUDNN_PATH). */
+/* Defaults, the environment (NNOP_CUDNN_PATH) and the build's cuDNN folder. */
 void nnop__doctor_init(nnop__doctor *d, int require_gpu);
 /* The CUDA half: built-against versions, runtime, driver, devices (cuda/device/doctor.c;
  * no_cuda.c leaves the CPU-only defaults). Calls no cuDNN function. */
@@ -69,7 +79,10 @@ void nnop__cuda_doctor_facts(nnop__doctor *d);
  * the CUDA driver), noting the file, its version and the loader's error. A function is
  * called only in a library that loaded, never through libcudnn's own lazy loader. */
 void nnop__doctor_probe(nnop__doctor *d);
-/* Turn the facts into problems with their fix. */
+/* Which libcudnn nnop's own loader (cuda/device/libs.c) takes, by its rules, from the probed
+ * facts and the build's folder: called by nnop__doctor_probe in a CUDA build. */
+void nnop__doctor_which_cudnn(nnop__doctor *d);
+/* Turn the facts into problems (and notes) with their fix. */
 void nnop__doctor_judge(nnop__doctor *d);
 /* The report, as text or as a JSON object. */
 void nnop__doctor_text(const nnop__doctor *d, nnop__text *t);

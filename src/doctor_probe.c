@@ -51,12 +51,29 @@ static void copy(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
+/* snprintf that may truncate (a problem's text is bounded, paths are not). */
+static void setf(char *dst, size_t len, const char *fmt, ...) NNOP_PRINTF(3, 4);
+static void setf(char *dst, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, len, fmt, ap);
+    va_end(ap);
+}
+
+/* The folder nnop's loader takes cuDNN from when the loader's search finds none (CMake sets
+ * it for the whole library, this file included, as libs.c reads it). */
+#ifndef NNOP_CUDNN_BUILD_DIR
+#define NNOP_CUDNN_BUILD_DIR ""
+#endif
+
 void nnop__doctor_init(nnop__doctor *d, int require_gpu)
 {
     memset(d, 0, sizeof *d);
     d->require_gpu = require_gpu;
     d->cudnn_dir_too_long = nnop__env_lib_dir("NNOP_CUDNN_PATH", d->cudnn_dir,
                                               sizeof d->cudnn_dir) == NNOP__ENV_TOO_LONG;
+    copy(d->cudnn_build_dir, sizeof d->cudnn_build_dir, NNOP_CUDNN_BUILD_DIR);
 }
 
 const nnop__doc_lib *nnop__doctor_lib(const nnop__doctor *d, const char *key)
@@ -272,23 +289,110 @@ static void probe_driver(nnop__doctor *d)
         d->driver = (int)l->version;
 }
 
+#ifdef _WIN32
+#define CUDNN_GRAPH_FILE "cudnn_graph64_9.dll"
+#else
+#define CUDNN_GRAPH_FILE "libcudnn_graph.so.9"
+#endif
+
+/* path opened to see that it loads. *fresh: it was not in the process before, and is to be
+ * closed again: a copy left loaded would answer the probe's next lookup by name (its soname
+ * matches), so a second report (the size query's, then the real one) would no longer see a
+ * broken libcudnn first on the search path. */
+static nnop__dl *try_open(const char *path, char *err, size_t len, int *fresh)
+{
+    nnop__dl *h = nnop__dl_open(path, 1, NULL, 0);
+    *fresh = h == NULL;
+    return h ? h : nnop__dl_open(path, 0, err, len);
+}
+
+static void done_with(nnop__dl *h, int fresh)
+{
+    if (fresh)
+        nnop__dl_close(h);
+    else
+        keep(h);
+}
+
+/* The libcudnn at path, with its graph library beside it as nnop's loader requires: 0 with
+ * d->cudnn_used and how set, or -1 with why in d->cudnn_used_how. */
+static int use_cudnn_at(nnop__doctor *d, const char *path, const char *how)
+{
+    char dir[NNOP__PATH_LEN], graph[NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
+    int fresh, graph_fresh;
+    nnop__dl *h = try_open(path, err, sizeof err, &fresh), *g;
+    if (!h) {
+        copy(d->cudnn_used_how, sizeof d->cudnn_used_how, err);
+        return -1;
+    }
+    if (nnop__dl_path(h, d->cudnn_used, sizeof d->cudnn_used) != 0)
+        copy(d->cudnn_used, sizeof d->cudnn_used, path);
+    nnop__dl_dir_of(d->cudnn_used, dir, sizeof dir);
+    snprintf(graph, sizeof graph, "%s%c%s", dir, nnop__dl_dir_separator(), CUDNN_GRAPH_FILE);
+    g = try_open(graph, err, sizeof err, &graph_fresh);
+    if (g)
+        done_with(g, graph_fresh);
+    done_with(h, fresh);
+    if (!g) {
+        setf(d->cudnn_used_how, sizeof d->cudnn_used_how,
+             "%s loads, but not the graph library beside it: %s", d->cudnn_used, err);
+        d->cudnn_used[0] = '\0';
+        return -1;
+    }
+    copy(d->cudnn_used_how, sizeof d->cudnn_used_how, how);
+    return 0;
+}
+
+/* By libs.c's rules (load_cudnn): from NNOP_CUDNN_PATH alone while it is set, else the one
+ * found by name (the probe's), else the one in the folder nnop was built against; each only
+ * with its graph library beside it. Worked out here, not asked of libs.c: that one loads once
+ * per process, so it could answer neither for a NNOP_CUDNN_PATH changed since nor for a
+ * test's folders. (libs.c also wants its entry points in the file: any cuDNN 9 has them.) */
+void nnop__doctor_which_cudnn(nnop__doctor *d)
+{
+    const nnop__doc_lib *c = nnop__doctor_lib(d, "cudnn");
+    char path[NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
+    d->cudnn_used_known = 1;
+    d->cudnn_used[0] = '\0';
+    d->cudnn_used_how[0] = '\0';
+    if (d->cudnn_dir_too_long) {
+        copy(d->cudnn_used_how, sizeof d->cudnn_used_how, "NNOP_CUDNN_PATH is too long");
+        return;
+    }
+    if (!c)
+        return;
+    if (c->loaded) {
+        (void)use_cudnn_at(d, c->path,
+                           d->cudnn_dir[0] ? "from NNOP_CUDNN_PATH"
+                                           : "found by name: on the loader's search path, or "
+                                             "already in this process");
+        return;
+    }
+    if (d->cudnn_dir[0] || !d->cudnn_build_dir[0]) {
+        setf(d->cudnn_used_how, sizeof d->cudnn_used_how, "%s does not load", c->file);
+        return;
+    }
+    setf(path, sizeof path, "%s%c%s", d->cudnn_build_dir, nnop__dl_dir_separator(), c->file);
+    if (use_cudnn_at(d, path,
+                     "from the folder nnop was built against, as the one found by name does "
+                     "not load") != 0) {
+        copy(err, sizeof err, d->cudnn_used_how);
+        setf(d->cudnn_used_how, sizeof d->cudnn_used_how,
+             "%s does not load by name, nor from the folder nnop was built against: %s", c->file,
+             err);
+    }
+}
+
 void nnop__doctor_probe(nnop__doctor *d)
 {
     probe_cudnn(d);
     probe_cuda_libs(d);
     probe_driver(d);
+    if (d->with_cuda) /* a CPU-only build loads no cuDNN at all */
+        nnop__doctor_which_cudnn(d);
 }
 
 /* ------------------------------------------------------------------ verdicts */
-/* snprintf that may truncate (a problem's text is bounded, paths are not). */
-static void setf(char *dst, size_t len, const char *fmt, ...) NNOP_PRINTF(3, 4);
-static void setf(char *dst, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(dst, len, fmt, ap);
-    va_end(ap);
-}
 
 static nnop__doc_problem *problem(nnop__doctor *d)
 {
@@ -298,6 +402,15 @@ static nnop__doc_problem *problem(nnop__doctor *d)
         return &spare;
     }
     return &d->problem[d->n_problem++];
+}
+
+/* A note: shown with its fix like a problem, but the verdict stays ok. */
+static nnop__doc_problem *note(nnop__doctor *d)
+{
+    static nnop__doc_problem spare;
+    if (d->n_note >= NNOP__DOC_MAX_NOTES)
+        return &spare;
+    return &d->note[d->n_note++];
 }
 
 static void cudnn_version_text(long v, char *buf, size_t len)
@@ -339,15 +452,24 @@ static const char *search_path_name(void)
 #endif
 }
 
-/* Where a cuDNN folder goes: the loader's path, or NNOP_CUDNN_PATH, which nnop itself reads
- * (src/cuda/device/libs.c) */
-static const char *cudnn_place(void)
+/* The start of a fix that puts folder (words: "the folder of cuDNN 9.2.0 or newer") where
+ * nnop looks for cuDNN: while NNOP_CUDNN_PATH is set nnop looks in that folder alone
+ * (src/cuda/device/libs.c), so the loader's search path cannot help then. */
+static void cudnn_folder_fix(const nnop__doctor *d, char *buf, size_t len, const char *folder)
 {
 #ifdef _WIN32
-    return "PATH (or next to the program, or set NNOP_CUDNN_PATH to it)";
+    const char *var = "PATH",
+               *place = "PATH (or next to the program, or set NNOP_CUDNN_PATH to it)";
 #else
-    return "LD_LIBRARY_PATH (or set NNOP_CUDNN_PATH to it)";
+    const char *var = "LD_LIBRARY_PATH", *place = "LD_LIBRARY_PATH (or set NNOP_CUDNN_PATH to it)";
 #endif
+    if (d->cudnn_dir[0])
+        setf(buf, len,
+             "set NNOP_CUDNN_PATH to %s, or unset it (while it is set nnop looks in that folder "
+             "alone: %s cannot help)",
+             folder, var);
+    else
+        setf(buf, len, "put %s first on %s", folder, place);
 }
 
 /* 1 when none of cuDNN's libraries was found at all (not one that failed to load). */
@@ -365,46 +487,58 @@ static int no_cudnn_at_all(const nnop__doctor *d)
     return n > 0;
 }
 
-static void judge_cudnn(nnop__doctor *d)
+/* "cuDNN 9 for CUDA 13 (the cudnn9-cuda-13 package, or pip install nvidia-cudnn-cu13)" */
+static void cudnn_package(const nnop__doctor *d, char *buf, size_t len)
+{
+    int m = d->cudart_built ? (int)(d->cudart_built / 1000) : 12;
+    setf(buf, len,
+         "cuDNN %d for CUDA %d (the cudnn9-cuda-%d package, or pip install "
+         "nvidia-cudnn-cu%d)",
+         CUDNN_LIB_MAJOR, m, m, m);
+}
+
+/* NNOP_CUDNN_PATH too long: nnop loads no cuDNN, so nothing else about cuDNN is judged. */
+static void judge_cudnn_dir_too_long(nnop__doctor *d)
+{
+    nnop__doc_problem *p = problem(d);
+    setf(p->what, sizeof p->what,
+         "NNOP_CUDNN_PATH is set but longer than %d bytes: nnop loads no cuDNN (while it is "
+         "set, nnop looks in that folder alone)",
+         NNOP__PATH_LEN - 1);
+    setf(p->fix, sizeof p->fix,
+         "set NNOP_CUDNN_PATH to a shorter path of the folder holding cuDNN (a symbolic link "
+         "will do), or unset it");
+}
+
+/* One problem for a cuDNN not found at all, not one a library with the same fix. */
+static void judge_cudnn_absent(nnop__doctor *d)
+{
+    nnop__doc_problem *p = problem(d);
+    char pkg[160], where[NNOP__DOC_TEXT];
+    if (d->cudnn_dir[0])
+        setf(p->what, sizeof p->what,
+             "no cuDNN library is in NNOP_CUDNN_PATH=%s: none of the %d files listed above "
+             "is there",
+             d->cudnn_dir, N_CUDNN_LIBS);
+    else
+        setf(p->what, sizeof p->what,
+             "cuDNN is not where the loader looks: none of its %d files listed above was found",
+             N_CUDNN_LIBS);
+    cudnn_package(d, pkg, sizeof pkg);
+    cudnn_folder_fix(d, where, sizeof where, "the folder that holds all its cuDNN files");
+    setf(p->fix, sizeof p->fix, "install %s and %s", pkg, where);
+}
+
+/* Each cuDNN library that did not load, with the fix for its kind of failure. */
+static void judge_cudnn_files(nnop__doctor *d)
 {
     const nnop__doc_lib *g = nnop__doctor_lib(d, "cudnn_graph");
-    char have[32], want[32], floor_text[32];
-    int i, cuda_major = (int)(d->cudart_built / 1000);
-    if (d->cudnn_dir_too_long) {
-        nnop__doc_problem *p = problem(d);
-        setf(p->what, sizeof p->what,
-             "NNOP_CUDNN_PATH is set but longer than %d bytes: nnop loads no cuDNN (while it is "
-             "set, nnop looks in that folder alone)",
-             NNOP__PATH_LEN - 1);
-        setf(p->fix, sizeof p->fix,
-             "set NNOP_CUDNN_PATH to a shorter path of the folder holding cuDNN (a symbolic link "
-             "will do), or unset it");
-        return;
-    }
-    if (no_cudnn_at_all(d)) { /* one problem, not one a library with the same fix */
-        nnop__doc_problem *p = problem(d);
-        if (d->cudnn_dir[0])
-            setf(p->what, sizeof p->what,
-                 "no cuDNN library is in NNOP_CUDNN_PATH=%s: none of the %d files listed above "
-                 "is there",
-                 d->cudnn_dir, N_CUDNN_LIBS);
-        else
-            setf(p->what, sizeof p->what,
-                 "cuDNN is not where the loader looks: none of its %d files listed above was "
-                 "found",
-                 N_CUDNN_LIBS);
-        setf(p->fix, sizeof p->fix,
-             "install cuDNN %d for CUDA %d (the cudnn9-cuda-%d package, or pip install "
-             "nvidia-cudnn-cu%d) and put the folder that holds all its cuDNN files first on %s "
-             "(or point NNOP_CUDNN_PATH at that folder)",
-             CUDNN_LIB_MAJOR, cuda_major ? cuda_major : 12, cuda_major ? cuda_major : 12,
-             cuda_major ? cuda_major : 12, search_path_name());
-        return;
-    }
+    char pkg[160], where[NNOP__DOC_TEXT];
+    int i, k;
+    cudnn_package(d, pkg, sizeof pkg);
     for (i = 0; i < d->n_lib; i++) {
         const nnop__doc_lib *l = &d->lib[i];
         nnop__doc_problem *p;
-        int k;
         if (strncmp(l->key, "cudnn", 5) != 0 || l->loaded)
             continue;
         for (k = 0; k < N_CUDNN_LIBS && strcmp(cudnn_libs[k].key, l->key) != 0; k++)
@@ -412,104 +546,152 @@ static void judge_cudnn(nnop__doctor *d)
         p = problem(d);
         setf(p->what, sizeof p->what, "%s (%s) cannot be loaded: %s", l->file,
              k < N_CUDNN_LIBS ? cudnn_libs[k].role : "cuDNN", l->error);
-        if (not_found(l->error))
-            setf(p->fix, sizeof p->fix,
-                 "install cuDNN %d for CUDA %d (the cudnn9-cuda-%d package, or pip install "
-                 "nvidia-cudnn-cu%d) and put the folder that holds all its %s files first on "
-                 "%s%s",
-                 CUDNN_LIB_MAJOR, cuda_major ? cuda_major : 12, cuda_major ? cuda_major : 12,
-                 cuda_major ? cuda_major : 12, d->cudnn_dir[0] ? "cuDNN" : l->file,
-                 search_path_name(),
-                 d->cudnn_dir[0] ? " (NNOP_CUDNN_PATH names the folder checked here)" : "");
-        else if (g && !g->loaded && g != l && strstr(l->error, g->file) != NULL)
+        if (not_found(l->error)) {
+            cudnn_folder_fix(d, where, sizeof where, "the folder that holds all its cuDNN files");
+            setf(p->fix, sizeof p->fix, "install %s and %s", pkg, where);
+        } else if (g && !g->loaded && g != l && strstr(l->error, g->file) != NULL) {
             setf(p->fix, sizeof p->fix,
                  "it needs %s, which did not load (the problem above): fix that one and this "
                  "one loads too",
                  g->file);
-        else
+        } else {
+            where[0] = '\0';
+            if (d->cudnn_dir[0]) /* the copy in that folder is the one that counts */
+                cudnn_folder_fix(d, where, sizeof where,
+                                 "the folder of another, complete cuDNN installation");
             setf(p->fix, sizeof p->fix,
                  "the file exists but does not load: it is damaged or from another cuDNN "
                  "version than the rest; reinstall cuDNN so that every cuDNN library comes "
-                 "from one installation, and remove the stray copy");
-    }
-    if (!g || !g->version)
-        return;
-    cudnn_version_text(g->version, have, sizeof have);
-    if (d->cudnn_headers) {
-        cudnn_version_text(d->cudnn_headers, want, sizeof want);
-        if (g->version / 10000 != d->cudnn_headers / 10000) {
-            nnop__doc_problem *p = problem(d);
-            setf(p->what, sizeof p->what,
-                 "loaded cuDNN %s (%s) is of another major version than the cuDNN %s "
-                 "headers nnop was built with",
-                 have, g->path, want);
-            setf(p->fix, sizeof p->fix,
-                 "put the folder of a cuDNN %ld.x installation first on %s, or rebuild nnop "
-                 "against the cuDNN that is installed",
-                 d->cudnn_headers / 10000, cudnn_place());
-        } else if (g->version < d->cudnn_headers) {
-            nnop__doc_problem *p = problem(d);
-            setf(p->what, sizeof p->what,
-                 "loaded cuDNN %s (%s) is older than the cuDNN %s headers nnop was built "
-                 "with",
-                 have, g->path, want);
-            setf(p->fix, sizeof p->fix,
-                 "put the folder of cuDNN %s or newer first on %s, or rebuild nnop against "
-                 "cuDNN %s; another copy, such as PyTorch's, may be the one found first",
-                 want, cudnn_place(), have);
+                 "from one installation, and remove the stray copy%s%s",
+                 where[0] ? "; or " : "", where);
         }
     }
-    if (d->with_cuda && g->version < NNOP_CUDNN_MIN_VERSION) {
-        nnop__doc_problem *p = problem(d);
-        cudnn_version_text(NNOP_CUDNN_MIN_VERSION, floor_text, sizeof floor_text);
+}
+
+/* The loaded graph library's version against the build's headers, nnop's floor, the CUDA
+ * nnop was built for. */
+static void judge_cudnn_version(nnop__doctor *d, const nnop__doc_lib *g)
+{
+    char have[32], want[32], folder[96], where[NNOP__DOC_TEXT];
+    nnop__doc_problem *p;
+    cudnn_version_text(g->version, have, sizeof have);
+    cudnn_version_text(d->cudnn_headers, want, sizeof want);
+    if (d->cudnn_headers && g->version / 10000 != d->cudnn_headers / 10000) {
+        p = problem(d);
         setf(p->what, sizeof p->what,
-             "loaded cuDNN %s is below %s, the oldest nnop's CUDA backend runs on", have,
-             floor_text);
-        setf(p->fix, sizeof p->fix, "install cuDNN %s or newer and put its folder first on %s",
-             floor_text, cudnn_place());
+             "loaded cuDNN %s (%s) is of another major version than the cuDNN %s headers nnop "
+             "was built with",
+             have, g->path, want);
+        setf(folder, sizeof folder, "the folder of a cuDNN %ld.x installation",
+             d->cudnn_headers / 10000);
+        cudnn_folder_fix(d, where, sizeof where, folder);
+        setf(p->fix, sizeof p->fix, "%s, or rebuild nnop against the cuDNN that is installed",
+             where);
+    } else if (d->cudnn_headers && g->version < d->cudnn_headers) {
+        p = problem(d);
+        setf(p->what, sizeof p->what,
+             "loaded cuDNN %s (%s) is older than the cuDNN %s headers nnop was built with", have,
+             g->path, want);
+        setf(folder, sizeof folder, "the folder of cuDNN %s or newer", want);
+        cudnn_folder_fix(d, where, sizeof where, folder);
+        setf(p->fix, sizeof p->fix, "%s, or rebuild nnop against cuDNN %s%s", where, have,
+             d->cudnn_dir[0] ? ""
+                             : "; another copy, such as PyTorch's, may be the one found first");
+    }
+    if (d->with_cuda && g->version < NNOP_CUDNN_MIN_VERSION) {
+        p = problem(d);
+        cudnn_version_text(NNOP_CUDNN_MIN_VERSION, want, sizeof want);
+        setf(p->what, sizeof p->what,
+             "loaded cuDNN %s is below %s, the oldest nnop's CUDA backend runs on", have, want);
+        cudnn_folder_fix(d, where, sizeof where, "its folder");
+        setf(p->fix, sizeof p->fix, "install cuDNN %s or newer and %s", want, where);
     }
     if (d->cudart_built && g->cudart && g->cudart / 1000 != d->cudart_built / 1000) {
-        nnop__doc_problem *p = problem(d);
+        long m = d->cudart_built / 1000;
+        p = problem(d);
         cuda_version_text(g->cudart, have, sizeof have);
         cuda_version_text(d->cudart_built, want, sizeof want);
         setf(p->what, sizeof p->what, "the loaded cuDNN was built for CUDA %s but nnop for CUDA %s",
              have, want);
+        cudnn_folder_fix(d, where, sizeof where, "its folder");
         setf(p->fix, sizeof p->fix,
              "install the cuDNN build for CUDA %ld (cudnn9-cuda-%ld, or pip install "
-             "nvidia-cudnn-cu%ld) and put its folder first on %s",
-             d->cudart_built / 1000, d->cudart_built / 1000, d->cudart_built / 1000, cudnn_place());
+             "nvidia-cudnn-cu%ld) and %s",
+             m, m, m, where);
     }
+}
+
+/* Sub-libraries of another version than the graph library, or failing their own check. */
+static void judge_cudnn_mixed(nnop__doctor *d, const nnop__doc_lib *g)
+{
+    char have[32], want[32], where[NNOP__DOC_TEXT];
+    int i;
+    cudnn_folder_fix(d, where, sizeof where, "the folder of one complete cuDNN installation");
     for (i = 0; i < d->n_lib; i++) {
         const nnop__doc_lib *l = &d->lib[i];
+        nnop__doc_problem *p;
         if (strncmp(l->key, "cudnn", 5) != 0 || !l->loaded || l == g)
             continue;
-        if (l->version && l->version != g->version) {
-            nnop__doc_problem *p = problem(d);
-            cudnn_version_text(l->version, have, sizeof have);
-            cudnn_version_text(g->version, want, sizeof want);
-            setf(p->what, sizeof p->what,
-                 "%s (%s) is cuDNN %s but %s (%s) is cuDNN %s: two installations are mixed",
-                 l->file, l->path, have, g->file, g->path, want);
-            setf(p->fix, sizeof p->fix,
-                 "put the folder of one complete cuDNN installation first on %s and remove "
-                 "or move the other copy of %s",
-                 cudnn_place(), l->file);
-        }
+        if (!l->version || !g->version || l->version == g->version)
+            continue;
+        p = problem(d);
+        cudnn_version_text(l->version, have, sizeof have);
+        cudnn_version_text(g->version, want, sizeof want);
+        setf(p->what, sizeof p->what,
+             "%s (%s) is cuDNN %s but %s (%s) is cuDNN %s: two installations are mixed", l->file,
+             l->path, have, g->file, g->path, want);
+        setf(p->fix, sizeof p->fix, "%s; remove or move the other copy of %s", where, l->file);
     }
     for (i = 0; i < d->n_lib; i++) {
         const nnop__doc_lib *l = &d->lib[i];
+        nnop__doc_problem *p;
         if (strncmp(l->key, "cudnn", 5) != 0 || !l->loaded || l->check <= 0)
             continue;
-        {
-            nnop__doc_problem *p = problem(d);
-            setf(p->what, sizeof p->what, "%s (%s) reports %s (%d)", l->file, l->path,
-                 cudnn_status_name(l->check), l->check);
-            setf(p->fix, sizeof p->fix,
-                 "the cuDNN libraries come from different versions: put the folder of one "
-                 "complete cuDNN installation first on %s and remove the stray copies",
-                 cudnn_place());
-        }
+        p = problem(d);
+        setf(p->what, sizeof p->what, "%s (%s) reports %s (%d)", l->file, l->path,
+             cudnn_status_name(l->check), l->check);
+        setf(p->fix, sizeof p->fix,
+             "the cuDNN libraries come from different versions: %s; remove the stray copies",
+             where);
     }
+}
+
+/* The libraries may each load and still leave nnop without cuDNN (a libcudnn whose graph
+ * library is elsewhere): said when nothing above explains it. */
+static void judge_cudnn_used(nnop__doctor *d)
+{
+    nnop__doc_problem *p;
+    char where[NNOP__DOC_TEXT];
+    if (!d->cudnn_used_known || d->cudnn_used[0])
+        return;
+    p = problem(d);
+    setf(p->what, sizeof p->what, "nnop itself loads no cuDNN (%s): the CPU backend runs",
+         d->cudnn_used_how);
+    cudnn_folder_fix(d, where, sizeof where,
+                     "the folder of one complete cuDNN installation (libcudnn and its graph "
+                     "library side by side)");
+    setf(p->fix, sizeof p->fix, "%s", where);
+}
+
+static void judge_cudnn(nnop__doctor *d)
+{
+    const nnop__doc_lib *g = nnop__doctor_lib(d, "cudnn_graph");
+    int before = d->n_problem;
+    if (d->cudnn_dir_too_long) {
+        judge_cudnn_dir_too_long(d);
+        return;
+    }
+    if (no_cudnn_at_all(d)) {
+        judge_cudnn_absent(d);
+        return;
+    }
+    judge_cudnn_files(d);
+    if (g && g->version) {
+        judge_cudnn_version(d, g);
+        judge_cudnn_mixed(d, g);
+    }
+    if (d->n_problem == before)
+        judge_cudnn_used(d);
 }
 
 static void judge_cuda(nnop__doctor *d)
@@ -519,12 +701,16 @@ static void judge_cuda(nnop__doctor *d)
     char a[32], b[32];
     long cuda_major = d->cudart_built / 1000;
     if (lt && !lt->loaded) {
-        nnop__doc_problem *p = problem(d);
-        setf(p->what, sizeof p->what, "%s (cuBLASLt, the linear layers) cannot be loaded: %s",
+        /* a note, not a problem: without cuBLASLt nnop runs linear layers on its own kernel
+         * (include/nnop/nnop.h, "Libraries"), nothing fails */
+        nnop__doc_problem *p = note(d);
+        setf(p->what, sizeof p->what,
+             "%s (cuBLASLt) cannot be loaded: %s; linear layers run on nnop's own kernel "
+             "instead, everything else is unaffected",
              lt->file, lt->error);
         setf(p->fix, sizeof p->fix,
-             "install cuBLAS for CUDA %ld (the libcublas-%ld-* package, or pip install "
-             "nvidia-cublas-cu%ld) and put its folder on %s",
+             "to run them on cuBLASLt, install cuBLAS for CUDA %ld (the libcublas-%ld-* package, "
+             "or pip install nvidia-cublas-cu%ld) and put its folder on %s",
              cuda_major, cuda_major, cuda_major, search_path_name());
     } else if (lt && lt->version && d->cublas_built && lt->version < d->cublas_built) {
         nnop__doc_problem *p = problem(d);
@@ -575,6 +761,7 @@ static void judge_cuda(nnop__doctor *d)
 void nnop__doctor_judge(nnop__doctor *d)
 {
     d->n_problem = 0;
+    d->n_note = 0;
     /* a CPU-only build uses none of these: they are reported, never judged */
     if (d->with_cuda) {
         judge_cudnn(d);

@@ -52,11 +52,14 @@ nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...)
 int nnop__log_level(void)
 {
     char v[16];
-    int level;
-    if (nnop__env_get("NNOP_LOG", v, sizeof v) != 0 || !v[0])
+    int got = nnop__env_get("NNOP_LOG", v, sizeof v);
+    if (got == 0 && (!v[0] || strcmp(v, "0") == 0))
         return 0;
-    level = atoi(v);
-    return level < 0 ? 0 : level;
+    if (got == 0 && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0))
+        return v[0] - '0';
+    if (nnop__env_is_set("NNOP_LOG")) /* say so: a mistyped value must not look like "off" */
+        fprintf(stderr, "nnop: NNOP_LOG is set to neither 0, 1 nor 2; logging stays off\n");
+    return 0;
 }
 
 const char *nnop__error_body(const nnop_context *ctx)

@@ -14,6 +14,36 @@ static nnop_value value_of(int32_t id)
     return v;
 }
 
+/* The public value of index i of g: the index with the graph's tag (internal.h). */
+static nnop_value tagged(const nnop_graph *g, int32_t i)
+{
+    return value_of((int32_t)((uint32_t)g->tag << NNOP__VALUE_INDEX_BITS) | i);
+}
+
+/* Resolve a user's value to its index in g; on a bad one return -1 and say why, as the end
+ * of a sentence that names the value ("input 1 (id 5) ..."). */
+static int32_t index_in(const nnop_graph *g, nnop_value v, const char **why)
+{
+    int32_t i = NNOP__VALUE_INDEX(v.id);
+    if (v.id < 0) {
+        *why = "is an error value: the builder that returned it failed";
+        return -1;
+    }
+    if (v.id == NNOP_NONE_ID) {
+        *why = "is nnop_none(), which stands for an absent optional operand";
+        return -1;
+    }
+    if ((v.id >> NNOP__VALUE_INDEX_BITS) != g->tag) {
+        *why = "is a value of another graph (a value is used only in the graph that made it)";
+        return -1;
+    }
+    if (i >= g->n_values) {
+        *why = "is a dangling value: this graph has fewer values";
+        return -1;
+    }
+    return i;
+}
+
 nnop_value nnop_none(void)
 {
     return value_of(NNOP_NONE_ID);
@@ -70,6 +100,10 @@ nnop_status nnop_graph_create(nnop_context *ctx, nnop_graph **out)
         return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_create: out of memory");
     g->ctx = ctx;
     g->layout = -1;
+    /* consecutive graphs of a context get different tags; the context's address spreads
+     * the tags of graphs made by different contexts */
+    g->tag = 1 +
+             (int32_t)((ctx->graphs_made++ + (uint32_t)((uintptr_t)ctx >> 6)) % NNOP__GRAPH_TAGS);
     *out = g;
     return NNOP_OK;
 }
@@ -133,13 +167,13 @@ static void note_leaf_layout(nnop_graph *g, const nnop_tensor_desc *d)
 /* A 4-D result takes the layout of its first 4-D operand that has one of its own, else the
  * graph's: a value like N x 1 x 1 x 1 must not turn an NHWC graph into NCHW downstream.
  * Returns 1 when neither says one (the result is NCHW until a leaf states the layout). */
-static int settle_layout(const nnop_graph *g, const nnop_value *in, int n_in, nnop_tensor_desc *out)
+static int settle_layout(const nnop_graph *g, const int32_t *in, int n_in, nnop_tensor_desc *out)
 {
     int i, layout = g->layout;
     if (out->ndim != 4)
         return 0;
     for (i = n_in - 1; i >= 0; i--) {
-        const nnop__value *v = in[i].id == NNOP_NONE_ID ? NULL : &g->values[in[i].id];
+        const nnop__value *v = in[i] == NNOP_NONE_ID ? NULL : &g->values[in[i]];
         if (v && v->desc.ndim == 4 && !v->layout_assumed && !nnop__layout_ambiguous(&v->desc))
             layout = (int)nnop__layout_of(&v->desc);
     }
@@ -165,12 +199,16 @@ static nnop_value add_leaf(nnop_graph *g, const char *fn, const char *name,
     if (st != NNOP_OK)
         return graph_fail(g, st, "%s('%s'): %s", fn, name ? name : "", msg);
     note_leaf_layout(g, d);
-    return value_of(new_value(g, d, kind, name));
+    {
+        int32_t i = new_value(g, d, kind, name);
+        return i < 0 ? value_of(ERROR_VALUE) : tagged(g, i);
+    }
 }
 
 nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tensor_desc *d)
 {
     nnop_value v;
+    int32_t i;
     if (!g)
         return value_of(ERROR_VALUE);
     v = add_leaf(g, "nnop_input", name, d, NNOP_VALUE_INPUT);
@@ -178,8 +216,9 @@ nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tensor_desc *d
         return v;
     if (!grow((void **)&g->inputs, &g->cap_inputs, g->n_inputs + 1, sizeof *g->inputs))
         return graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "nnop_input: out of memory");
-    g->values[v.id].input_index = g->n_inputs;
-    g->inputs[g->n_inputs++] = v.id;
+    i = NNOP__VALUE_INDEX(v.id);
+    g->values[i].input_index = g->n_inputs;
+    g->inputs[g->n_inputs++] = i;
     return v;
 }
 
@@ -188,6 +227,7 @@ nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc
 {
     nnop_value v;
     size_t bytes;
+    void **data;
     if (!g)
         return value_of(ERROR_VALUE);
     if (g->status == NNOP_OK && !host_data)
@@ -197,11 +237,12 @@ nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc
     if (v.id < 0)
         return v;
     bytes = nnop_tensor_bytes(d);
-    g->values[v.id].data = malloc(bytes);
-    if (!g->values[v.id].data)
+    data = &g->values[NNOP__VALUE_INDEX(v.id)].data;
+    *data = malloc(bytes);
+    if (!*data)
         return graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "nnop_constant('%s'): out of memory",
                           name ? name : "");
-    memcpy(g->values[v.id].data, host_data, bytes);
+    memcpy(*data, host_data, bytes);
     return v;
 }
 
@@ -212,28 +253,30 @@ const char *nnop__node_label(const nnop_graph *g, int32_t node, char *buf, size_
     return buf;
 }
 
-/* Resolve the input ids of a new node; on error record it and return 0. */
+/* Resolve the inputs of a new node to value indices (NNOP_NONE_ID for an absent optional
+ * one); on error record it and return 0. */
 static int check_inputs(nnop_graph *g, const char *fn, const nnop_value *in, int n_in,
-                        unsigned optional, const nnop_tensor_desc **descs)
+                        unsigned optional, int32_t *ids, const nnop_tensor_desc **descs)
 {
     int i, first = -1;
     for (i = 0; i < n_in; i++) {
-        int32_t id = in[i].id;
+        const char *why = NULL;
         descs[i] = NULL;
-        if (id == NNOP_NONE_ID && (optional & (1u << i)))
+        ids[i] = NNOP_NONE_ID;
+        if (in[i].id == NNOP_NONE_ID && (optional & (1u << i)))
             continue;
-        if (id == NNOP_NONE_ID) {
+        if (in[i].id == NNOP_NONE_ID) {
             graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "%s: input %d is required but is nnop_none()",
                        fn, i);
             return 0;
         }
-        if (id < 0 || id >= g->n_values) {
-            graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
-                       "%s: input %d is a dangling value (id %d; the graph has %d values)", fn, i,
-                       (int)id, (int)g->n_values);
+        ids[i] = index_in(g, in[i], &why);
+        if (ids[i] < 0) {
+            graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "%s: input %d (id %ld) %s", fn, i,
+                       (long)in[i].id, why);
             return 0;
         }
-        descs[i] = &g->values[id].desc;
+        descs[i] = &g->values[ids[i]].desc;
         if (first < 0)
             first = i;
         else if (descs[i]->dtype != descs[first]->dtype) {
@@ -251,6 +294,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
                            int n_in, unsigned optional, const nnop__node_attr *attr)
 {
     const nnop_tensor_desc *descs[NNOP_MAX_NODE_INPUTS];
+    int32_t ids[NNOP_MAX_NODE_INPUTS];
     const nnop__op_def *def = nnop__op(op);
     nnop_tensor_desc out;
     nnop__node *node;
@@ -261,7 +305,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
         return value_of(ERROR_VALUE);
     if (g->status != NNOP_OK)
         return value_of(ERROR_VALUE);
-    if (!check_inputs(g, fn, in, n_in, optional, descs))
+    if (!check_inputs(g, fn, in, n_in, optional, ids, descs))
         return value_of(ERROR_VALUE);
     if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes))
         return graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -270,7 +314,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
     node->op = op;
     node->n_in = n_in;
     for (i = 0; i < n_in; i++)
-        node->in[i] = in[i].id;
+        node->in[i] = ids[i];
     if (attr)
         node->attr = *attr;
     memset(&out, 0, sizeof out);
@@ -287,7 +331,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
                               "%s (node #%d): the inferred output shape is out of bounds: %s", fn,
                               (int)g->n_nodes, msg);
     }
-    assumed = settle_layout(g, in, n_in, &out);
+    assumed = settle_layout(g, ids, n_in, &out);
     vid = new_value(g, &out, NNOP_VALUE_NODE, NULL);
     if (vid < 0)
         return value_of(ERROR_VALUE);
@@ -296,10 +340,10 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
     snprintf(g->values[vid].name, sizeof g->values[vid].name, "%s#%d", def->name, (int)g->n_nodes);
     node->out = vid;
     for (i = 0; i < n_in; i++)
-        if (in[i].id != NNOP_NONE_ID)
-            g->values[in[i].id].n_consumers++;
+        if (ids[i] != NNOP_NONE_ID)
+            g->values[ids[i]].n_consumers++;
     g->n_nodes++;
-    return value_of(vid);
+    return tagged(g, vid);
 }
 
 nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_params *p)
@@ -508,42 +552,51 @@ nnop_value nnop_conv_transpose(nnop_graph *g, nnop_value x, nnop_value w,
 
 nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
 {
+    const char *why = NULL;
+    int32_t i;
     if (!g)
         return NNOP_ERR_INVALID_ARGUMENT;
-    if (g->status != NNOP_OK)
-        return g->status;
-    if (v.id < 0 || v.id >= g->n_values) {
-        graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_output('%s'): dangling value id %d",
-                   name ? name : "", (int)v.id);
+    if (g->status != NNOP_OK) /* this call's message, with the error that stuck */
+        return nnop__fail(g->ctx, g->status, "nnop_output('%s'): the graph has a builder error: %s",
+                          name ? name : "", g->error);
+    i = index_in(g, v, &why);
+    if (i < 0) {
+        graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_output('%s'): value id %ld %s",
+                   name ? name : "", (long)v.id, why);
         return g->status;
     }
-    if (g->values[v.id].output_index >= 0) {
-        graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_output('%s'): value %d is already output %d",
-                   name ? name : "", (int)v.id, (int)g->values[v.id].output_index);
+    if (g->values[i].output_index >= 0) {
+        graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
+                   "nnop_output('%s'): value %ld is already output %d", name ? name : "",
+                   (long)v.id, (int)g->values[i].output_index);
         return g->status;
     }
     if (!grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs + 1, sizeof *g->outputs)) {
         graph_fail(g, NNOP_ERR_OUT_OF_MEMORY, "nnop_output: out of memory");
         return g->status;
     }
-    g->values[v.id].output_index = g->n_outputs;
-    if (name)
-        snprintf(g->values[v.id].name, sizeof g->values[v.id].name, "%s", name);
-    g->outputs[g->n_outputs++] = v.id;
+    g->values[i].output_index = g->n_outputs;
+    if (name && g->values[i].kind == NNOP_VALUE_NODE)
+        snprintf(g->values[i].name, sizeof g->values[i].name, "%s", name);
+    snprintf(g->values[i].output_name, sizeof g->values[i].output_name, "%s",
+             name ? name : g->values[i].name);
+    g->outputs[g->n_outputs++] = i;
     return NNOP_OK;
 }
 
 nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_tensor_desc *out)
 {
+    const char *why = NULL;
+    int32_t i;
     if (!g)
         return NNOP_ERR_INVALID_ARGUMENT;
     if (!out)
         return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_value_desc: out is NULL");
-    if (v.id < 0 || v.id >= g->n_values)
-        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
-                          "nnop_value_desc: value id %d is not a value of this graph (ids 0..%d)",
-                          (int)v.id, (int)g->n_values - 1);
-    *out = g->values[v.id].desc;
+    i = index_in(g, v, &why);
+    if (i < 0)
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_value_desc: value id %ld %s",
+                          (long)v.id, why);
+    *out = g->values[i].desc;
     return NNOP_OK;
 }
 

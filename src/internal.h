@@ -17,6 +17,13 @@
 #define NNOP_CUDNN_MIN_VERSION 90200
 #define NNOP_MAX_NODE_INPUTS   NNOP_MAX_CONCAT_INPUTS /* concat; the other ops take 1 to 5 */
 #define NNOP_NONE_ID           INT32_MAX              /* nnop_none(): an absent optional operand */
+/* A public nnop_value id is the value's index in its graph (below NNOP_MAX_GRAPH_VALUES =
+ * 2^24) plus its graph's tag in bits 24..30, so that a value handed to another graph's
+ * builder is refused, not read as one of that graph's. Tags run 1..126: ids stay positive
+ * and never equal NNOP_NONE_ID. Node and value arrays inside the library hold indices. */
+#define NNOP__VALUE_INDEX_BITS 24
+#define NNOP__VALUE_INDEX(id)  ((int32_t)((id) & ((1 << NNOP__VALUE_INDEX_BITS) - 1)))
+#define NNOP__GRAPH_TAGS       126
 
 /* ------------------------------------------------------------------ ops */
 typedef enum nnop_op_kind {
@@ -126,6 +133,7 @@ typedef struct nnop__value {
     void *data;           /* constants: host copy in desc.dtype, packed as desc */
     int layout_assumed;   /* NCHW by default: no input or constant has stated a layout yet */
     char name[NNOP_NAME_LEN];
+    char output_name[NNOP_NAME_LEN]; /* as nnop_output named it (an input keeps its own name) */
 } nnop__value;
 
 struct nnop_graph {
@@ -141,7 +149,8 @@ struct nnop_graph {
     nnop_status status;         /* first builder error, sticky */
     char error[NNOP_ERROR_LEN]; /* its message, reported again by compile */
     int borrows_data;           /* a plan's copy: constants' data belong to the user's graph */
-    int layout; /* nnop_layout of the first 4-D input or constant with one of its own, -1 before */
+    int layout;  /* nnop_layout of the first 4-D input or constant with one of its own, -1 before */
+    int32_t tag; /* 1..NNOP__GRAPH_TAGS, in the ids of this graph's values */
 };
 
 /* ------------------------------------------------------------------ context */
@@ -155,8 +164,9 @@ struct nnop_context {
     struct nnop__cuda_ctx *cuda;
     struct nnop__oneshot *oneshot;
     struct nnop_plan_cache *plan_cache; /* src/cache.c: own or shared, never NULL once created */
-    int log;           /* NNOP_LOG read at creation: 0 off, 1 compiles, 2 also executes */
-    int32_t log_plans; /* plans compiled, numbering them in the log */
+    int log;              /* NNOP_LOG read at creation: 0 off, 1 compiles, 2 also executes */
+    int32_t log_plans;    /* plans compiled, numbering them in the log */
+    uint32_t graphs_made; /* numbers the graphs' tags */
 };
 
 /* ------------------------------------------------------------------ partitions */
@@ -287,6 +297,8 @@ void nnop__oneshot_destroy(nnop_context *ctx);
 /* ------------------------------------------------------------------ memory */
 void *nnop__calloc(size_t n, size_t size);
 void nnop__free(void *p);
+/* Whether [a, a + a_len) and [b, b + b_len) share a byte. */
+int nnop__ranges_overlap(const void *a, uint64_t a_len, const void *b, uint64_t b_len);
 /* a * b into *out; returns 0 on overflow or negative operands */
 int nnop__mul_i64(int64_t a, int64_t b, int64_t *out);
 

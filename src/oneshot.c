@@ -37,24 +37,52 @@ void nnop__oneshot_destroy(nnop_context *ctx)
     ctx->oneshot = NULL;
 }
 
-static nnop_status build_plan(nnop_context *ctx, const oneshot_key *k, nnop_plan **out)
+void nnop_oneshot_clear(nnop_context *ctx)
+{
+    if (ctx)
+        nnop__oneshot_destroy(ctx);
+}
+
+/* A builder's message without its own name ("nnop_conv (node #0): groups ..." gives
+ * "groups ..."): the user called the one-call op, not the builder. */
+static const char *builder_reason(const char *msg)
+{
+    const char *colon = strstr(msg, ": ");
+    return colon ? colon + 2 : msg;
+}
+
+/* The graph of k. A builder's error names the argument it came from (the descriptors were
+ * checked before: what fails here is their combination, p or act). */
+static nnop_status build_graph(nnop_graph *g, const char *api, const oneshot_key *k)
+{
+    const char *arg = "x_desc, w_desc and p";
+    nnop_value x = nnop_input(g, "x", &k->x); /* inputs in execute's order: x, w, bias */
+    nnop_value w = nnop_input(g, "w", &k->w);
+    nnop_value y = nnop_conv(g, x, w, &k->p);
+    if (k->has_bias && nnop_graph_status(g) == NNOP_OK) {
+        nnop_tensor_desc bd = nnop_tensor_1d(k->x.dtype, k->w.dims[0]);
+        arg = "bias";
+        y = nnop_bias(g, y, nnop_input(g, "bias", &bd));
+    }
+    if (k->act != NNOP_ACT_IDENTITY && nnop_graph_status(g) == NNOP_OK) {
+        arg = "act";
+        y = nnop_act(g, y, (nnop_act_kind)k->act, k->alpha);
+    }
+    if (nnop_graph_status(g) != NNOP_OK)
+        return nnop__fail(g->ctx, g->status, "%s: %s: %s", api, arg, builder_reason(g->error));
+    return nnop_output(g, y, "y");
+}
+
+static nnop_status build_plan(nnop_context *ctx, const char *api, const oneshot_key *k,
+                              nnop_plan **out)
 {
     nnop_graph *g = NULL;
-    nnop_value x, w, y;
     nnop_status st = nnop_graph_create(ctx, &g);
     if (st != NNOP_OK)
         return st;
-    x = nnop_input(g, "x", &k->x);
-    w = nnop_input(g, "w", &k->w);
-    y = nnop_conv(g, x, w, &k->p);
-    if (k->has_bias) {
-        nnop_tensor_desc bd = nnop_tensor_1d(k->x.dtype, k->w.dims[0]);
-        y = nnop_bias(g, y, nnop_input(g, "bias", &bd));
-    }
-    if (k->act != NNOP_ACT_IDENTITY)
-        y = nnop_act(g, y, (nnop_act_kind)k->act, k->alpha);
-    nnop_output(g, y, "y");
-    st = nnop_graph_compile(g, NULL, out);
+    st = build_graph(g, api, k);
+    if (st == NNOP_OK)
+        st = nnop_graph_compile(g, NULL, out);
     nnop_graph_destroy(g);
     return st;
 }
@@ -82,7 +110,7 @@ static nnop_status get_plan(nnop_context *ctx, const char *api, const oneshot_ke
         if (!e->plan || (victim->plan && e->last_use < victim->last_use))
             victim = e;
     }
-    st = build_plan(ctx, k, out);
+    st = build_plan(ctx, api, k, out);
     if (st != NNOP_OK)
         return st;
     nnop_plan_destroy(victim->plan);
@@ -105,8 +133,18 @@ static nnop_status check_args(nnop_context *ctx, const char *api, const nnop_ten
                           : !y_desc ? "y_desc"
                           : !y      ? "y"
                                     : NULL;
+    const nnop_tensor_desc *descs[3];
+    const char *names[3] = {"x_desc", "w_desc", "y_desc"};
+    char msg[256];
+    int i;
     if (missing)
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", api, missing);
+    descs[0] = x_desc, descs[1] = w_desc, descs[2] = y_desc;
+    for (i = 0; i < 3; i++) {
+        nnop_status st = nnop__check_desc(descs[i], msg, sizeof msg);
+        if (st != NNOP_OK)
+            return nnop__fail(ctx, st, "%s: %s: %s", api, names[i], msg);
+    }
     return NNOP_OK;
 }
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cache.h"
 #include "internal.h"
 #include "platform/platform.h"
 
@@ -29,8 +30,8 @@ static const char *policy_name(nnop_engine_policy p)
 
 /* NNOP_LOG=1: one line per partition of a compiled plan (ONEDNN_VERBOSE style):
  * nnop_log,compile,<backend>,plan <id>,partition <i>/<n>,<nodes>,<implementation>,
- * policy <p>,cache <hit|miss|->,<ms of the whole compile>,<bytes> B (the least the partition
- * moves: with a profile's GPU time, its bandwidth) */
+ * policy <p|- on the CPU>,cache <hit|miss|->,<ms of the whole compile>,<bytes> B (the least the
+ * partition moves: with a profile's GPU time, its bandwidth) */
 static void log_compile(const nnop_plan *p, uint64_t ns)
 {
     int32_t i, k;
@@ -51,12 +52,23 @@ static void log_compile(const nnop_plan *p, uint64_t ns)
                 "nnop_log,compile,%s,plan %d,partition %d/%d,%s,%s,policy %s,cache %s,%.3f ms,"
                 "%lld B\n",
                 p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)i, (int)p->n_parts, nodes,
-                impl[0] ? impl : "reference (float32)", policy_name(p->ctx->opts.policy),
+                impl[0] ? impl : "reference (float32)",
+                p->cuda ? policy_name(p->ctx->opts.policy) : "-",
                 !p->cuda                     ? "-"
                 : strstr(impl, "from cache") ? "hit"
                                              : "miss",
                 (double)ns / 1e6, (long long)nnop__partition_bytes(p->g, part));
     }
+}
+
+/* Reserved fields are zero, so that a later meaning never surprises an old caller. */
+static int reserved_zero(const nnop_compile_options *o)
+{
+    size_t i;
+    for (i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; i++)
+        if (o->reserved[i] != 0)
+            return 0;
+    return 1;
 }
 
 nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, nnop_plan **out)
@@ -70,6 +82,10 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
     *out = NULL;
     if (!g)
         return NNOP_ERR_INVALID_ARGUMENT;
+    if (opts && !reserved_zero(opts))
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_graph_compile: opts->reserved is not all zero (start from "
+                          "nnop_compile_options_init)");
     st = nnop__graph_validate(g);
     if (st != NNOP_OK)
         return st;
@@ -189,6 +205,49 @@ nnop_status nnop_plan_output_desc(const nnop_plan *p, int i, nnop_tensor_desc *o
     return NNOP_OK;
 }
 
+/* The name a plan's input or output is bound by. */
+static const char *bound_name(const nnop_plan *p, int32_t id, int output)
+{
+    return output ? p->g->values[id].output_name : p->g->values[id].name;
+}
+
+/* Index of the first of the plan's inputs (outputs) named name, or -1 with the names there
+ * are. Names are kept to NNOP_NAME_LEN - 1 bytes, and compared as kept. */
+static int index_by_name(const nnop_plan *p, int output, const char *name)
+{
+    const char *fn = output ? "nnop_plan_output_index" : "nnop_plan_input_index";
+    const int32_t *ids = output ? p->g->outputs : p->g->inputs;
+    const int32_t n = output ? p->g->n_outputs : p->g->n_inputs;
+    char list[512];
+    nnop__text t;
+    int32_t i;
+    if (!name) {
+        nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "%s: name is NULL", fn);
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        if (strncmp(bound_name(p, ids[i], output), name, NNOP_NAME_LEN - 1) == 0)
+            return (int)i;
+    nnop__text_init(&t, list, sizeof list);
+    for (i = 0; i < n && t.used + NNOP_NAME_LEN + 32 < sizeof list; i++)
+        nnop__textf(&t, "%s'%s'", i ? ", " : "", bound_name(p, ids[i], output));
+    if (i < n)
+        nnop__textf(&t, " and %d more", (int)(n - i));
+    nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "%s: no '%s' among the plan's %d (%s)", fn, name,
+               (int)n, n ? list : "none");
+    return -1;
+}
+
+int nnop_plan_input_index(const nnop_plan *p, const char *name)
+{
+    return p ? index_by_name(p, 0, name) : -1;
+}
+
+int nnop_plan_output_index(const nnop_plan *p, const char *name)
+{
+    return p ? index_by_name(p, 1, name) : -1;
+}
+
 size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
 {
     nnop__text t;
@@ -196,8 +255,9 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
     nnop__text_init(&t, buf, len);
     if (!p)
         return 0;
-    nnop__textf(&t, "plan: %s backend, %d nodes, %d partitions\n", p->cuda ? "cuda" : "cpu",
-                (int)p->g->n_nodes, (int)p->n_parts);
+    nnop__textf(&t, "plan: %s backend, %d nodes, %d partitions%s\n", p->cuda ? "cuda" : "cpu",
+                (int)p->g->n_nodes, (int)p->n_parts,
+                p->cuda ? "" : " (the groups a GPU plan would fuse; the CPU runs node by node)");
     for (i = 0; i < p->n_parts; i++) {
         const nnop__partition *part = &p->parts[i];
         nnop__textf(&t, "  [%d] ", (int)i);
@@ -208,8 +268,11 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
             nnop__cuda_partition_describe(p, i, tmp, sizeof tmp);
             nnop__textf(&t, " %s", tmp);
         }
-        nnop__textf(&t, "%s%s%s\n", part->count > 1 ? " (fused)" : "", part->reason[0] ? ": " : "",
-                    part->reason);
+        nnop__textf(&t, "%s%s%s\n",
+                    part->count < 2 ? ""
+                    : p->cuda       ? " (fused)"
+                                    : " (fusable)",
+                    part->reason[0] ? ": " : "", part->reason);
     }
     return t.used;
 }
@@ -237,6 +300,15 @@ nnop_status nnop_graph_warmup(nnop_graph *g, const nnop_compile_options *opts)
     nnop_status st;
     if (!g)
         return NNOP_ERR_INVALID_ARGUMENT;
+    /* a warm-up that writes nothing must not look like one that did */
+    if (!nnop__cache_has_file(g->ctx->plan_cache))
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_graph_warmup: the context has no cache file to write (set "
+                          "options.cache_path, or give it a shared cache with a path)");
+    if (g->ctx->backend != NNOP_BACKEND_CUDA)
+        return nnop__fail(g->ctx, NNOP_ERR_NO_DEVICE,
+                          "nnop_graph_warmup: the context runs on the CPU, which has no plans to "
+                          "cache; warm up with a CUDA context on the kind of GPU the cache is for");
     st = nnop_graph_compile(g, opts, &p);
     if (st != NNOP_OK)
         return st;

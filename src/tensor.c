@@ -169,11 +169,17 @@ nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
             snprintf(msg, len, "dims[%d] = %lld is not positive", i, (long long)d->dims[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
-        if (!nnop__mul_i64(n, d->dims[i], &n) || n > NNOP_MAX_TENSOR_ELEMENTS) {
+        if (!nnop__mul_i64(n, d->dims[i], &n)) {
             snprintf(msg, len,
-                     "element count overflows (dims[%d] = %lld; at most %lld elements, "
+                     "the element count overflows 64 bits at dims[%d] = %lld (at most 2^40, "
                      "NNOP_MAX_TENSOR_ELEMENTS)",
-                     i, (long long)d->dims[i], (long long)NNOP_MAX_TENSOR_ELEMENTS);
+                     i, (long long)d->dims[i]);
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
+        if (n > NNOP_MAX_TENSOR_ELEMENTS) {
+            snprintf(msg, len,
+                     "more elements than NNOP_MAX_TENSOR_ELEMENTS (2^40 = %lld) at dims[%d] = %lld",
+                     (long long)NNOP_MAX_TENSOR_ELEMENTS, i, (long long)d->dims[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
     }

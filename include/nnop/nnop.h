@@ -25,7 +25,9 @@
  * a value over 4095 bytes loads no cuDNN and says so), else where the platform loader finds
  * it, else from the folder nnop was built against; its graph library must sit beside it.
  * Without a usable cuDNN, AUTO runs on the CPU (nnop_context_create_error() says why) and
- * NNOP_BACKEND_CUDA fails with NNOP_ERR_VERSION naming the file and the loader's error. cuBLASLt
+ * NNOP_BACKEND_CUDA fails with NNOP_ERR_VERSION naming the file and the loader's error (with
+ * NNOP_ERR_NO_DEVICE where there is no usable GPU either: that comes first, the cuDNN trouble
+ * follows in the message after "also:"). cuBLASLt
  * (libcublasLt.so.<CUDA major>) missing only moves linear layers to nnop's own kernel.
  *
  * Streams (CUDA backend), as cuDNN users expect: with no stream given, a context's work runs
@@ -65,8 +67,9 @@
  * policy <p>,cache <hit|miss|->,<ms>,<bytes> B" (the implementation as nnop_plan_describe gives
  * it; the time is the whole compile's; the bytes are the least the partition moves: each value
  * it reads from outside it and each it writes for use outside, once). NNOP_LOG=2: also one line per
- * execute, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)". Unset or 0:
- * off, and nothing is measured.
+ * execute, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)". Unset, empty
+ * or 0: off, and nothing is measured. Any other value is off too, and each context creation
+ * says so on stderr.
  *
  * Which implementation runs a partition on the CUDA backend, for side-by-side benchmarks and
  * for telling whose result is wrong (read at each compile; comma-separated names as
@@ -96,8 +99,9 @@ extern "C" {
 NNOP_API int nnop_version(void);
 
 /** Installation report (the doctor): nnop version, CUDA runtime and driver, cuDNN built and
- * loaded versions, each cuDNN sub-library, cuBLASLt, devices. Writes at most len bytes
- * (NUL-terminated) and returns the length the whole text needs. Never fails. */
+ * loaded versions, each cuDNN sub-library, cuBLASLt, the libcudnn file nnop itself loads (by
+ * the rules under "Libraries" above), devices. Writes at most len bytes (NUL-terminated) and
+ * returns the length the whole text needs. Never fails. */
 NNOP_API size_t nnop_diagnose(char *buf, size_t len);
 /* nnop_diagnose_ex flags */
 #define NNOP_DIAGNOSE_JSON        1u /* one JSON object instead of text */
@@ -106,7 +110,9 @@ NNOP_API size_t nnop_diagnose(char *buf, size_t len);
  * loaded, its version, the loader's error); each problem found (a cuDNN library missing or
  * not loading, versions that do not fit the build, each other or the driver) comes with its
  * fix. *problems (may be NULL) gets their number: 0 when the installation is healthy; a
- * machine without a GPU is healthy unless NNOP_DIAGNOSE_REQUIRE_GPU. The environment
+ * machine without a GPU is healthy unless NNOP_DIAGNOSE_REQUIRE_GPU. A missing cuBLASLt is a
+ * note, shown with its fix but not counted (linear layers run on nnop's own kernel). While
+ * NNOP_CUDNN_PATH is set, the fixes for cuDNN name it, not the loader's path. The environment
  * variable NNOP_CUDNN_PATH, a folder (or a library file in it), makes it check the cuDNN
  * libraries of that folder only (to try an installation before using it). */
 NNOP_API size_t nnop_diagnose_ex(char *buf, size_t len, unsigned flags, int *problems);
@@ -182,6 +188,14 @@ NNOP_API size_t nnop_tensor_bytes(const nnop_tensor_desc *d);
  * NNOP_ERR_INVALID_ARGUMENT for NULL pointers, unknown dtypes or overlapping src and dst. */
 NNOP_API nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_type,
                                   void *dst, int64_t n);
+/** Copy a host tensor into another description of the same dims, converting its layout and
+ * dtype: say PyTorch's K,C,R,S f32 conv weights (nnop_tensor_4d(NNOP_F32, NNOP_NCHW, ...))
+ * into the K,R,S,C f16 memory of an NHWC graph's constant (nnop_tensor_4d(NNOP_F16, NNOP_NHWC,
+ * ...)). Elements convert as nnop_convert does. NNOP_ERR_INVALID_ARGUMENT for NULL pointers,
+ * an invalid descriptor or overlapping buffers (so no copy in place), NNOP_ERR_SHAPE when the
+ * dims differ; nothing is written then. Takes no context: nnop_context_last_error is not set. */
+NNOP_API nnop_status nnop_tensor_copy(const nnop_tensor_desc *src_desc, const void *src,
+                                      const nnop_tensor_desc *dst_desc, void *dst);
 /** Size in bytes of one element of dtype t (0 for an unknown dtype). */
 NNOP_API size_t nnop_dtype_size(nnop_dtype t);
 
@@ -220,7 +234,7 @@ typedef struct nnop_context_options {
      * for them and takes those it needs (cuDNN 9.8 or later, load_threads > 1): 0 = the
      * default (on), -1 = off. */
     int prefetch;
-    uint64_t reserved[6]; /* zero; room for later options                  */
+    uint64_t reserved[6]; /* zero (else refused); room for later options   */
 } nnop_context_options;
 
 /** Fill o with defaults: AUTO backend, device 0, own stream, no cache file. */
@@ -278,12 +292,24 @@ NNOP_API nnop_status nnop_conv_bias_act(nnop_context *ctx, const nnop_tensor_des
                                         int act, float alpha, const nnop_tensor_desc *y_desc,
                                         void *y);
 
+/** The one-call entry points keep up to 64 plans per context (the least recently used is
+ * replaced), with their workspaces and intermediates on the device, until the context is
+ * destroyed. This destroys them now; a later call compiles again (from the plan cache, if
+ * the context has one). As nnop_plan_destroy, it frees with cudaFree, which waits for the
+ * work queued on the device. NULL does nothing. */
+NNOP_API void nnop_oneshot_clear(nnop_context *ctx);
+
 /* ---------------------------------------------------------------- graph builder */
 typedef struct nnop_graph nnop_graph;
 typedef struct nnop_plan nnop_plan;
 
 /** A value of a graph: copyable, no lifetime of its own. A negative id means an error was
- * recorded in the graph (sticky: later builders return it too, compile reports it). */
+ * recorded in the graph (sticky: later builders return it too, compile reports it). The id
+ * is opaque: it carries its graph's tag, so a value given to another graph's builder,
+ * nnop_output or nnop_value_desc is refused with NNOP_ERR_INVALID_ARGUMENT ("is a value of
+ * another graph"), never read as that graph's own. Tags repeat after 126 graphs of one
+ * context (and two contexts' graphs may share one): the check catches every value of a
+ * graph made fewer than 126 graphs apart on the same context. */
 typedef struct nnop_value {
     int32_t id;
 } nnop_value;
@@ -350,7 +376,9 @@ NNOP_API nnop_status nnop_graph_status(const nnop_graph *g);
  * to nnop_input, nnop_constant and nnop_output are copied. */
 NNOP_API nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tensor_desc *d);
 /** A constant (weights): d describes host data of d->dtype, copied now. Every operand of a
- * node has the same dtype: constants are given in the graph's dtype. */
+ * node has the same dtype: constants are given in the graph's dtype (float32 batch-norm
+ * parameters of an f16 graph go through nnop_convert first; nnop_tensor_copy also changes a
+ * weight's layout). */
 NNOP_API nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc *d,
                                   const void *host_data);
 /** 2-D convolution (cross-correlation, as PyTorch's conv2d); x is 4-D N,C,H,W, w is
@@ -476,7 +504,7 @@ NNOP_API nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_ten
 typedef struct nnop_compile_options {
     int fuse;             /* nonzero (default): fuse epilogues into producers   */
     int cuda_graph;       /* nonzero: replay the whole plan as one CUDA graph    */
-    uint64_t reserved[8]; /* zero                                               */
+    uint64_t reserved[8]; /* zero (else compile refuses)                        */
 } nnop_compile_options;
 /* cuda_graph: one graph is kept per set of input and output pointers, up to 4 sets (double
  * buffering replays without capturing again); a fifth set is captured over the oldest.
@@ -504,11 +532,18 @@ NNOP_API int nnop_plan_num_inputs(const nnop_plan *p);
 NNOP_API int nnop_plan_num_outputs(const nnop_plan *p);
 NNOP_API nnop_status nnop_plan_input_desc(const nnop_plan *p, int i, nnop_tensor_desc *out);
 NNOP_API nnop_status nnop_plan_output_desc(const nnop_plan *p, int i, nnop_tensor_desc *out);
+/** Bind by name: the index in nnop_plan_execute's inputs (outputs) of the first input (output)
+ * given that name, or -1, with the names there are in nnop_context_last_error. Names are kept
+ * to their first 47 bytes and compared so. An output named NULL carries its node's name
+ * ("act#3", or the input's or constant's name), an input named NULL the empty name. */
+NNOP_API int nnop_plan_input_index(const nnop_plan *p, const char *name);
+NNOP_API int nnop_plan_output_index(const nnop_plan *p, const char *name);
 /** Number of partitions (fused kernels or standalone steps) of the plan. */
 NNOP_API int nnop_plan_num_partitions(const nnop_plan *p);
 /** Human-readable description: one line per partition with its nodes, engine, workspace and
  * why it was fused or split. Writes at most len bytes (NUL-terminated) and returns the length
- * the whole text needs (like snprintf; buf may be NULL with len 0). On the CPU backend the
+ * the whole text needs (like snprintf; buf may be NULL with len 0; a NULL p gives 0 and,
+ * with len > 0, an empty string). On the CPU backend the
  * partitions only show the graph's fusable groups: the reference runs node by node. */
 NNOP_API size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len);
 NNOP_API void nnop_plan_destroy(nnop_plan *p);

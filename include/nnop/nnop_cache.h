@@ -63,12 +63,16 @@ NNOP_API nnop_status nnop_cache_load(nnop_context *ctx);
 /** Check a plan cache file without loading it (nnop-doctor --cache): a short report goes to
  * buf (snprintf-like, may be NULL with len 0). Returns NNOP_OK for a clean or missing file,
  * NNOP_ERR_FORMAT for a damaged one (its intact entries stay usable), NNOP_ERR_IO when it
- * exists but cannot be read. Entries of every device and cuDNN version are counted. */
+ * exists but cannot be read, or is missing and so is its folder (nothing could be saved
+ * there), NNOP_ERR_INVALID_ARGUMENT for NULL or "". Entries of every device and cuDNN
+ * version are counted. */
 NNOP_API nnop_status nnop_cache_file_check(const char *path, char *buf, size_t len);
 
 /** Ahead-of-time warm-up: compile g (building, autotuning and runtime-compiling whatever the
  * policy asks for) and write the plan cache file, so a deployment can ship a warm cache. The
- * context needs a cache file (options.cache_path or a shared cache with a path). */
+ * context needs a cache file (options.cache_path or a shared cache with a path; else
+ * NNOP_ERR_INVALID_ARGUMENT) and the CUDA backend (else NNOP_ERR_NO_DEVICE: the CPU has no
+ * plans to cache, and a cache's entries are for the GPU kind that made them). */
 NNOP_API nnop_status nnop_graph_warmup(nnop_graph *g, const nnop_compile_options *opts);
 
 /** Create a plan cache to share between contexts: path is its file (copied; NULL = memory

@@ -22,7 +22,8 @@
 
 #include "platform/platform.h"
 
-static pthread_once_t onces[NNOP__ONCE_SLOTS] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
+static pthread_once_t onces[NNOP__ONCE_SLOTS] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
+                                                 PTHREAD_ONCE_INIT};
 
 void nnop__once(int slot, void (*fn)(void))
 {

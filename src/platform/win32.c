@@ -14,7 +14,8 @@
 
 #include "platform/platform.h"
 
-static INIT_ONCE onces[NNOP__ONCE_SLOTS] = {INIT_ONCE_STATIC_INIT, INIT_ONCE_STATIC_INIT};
+static INIT_ONCE onces[NNOP__ONCE_SLOTS] = {INIT_ONCE_STATIC_INIT, INIT_ONCE_STATIC_INIT,
+                                            INIT_ONCE_STATIC_INIT};
 
 static BOOL CALLBACK run_once(PINIT_ONCE once, PVOID fn, PVOID *context)
 {

@@ -105,13 +105,6 @@ void nnop__round_to(nnop_dtype t, float *x, int64_t n)
             x[i] = bf16_to_f32(f32_to_bf16(x[i]));
 }
 
-/* Whether [a, a + a_len) and [b, b + b_len) share a byte. */
-static int ranges_overlap(const void *a, uint64_t a_len, const void *b, uint64_t b_len)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return a_len && b_len && (x < y ? y - x < a_len : x - y < b_len);
-}
-
 nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_type, void *dst,
                          int64_t n)
 {
@@ -119,8 +112,8 @@ nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_ty
     int64_t done = 0;
     if (!src || !dst || n < 0 || !nnop__dtype_valid(src_type) || !nnop__dtype_valid(dst_type))
         return NNOP_ERR_INVALID_ARGUMENT;
-    if (ranges_overlap(src, (uint64_t)n * nnop_dtype_size(src_type), dst,
-                       (uint64_t)n * nnop_dtype_size(dst_type)))
+    if (nnop__ranges_overlap(src, (uint64_t)n * nnop_dtype_size(src_type), dst,
+                             (uint64_t)n * nnop_dtype_size(dst_type)))
         return NNOP_ERR_INVALID_ARGUMENT; /* a wider dst would overwrite src before it is read */
     while (done < n) {
         int64_t m = n - done < 256 ? n - done : 256;

@@ -15,6 +15,12 @@ void nnop__free(void *p)
     free(p);
 }
 
+int nnop__ranges_overlap(const void *a, uint64_t a_len, const void *b, uint64_t b_len)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a_len && b_len && (x < y ? y - x < a_len : x - y < b_len);
+}
+
 int nnop__mul_i64(int64_t a, int64_t b, int64_t *out)
 {
     if (a < 0 || b < 0)

@@ -282,6 +282,7 @@ unsigned char *nnop_test_read_file(const char *path, size_t *len)
         *len = 0;
         return NULL;
     }
+    p[*len] = '\0'; /* the last read returned 0 with room asked for: *len < cap */
     return p;
 }
 

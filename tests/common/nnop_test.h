@@ -92,8 +92,9 @@ int nnop_test_main_without_examples_support(void);
 /* CMocka group setup and teardown: *state is a CPU-backend context (nnop_test_cpu_context). */
 int nnop_test_setup_cpu_context(void **state);
 int nnop_test_teardown_context(void **state);
-/* The whole file at path, malloc'd (non-NULL even when empty), its size in *len; NULL when
- * it cannot be opened or read (no assertion: the fuzz corpus replay uses it too). */
+/* The whole file at path, malloc'd (non-NULL even when empty) and NUL-terminated after its
+ * *len bytes (text reads as a string); NULL when it cannot be opened or read (no assertion:
+ * the fuzz corpus replay uses it too). */
 unsigned char *nnop_test_read_file(const char *path, size_t *len);
 /* Assert that the context's last error contains substr (prints the message otherwise). */
 #define NNOP_TEST_ASSERT_ERROR(ctx, substr)                                                        \

@@ -76,8 +76,8 @@ static nnop_tensor_desc desc_of(nnop_graph *g, nnop_value v)
 {
     nnop_tensor_desc d;
     memset(&d, 0, sizeof d);
-    if (v.id >= 0 && v.id < g->n_values)
-        d = g->values[v.id].desc;
+    if (nnop_value_desc(g, v, &d) != NNOP_OK)
+        memset(&d, 0, sizeof d);
     return d;
 }
 

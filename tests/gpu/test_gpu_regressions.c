@@ -258,6 +258,27 @@ static void build_ranks(nnop_graph *g, const void *arg)
     assert_int_equal(nnop_output(g, nnop_softmax(g, y), "three"), NNOP_OK);
 }
 
+/* One-channel values declared in the other layout join a concat (their memory is the same
+ * in both): the copy and in-slice steps must follow each input's own strides. */
+static void build_concat_mixed_decl(nnop_graph *g, const void *arg)
+{
+    const reg_case *rc = (const reg_case *)arg;
+    const nnop_layout other = rc->lay == NNOP_NHWC ? NNOP_NCHW : NNOP_NHWC;
+    nnop_tensor_desc md = nnop_tensor_4d(rc->dt, other, 2, 1, 5, 7);
+    nnop_value x = input(g, rc, 2, 4, 5, 7), xs[4];
+    nnop_value m = nnop_input(g, "mask", &md), y;
+    xs[0] = m;
+    xs[1] = nnop_act(g, conv(g, rc->lay, x, 3, 3, 3, conv_p(1, 1, 1, 1, 1, 1, 1), 80),
+                     NNOP_ACT_RELU, 0);
+    xs[2] = nnop_act(g, m, NNOP_ACT_TANH, 0);
+    xs[3] = conv(g, rc->lay, x, 1, 1, 1, conv_p(0, 0, 1, 1, 1, 1, 1), 81);
+    y = nnop_concat(g, xs, 4);
+    assert_int_equal(
+            nnop_output(g, conv(g, rc->lay, y, 5, 1, 1, conv_p(0, 0, 1, 1, 1, 1, 1), 82), "y"),
+            NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_concat(g, xs + 1, 3), "cat"), NNOP_OK);
+}
+
 /* clang-format off */
 #define BOTH(name, dt, lay, fn) \
     {name "_fused", dt, lay, fn, 1}, {name "_unfused", dt, lay, fn, 0}
@@ -281,6 +302,9 @@ static const reg_case cases[] = {
     BOTH("f32_ranks_3_5_6", NNOP_F32, NNOP_NCHW, build_ranks),
     BOTH("f16_ranks_3_5_6", NNOP_F16, NNOP_NCHW, build_ranks),
     BOTH("bf16_ranks_3_5_6", NNOP_BF16, NNOP_NCHW, build_ranks),
+    BOTH("f16_nhwc_concat_one_channel_nchw", NNOP_F16, NNOP_NHWC, build_concat_mixed_decl),
+    BOTH("f32_nchw_concat_one_channel_nhwc", NNOP_F32, NNOP_NCHW, build_concat_mixed_decl),
+    BOTH("bf16_nhwc_concat_one_channel_nchw", NNOP_BF16, NNOP_NHWC, build_concat_mixed_decl),
 };
 /* clang-format on */
 

@@ -816,6 +816,40 @@ static nnop_context *cache_context(const char *path, nnop_plan_cache *shared)
     return ctx;
 }
 
+/* nnop_graph_warmup of a one-node graph on a CPU context with cache file path (NULL: none);
+ * its status, the context's message into msg. */
+static nnop_status warmup_status(const char *path, char *msg, size_t len)
+{
+    nnop_context *ctx = cache_context(path, NULL);
+    nnop_graph *g = NULL;
+    nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 2, 2);
+    nnop_status st;
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_act(g, nnop_input(g, "x", &d), NNOP_ACT_RELU, 0.f), "y"),
+                     NNOP_OK);
+    st = nnop_graph_warmup(g, NULL);
+    snprintf(msg, len, "%s", nnop_context_last_error(ctx));
+    nnop_graph_destroy(g);
+    nnop_context_destroy(ctx);
+    return st;
+}
+
+/* Warm-up writes a file or fails: without a file to write, and on the CPU (no plans to
+ * cache), it once returned NNOP_OK and wrote nothing (found by the outside server test). */
+static void test_warmup_refuses_what_would_write_nothing(void **state)
+{
+    char path[256], msg[NNOP_ERROR_LEN];
+    (void)state;
+    ct_path(path, sizeof path, "warm");
+    ct_cleanup(path);
+    assert_int_equal(warmup_status(NULL, msg, sizeof msg), NNOP_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "has no cache file to write"));
+    assert_int_equal(warmup_status(path, msg, sizeof msg), NNOP_ERR_NO_DEVICE);
+    assert_non_null(strstr(msg, "runs on the CPU"));
+    assert_int_equal(nnop_graph_warmup(NULL, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(fopen(path, "rb")); /* nothing was written */
+}
+
 static void test_cache_context_saves_on_destroy(void **state)
 {
     char path[256], copy[256];
@@ -941,6 +975,7 @@ int main(void)
             cmocka_unit_test(test_cache_file_merge_keeps_other_writers_entries),
             cmocka_unit_test(test_cache_file_merge_respects_entry_bound),
             cmocka_unit_test(test_cache_file_unwritable_path_reports_io),
+            cmocka_unit_test(test_warmup_refuses_what_would_write_nothing),
             cmocka_unit_test(test_cache_context_saves_on_destroy),
             cmocka_unit_test(test_cache_context_shared_cache),
             cmocka_unit_test(test_cache_public_api_rejects_null),

@@ -83,7 +83,7 @@ static void destroy(fixture *f)
 /* Whether input i lives in its slice. */
 static int in_slice(const fixture *f, int i)
 {
-    return f->cp.slice_in[f->in[i].id] >= 0;
+    return f->cp.slice_in[NNOP__VALUE_INDEX(f->in[i].id)] >= 0;
 }
 
 static void test_batch_one_channels_first_slices_are_contiguous(void **state)
@@ -94,8 +94,8 @@ static void test_batch_one_channels_first_slices_are_contiguous(void **state)
     assert_true(in_slice(&f, 0));
     assert_true(in_slice(&f, 1));
     assert_true(in_slice(&f, 2));
-    assert_int_equal(f.cp.slice_off[f.in[1].id], 8 * 5 * 7);
-    assert_int_equal(f.cp.slice_off[f.in[2].id], 16 * 5 * 7);
+    assert_int_equal(f.cp.slice_off[NNOP__VALUE_INDEX(f.in[1].id)], 8 * 5 * 7);
+    assert_int_equal(f.cp.slice_off[NNOP__VALUE_INDEX(f.in[2].id)], 16 * 5 * 7);
     destroy(&f);
 }
 
@@ -125,14 +125,15 @@ static void test_no_slice_where_it_cannot_be_shared(void **state)
     destroy(&f);
     build(&f, NNOP_NCHW, 1, INPUT_AND_TWICE); /* a, b, a, x: a's first slice; x the caller's */
     assert_true(in_slice(&f, 0));
-    assert_int_equal(f.cp.slice_off[f.in[0].id], 0);
+    assert_int_equal(f.cp.slice_off[NNOP__VALUE_INDEX(f.in[0].id)], 0);
     assert_true(in_slice(&f, 1));
     assert_false(in_slice(&f, 3));
     destroy(&f);
     build(&f, NNOP_NCHW, 1, NESTED); /* the inner concat lives in no slice; its inputs do */
     assert_false(in_slice(&f, 0));
     assert_true(in_slice(&f, 1));
-    assert_int_equal(f.cp.slice_in[f.in[1].id], f.g->nodes[f.g->n_nodes - 2].out);
+    assert_int_equal(f.cp.slice_in[NNOP__VALUE_INDEX(f.in[1].id)],
+                     f.g->nodes[f.g->n_nodes - 2].out);
     destroy(&f);
     build(&f, NNOP_NCHW, 1, CAT_IS_OUTPUT); /* the caller's memory, bound only at execute */
     assert_false(in_slice(&f, 0));

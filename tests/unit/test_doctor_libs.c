@@ -2,7 +2,9 @@
  * modes of a cuDNN installation with fake library folders (an empty one, one whose
  * libcudnn_engines_runtime_compiled is a text file, one without libcudnn_graph), the verdicts
  * on given facts (versions that do not fit, a sub-library version mismatch, a driver older
- * than the runtime, NVRTC missing), the JSON escaping and NNOP_CUDNN_PATH. The build's facts
+ * than the runtime, NVRTC missing, cuBLASLt missing as a note), the fixes while
+ * NNOP_CUDNN_PATH is set, which cuDNN nnop's own loader takes, the JSON escaping and
+ * NNOP_CUDNN_PATH. The build's facts
  * are filled in by the test, so every check runs in CPU-only builds too. */
 #ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L
@@ -144,6 +146,35 @@ static void fake_install(char *dir, size_t len, const char *text, const char *mi
         assert_int_equal(symlink(from, to), 0);
     }
 }
+
+/* A folder with a copy of the real libcudnn.so.9 and, if graph, a link to the real graph
+ * library. A copy is a file of its own, which the process loads under this folder's name: a
+ * link to a file loaded before answers with the name it was first loaded under, maybe that of
+ * another test's folder, removed since. Skips when no cuDNN is installed. */
+static void copy_install(char *dir, size_t len, int graph)
+{
+    char from[700], to[700], buf[65536];
+    FILE *in, *out;
+    size_t n;
+    if (!real_dir[0])
+        skip();
+    make_dir(dir, len);
+    snprintf(from, sizeof from, "%s/libcudnn.so.9", real_dir);
+    snprintf(to, sizeof to, "%s/libcudnn.so.9", dir);
+    in = fopen(from, "rb");
+    out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    if (!graph)
+        return;
+    snprintf(from, sizeof from, "%s/libcudnn_graph.so.9", real_dir);
+    snprintf(to, sizeof to, "%s/libcudnn_graph.so.9", dir);
+    assert_int_equal(symlink(from, to), 0);
+}
 #endif
 
 static void test_empty_folder_is_every_library_missing(void **state)
@@ -167,16 +198,17 @@ static void test_empty_folder_is_every_library_missing(void **state)
         assert_has(text, want);
     }
     /* and one problem for them all, not eight with the same fix */
+    /* NNOP_CUDNN_PATH is set: the fix names it, LD_LIBRARY_PATH cannot help */
     snprintf(want, sizeof want,
              "PROBLEM: no cuDNN library is in NNOP_CUDNN_PATH=%s: none of the %d files listed "
              "above is there\n  fix: install cuDNN 9 for CUDA 13 (the cudnn9-cuda-13 package, or "
-             "pip install nvidia-cudnn-cu13) and put the folder that holds all its cuDNN files "
-             "first on LD_LIBRARY_PATH (or point NNOP_CUDNN_PATH at that folder)\n",
+             "pip install nvidia-cudnn-cu13) and set NNOP_CUDNN_PATH to the folder that holds "
+             "all its cuDNN files, or unset it (while it is set nnop looks in that folder alone: "
+             "LD_LIBRARY_PATH cannot help)\n",
              dir, (int)N_FILES);
     assert_has(text, want);
     assert_null(strstr(text, "PROBLEM: libcudnn"));
-    assert_int_equal(d.n_problem, 1 + (nnop__doctor_lib(&d, "nvrtc")->loaded ? 0 : 1) +
-                                          (nnop__doctor_lib(&d, "cublasLt")->loaded ? 0 : 1));
+    assert_int_equal(d.n_problem, 1 + (nnop__doctor_lib(&d, "nvrtc")->loaded ? 0 : 1));
     snprintf(want, sizeof want, "verdict: %d problem%s\n", d.n_problem,
              d.n_problem == 1 ? "" : "s");
     assert_has(text, want);
@@ -192,7 +224,7 @@ static void test_text_file_as_runtime_compiled_gives_the_loader_error(void **sta
 {
 #ifndef _WIN32
     nnop__doctor d;
-    char dir[64], want[1024];
+    char dir[64], want[NNOP__LIB_PATH_LEN + 256];
     char *text;
     const nnop__doc_lib *l;
     (void)state;
@@ -217,11 +249,17 @@ static void test_text_file_as_runtime_compiled_gives_the_loader_error(void **sta
              "%s/libcudnn_engines_runtime_compiled.so.9: invalid ELF header\n  fix: the file "
              "exists but does not load: it is damaged or from another cuDNN version than the "
              "rest; reinstall cuDNN so that every cuDNN library comes from one installation, "
-             "and remove the stray copy\n",
+             "and remove the stray copy; or set NNOP_CUDNN_PATH to the folder of another, "
+             "complete cuDNN installation, or unset it (while it is set nnop looks in that "
+             "folder alone: LD_LIBRARY_PATH cannot help)\n",
              dir);
     assert_has(text, want);
-    assert_int_equal(d.n_problem, 1 + (nnop__doctor_lib(&d, "nvrtc")->loaded ? 0 : 1) +
-                                          (nnop__doctor_lib(&d, "cublasLt")->loaded ? 0 : 1));
+    assert_int_equal(d.n_problem, 1 + (nnop__doctor_lib(&d, "nvrtc")->loaded ? 0 : 1));
+    /* libcudnn and its graph library load from the folder: nnop itself takes that one (by
+     * the name the process first loaded that file under: the probe's own) */
+    snprintf(want, sizeof want, "cuDNN nnop loads             %s (from NNOP_CUDNN_PATH)\n",
+             nnop__doctor_lib(&d, "cudnn")->path);
+    assert_has(text, want);
     assert_has(text, "libcudnn_ops.so.9: ");
     free(text);
     remove_dir(dir);
@@ -235,7 +273,7 @@ static void test_graph_missing_is_a_problem_and_nothing_is_called(void **state)
 {
 #ifndef _WIN32
     nnop__doctor d;
-    char dir[64], want[1024];
+    char dir[64], want[NNOP__LIB_PATH_LEN + 256];
     char *text;
     (void)state;
     fake_install(dir, sizeof dir, NULL, "libcudnn_graph.so.9");
@@ -258,6 +296,9 @@ static void test_graph_missing_is_a_problem_and_nothing_is_called(void **state)
              "loaded: %s/libcudnn_graph.so.9: cannot open shared object file",
              dir);
     assert_has(text, want);
+    assert_has(text, "  fix: install cuDNN 9 for CUDA 13 (the cudnn9-cuda-13 package, or pip "
+                     "install nvidia-cudnn-cu13) and set NNOP_CUDNN_PATH to the folder that "
+                     "holds all its cuDNN files, or unset it");
     assert_true(d.n_problem >= 1);
     /* where no graph library is in the process yet (a first probe), the sub-libraries fail
      * on its symbols: their fix points at the missing graph library, not at damage */
@@ -423,6 +464,170 @@ static void test_json_is_escaped(void **state)
     free(json);
 }
 
+/* nnop.h: a missing cuBLASLt "only moves linear layers to nnop's own kernel": a note, shown
+ * in text and JSON, that never fails the verdict. */
+static void test_missing_cublaslt_is_a_note_not_a_problem(void **state)
+{
+    nnop__doctor d;
+    nnop__doc_lib *lt;
+    char *text;
+    (void)state;
+    healthy(&d, 91900);
+    lt = lib_of(&d, "cublasLt");
+    lt->loaded = 0;
+    snprintf(lt->error, sizeof lt->error,
+             "libcublasLt.so.13: cannot open shared object file: No such file or directory");
+    nnop__doctor_judge(&d);
+    assert_int_equal(d.n_problem, 0);
+    assert_int_equal(d.n_note, 1);
+    text = report(&d, 0);
+    assert_has(text, "NOTE: libcublasLt.so.13 (cuBLASLt) cannot be loaded: libcublasLt.so.13: "
+                     "cannot open shared object file: No such file or directory; linear layers "
+                     "run on nnop's own kernel instead, everything else is unaffected\n  fix: to "
+                     "run them on cuBLASLt, install cuBLAS for CUDA 13");
+    assert_null(strstr(text, "PROBLEM"));
+    assert_has(text, "verdict: ok, 1 note (no GPU on this machine)\n");
+    free(text);
+    text = report(&d, 1);
+    assert_has(text, "\"notes\": [{\"what\": \"libcublasLt.so.13 (cuBLASLt) cannot be loaded: ");
+    assert_has(text, "\"problems\": [], \"ok\": true}\n");
+    free(text);
+    d.require_gpu = 1; /* with a problem beside it, both are counted apart */
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    assert_has(text, "verdict: 1 problem, 1 note\n");
+    free(text);
+}
+
+/* Every cuDNN fix, while NNOP_CUDNN_PATH is set, says to change or unset it: nnop looks in
+ * that folder alone then, so the loader's search path cannot help. Without it, the search
+ * path is the advice. */
+static void test_fixes_name_nnop_cudnn_path_while_it_is_set(void **state)
+{
+    nnop__doctor d;
+    int i, pass, n_search_path;
+    (void)state;
+    for (pass = 0; pass < 2; pass++) {
+        healthy(&d, 90000); /* older than the headers and below the floor */
+        if (pass)
+            snprintf(d.cudnn_dir, sizeof d.cudnn_dir, "/opt/cudnn");
+        lib_of(&d, "cudnn_graph")->cudart = 12080;                    /* for another CUDA */
+        lib_of(&d, "cudnn_ops")->version = 90500;                     /* mixed installations */
+        lib_of(&d, "cudnn_ops")->check = 1002;                        /* and the check says so */
+        add_lib(&d, "cudnn_cnn", "libcudnn_cnn.so.9", 0)->loaded = 0; /* damaged */
+        snprintf(lib_of(&d, "cudnn_cnn")->error, sizeof d.lib[0].error, "invalid ELF header");
+        add_lib(&d, "cudnn_adv", "libcudnn_adv.so.9", 0)->loaded = 0; /* missing */
+        snprintf(lib_of(&d, "cudnn_adv")->error, sizeof d.lib[0].error,
+                 "libcudnn_adv.so.9: cannot open shared object file: No such file or directory");
+        nnop__doctor_judge(&d);
+        assert_int_equal(d.n_problem, 7);
+        for (i = n_search_path = 0; i < d.n_problem; i++) {
+            const char *fix = d.problem[i].fix;
+            if (pass && (!strstr(fix, "set NNOP_CUDNN_PATH to ") || !strstr(fix, "or unset it") ||
+                         strstr(fix, "first on LD_LIBRARY_PATH")))
+                fail_msg("NNOP_CUDNN_PATH is set, but the fix of\n%s\nis\n%s", d.problem[i].what,
+                         fix);
+            if (!pass && strstr(fix, "unset"))
+                fail_msg("the fix of\n%s\nis\n%s", d.problem[i].what, fix);
+            n_search_path += strstr(fix, "first on LD_LIBRARY_PATH") != NULL;
+        }
+        /* all but the damaged file's, which is to be replaced where it is */
+        assert_int_equal(n_search_path, pass ? 0 : 6);
+    }
+}
+
+/* The given facts of a CUDA build whose libcudnn, found by name, did not load. */
+static void cudnn_by_name_broken(nnop__doctor *d, const char *build_dir)
+{
+    nnop__doc_lib *c;
+    healthy(d, 91900);
+    c = lib_of(d, "cudnn");
+    c->loaded = 0;
+    c->path[0] = '\0';
+    snprintf(c->error, sizeof c->error, "/first/on/the/path/libcudnn.so.9: invalid ELF header");
+    snprintf(d->cudnn_build_dir, sizeof d->cudnn_build_dir, "%s", build_dir);
+}
+
+/* libs.c: a libcudnn that does not load by name gives way to the one in the folder nnop was
+ * built against; the report names that file, in text and JSON. */
+static void test_cudnn_from_the_build_folder_when_the_one_by_name_breaks(void **state)
+{
+#ifndef _WIN32
+    nnop__doctor d;
+    char dir[64], want[NNOP__LIB_PATH_LEN + 256], *text;
+    (void)state;
+    copy_install(dir, sizeof dir, 1);
+    cudnn_by_name_broken(&d, dir);
+    nnop__doctor_which_cudnn(&d);
+    snprintf(want, sizeof want, "%s/libcudnn.so.9", dir);
+    assert_string_equal(d.cudnn_used, want);
+    assert_string_equal(d.cudnn_used_how, "from the folder nnop was built against, as the one "
+                                          "found by name does not load");
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    snprintf(want, sizeof want,
+             "cuDNN nnop loads             %s (from the folder nnop was built against, as the "
+             "one found by name does not load)\n",
+             d.cudnn_used);
+    assert_has(text, want);
+    assert_has(text, "PROBLEM: libcudnn.so.9 (the entry points nnop loads, which reach all the "
+                     "others) cannot be loaded: /first/on/the/path/libcudnn.so.9: invalid ELF");
+    free(text);
+    text = report(&d, 1);
+    snprintf(want, sizeof want, "\"cudnn_used\": \"%s\", \"cudnn_used_how\": \"from the folder",
+             d.cudnn_used);
+    assert_has(text, want);
+    free(text);
+    remove_dir(dir);
+    /* no copy there either: none, and why */
+    cudnn_by_name_broken(&d, "/no/such/folder");
+    nnop__doctor_which_cudnn(&d);
+    assert_string_equal(d.cudnn_used, "");
+    assert_has(d.cudnn_used_how, "libcudnn.so.9 does not load by name, nor from the folder nnop "
+                                 "was built against: /no/such/folder/libcudnn.so.9: cannot open");
+#else
+    (void)state;
+    skip();
+#endif
+}
+
+/* Each library loads, but libcudnn's folder lacks the graph library (found elsewhere by
+ * name): nnop's loader takes no cuDNN, so that is a problem, not "ok". */
+static void test_no_cudnn_for_nnop_is_a_problem(void **state)
+{
+#ifndef _WIN32
+    nnop__doctor d;
+    char dir[64], want[1024], *text;
+    (void)state;
+    copy_install(dir, sizeof dir, 0);
+    healthy(&d, 91900);
+    snprintf(lib_of(&d, "cudnn")->path, sizeof d.lib[0].path, "%s/libcudnn.so.9", dir);
+    nnop__doctor_which_cudnn(&d);
+    nnop__doctor_judge(&d);
+    assert_int_equal(d.n_problem, 1);
+    text = report(&d, 0);
+    snprintf(want, sizeof want,
+             "cuDNN nnop loads             none (%s/libcudnn.so.9 loads, but not the graph "
+             "library beside it: %s/libcudnn_graph.so.9: cannot open shared object file: No such "
+             "file or directory)\n",
+             dir, dir);
+    assert_has(text, want);
+    snprintf(want, sizeof want,
+             "PROBLEM: nnop itself loads no cuDNN (%s/libcudnn.so.9 loads, but not the graph "
+             "library beside it: %s/libcudnn_graph.so.9: cannot open shared object file: No such "
+             "file or directory): the CPU backend runs\n  fix: put the folder of one complete "
+             "cuDNN installation (libcudnn and its graph library side by side) first on "
+             "LD_LIBRARY_PATH (or set NNOP_CUDNN_PATH to it)\n",
+             dir, dir);
+    assert_has(text, want);
+    free(text);
+    remove_dir(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 #ifndef _WIN32
 /* nnop_diagnose_ex's report with NNOP_CUDNN_PATH set to value (unset again after); the
  * caller frees it. */
@@ -511,6 +716,16 @@ static void test_too_long_nnop_cudnn_path_is_a_problem(void **state)
     assert_int_equal(problems, 0);
 #endif
     free(text);
+    /* JSON: set but unusable is not the same as unset */
+    assert_int_equal(setenv("NNOP_CUDNN_PATH", value, 1), 0);
+    text = (char *)malloc(1 << 16);
+    assert_non_null(text);
+    nnop_diagnose_ex(text, 1 << 16, NNOP_DIAGNOSE_JSON, NULL);
+    assert_int_equal(unsetenv("NNOP_CUDNN_PATH"), 0);
+    assert_has(text, "\"cudnn_path_env\": null, \"cudnn_path_env_too_long\": true");
+    nnop_diagnose_ex(text, 1 << 16, NNOP_DIAGNOSE_JSON, NULL);
+    assert_has(text, "\"cudnn_path_env\": null, \"cudnn_path_env_too_long\": false");
+    free(text);
 #else
     (void)state;
     skip();
@@ -551,6 +766,10 @@ int main(void)
             cmocka_unit_test(test_driver_older_than_runtime_and_nvrtc_missing),
             cmocka_unit_test(test_cpu_only_build_reports_but_never_judges),
             cmocka_unit_test(test_json_is_escaped),
+            cmocka_unit_test(test_missing_cublaslt_is_a_note_not_a_problem),
+            cmocka_unit_test(test_fixes_name_nnop_cudnn_path_while_it_is_set),
+            cmocka_unit_test(test_cudnn_from_the_build_folder_when_the_one_by_name_breaks),
+            cmocka_unit_test(test_no_cudnn_for_nnop_is_a_problem),
             cmocka_unit_test(test_env_lists_names_whole_entries),
             cmocka_unit_test(test_nnop_cudnn_path_is_honoured),
             cmocka_unit_test(test_nnop_cudnn_path_may_name_the_library_file),

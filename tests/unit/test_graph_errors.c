@@ -631,6 +631,50 @@ static void test_context_rejects_unknown_policy(void **state)
     assert_non_null(strstr(nnop_context_create_error(), "policy has unknown value 42"));
 }
 
+/* Reserved fields must be zero: a caller with garbage there would change behaviour silently
+ * once a field gets a meaning (found by the outside API test). */
+static void test_reserved_fields_must_be_zero(void **state)
+{
+    nnop_context_options o;
+    nnop_compile_options co;
+    nnop_context *ctx = (nnop_context *)(void *)&o;
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 2, 2);
+    nnop_plan *plan = (nnop_plan *)(void *)&co;
+    (void)state;
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CPU;
+    o.reserved[5] = 1;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(ctx);
+    assert_non_null(strstr(nnop_context_create_error(), "options->reserved[5] is not zero"));
+    assert_int_equal(nnop_output(g, nnop_input(g, "x", &d), "y"), NNOP_OK);
+    nnop_compile_options_init(&co);
+    co.reserved[7] = 3;
+    assert_int_equal(nnop_graph_compile(g, &co, &plan), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(plan);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_graph_compile: opts->reserved is not all zero");
+    co.reserved[7] = 0;
+    assert_int_equal(nnop_graph_compile(g, &co, &plan), NNOP_OK);
+    nnop_plan_destroy(plan);
+    nnop_graph_destroy(g);
+}
+
+/* nnop_output on a graph with an error: this call's message, carrying the error that stuck
+ * (it once left the earlier call's message, which read as if about this one). */
+static void test_output_on_an_errored_graph_says_so(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_tensor_desc d = nnop_tensor_2d(NNOP_F32, 2, 2);
+    nnop_value x = nnop_input(g, "x", &d);
+    (void)state;
+    assert_true(nnop_input(g, "bad", NULL).id < 0);
+    assert_int_equal(nnop_output(g, x, "later"), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_output('later'): the graph has a builder error: "
+                                 "nnop_input('bad'): descriptor is NULL");
+    nnop_graph_destroy(g);
+}
+
 static void test_context_rejects_negative_device(void **state)
 {
     nnop_context_options o;
@@ -936,12 +980,24 @@ static void oneshot_init(oneshot_args *a)
     nnop_test_poison(a->y, sizeof a->y);
 }
 
+/* The message starts with the function called and never names a call the user did not make
+ * (an outside tester saw "nnop_graph_compile: ... nnop_input('x'): ..." from the one-call op). */
+static void assert_oneshot_message(const char *api)
+{
+    const char *msg = nnop_context_last_error(ctx_);
+    assert_non_null(strstr(msg, api));
+    assert_null(strstr(msg, "nnop_graph_compile"));
+    assert_null(strstr(msg, "nnop_input"));
+    assert_null(strstr(msg, "node #"));
+}
+
 static void expect_oneshot_error(oneshot_args *a, const nnop_tensor_desc *yd, nnop_status st,
                                  const char *substr)
 {
     assert_int_equal(nnop_conv_bias_relu(ctx_, &a->xd, a->x, &a->wd, a->w, a->b, &a->p, yd, a->y),
                      st);
     NNOP_TEST_ASSERT_ERROR(ctx_, substr);
+    assert_oneshot_message("nnop_conv_bias_relu: ");
     assert_true(nnop_test_is_poisoned(a->y, sizeof a->y));
 }
 
@@ -989,13 +1045,27 @@ static void test_conv_bias_relu_reports_builder_errors_and_leaves_y_untouched(vo
     (void)state;
     oneshot_init(&a);
     a.p.stride[0] = 0;
-    expect_oneshot_error(&a, &a.yd, NNOP_ERR_INVALID_ARGUMENT, "stride[0] = 0");
+    expect_oneshot_error(&a, &a.yd, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_conv_bias_relu: x_desc, w_desc and p: ");
+    NNOP_TEST_ASSERT_ERROR(ctx_, "stride[0] = 0");
     oneshot_init(&a);
     a.wd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 3, 1, 3, 3);
     expect_oneshot_error(&a, &a.yd, NNOP_ERR_SHAPE, "wrong channel count");
     oneshot_init(&a);
     a.xd.dims[2] = 0;
-    expect_oneshot_error(&a, &a.yd, NNOP_ERR_INVALID_ARGUMENT, "dims[2] = 0");
+    expect_oneshot_error(&a, &a.yd, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_conv_bias_relu: x_desc: dims[2] = 0");
+    oneshot_init(&a);
+    a.xd.strides[2] = 7; /* not packed */
+    expect_oneshot_error(&a, &a.yd, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_conv_bias_relu: x_desc: strides are not packed");
+    oneshot_init(&a);
+    a.yd.strides[2] = 99; /* same dims: the message once showed two equal shapes */
+    expect_oneshot_error(&a, &a.yd, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_conv_bias_relu: y_desc: strides are not packed");
+    oneshot_init(&a);
+    a.wd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, 3, 2, 3, 3);
+    expect_oneshot_error(&a, &a.yd, NNOP_ERR_SHAPE, "dtype mix");
 }
 
 static void test_conv_bias_relu_rejects_each_null_argument(void **state)
@@ -1030,10 +1100,12 @@ static void test_conv_bias_act_rejects_unknown_and_clamp_activation(void **state
     assert_int_equal(
             nnop_conv_bias_act(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p, 77, 0.0f, &a.yd, a.y),
             NNOP_ERR_INVALID_ARGUMENT);
-    NNOP_TEST_ASSERT_ERROR(ctx_, "unknown activation kind 77");
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_conv_bias_act: act: unknown activation kind 77");
+    assert_oneshot_message("nnop_conv_bias_act: ");
     assert_int_equal(nnop_conv_bias_act(ctx_, &a.xd, a.x, &a.wd, a.w, a.b, &a.p, NNOP_ACT_CLAMP,
                                         0.0f, &a.yd, a.y),
                      NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_conv_bias_act: act: ");
     NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_clamp");
     assert_true(nnop_test_is_poisoned(a.y, sizeof a.y));
 }
@@ -1046,12 +1118,12 @@ static void test_builder_rejects_out_of_range_value_id(void **state)
     nnop_value bad;
     (void)state;
     input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
-    bad.id = 1000;
+    bad.id = g->tag << NNOP__VALUE_INDEX_BITS | 1000; /* this graph's tag, an index past its end */
     expect_builder_error(g, nnop_act(g, bad, NNOP_ACT_RELU, 0.0f), NNOP_ERR_INVALID_ARGUMENT,
-                         "input 0 is a dangling value (id 1000; the graph has 1 values)");
+                         ") is a dangling value: this graph has fewer values");
 }
 
-/* The negative id returned by an errored builder of another graph is dangling here. */
+/* The negative id returned by an errored builder of another graph is refused here. */
 static void test_builder_rejects_value_from_an_errored_builder(void **state)
 {
     nnop_graph *other = new_graph(), *g;
@@ -1062,10 +1134,10 @@ static void test_builder_rejects_value_from_an_errored_builder(void **state)
     g = new_graph();
     x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
     expect_builder_error(g, nnop_add(g, x, bad), NNOP_ERR_INVALID_ARGUMENT,
-                         "input 1 is a dangling value (id -1");
+                         "input 1 (id -1) is an error value");
 }
 
-/* A value of a bigger graph has an id this graph does not have. */
+/* A value of a bigger graph: its index is past this graph's end, and its tag is another. */
 static void test_builder_rejects_value_of_another_graph(void **state)
 {
     nnop_graph *big = new_graph(), *g;
@@ -1076,8 +1148,49 @@ static void test_builder_rejects_value_of_another_graph(void **state)
         v = input4(big, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
     g = new_graph();
     input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
-    expect_builder_error(g, nnop_softmax(g, v), NNOP_ERR_INVALID_ARGUMENT, "dangling value");
+    expect_builder_error(g, nnop_softmax(g, v), NNOP_ERR_INVALID_ARGUMENT,
+                         "is a value of another graph");
     nnop_graph_destroy(big);
+}
+
+/* The case an outside user hit: graph 2 has a value at the same index as graph 1's, so
+ * without the graph's tag in the id graph 2 computed on its own value, silently. */
+static void test_builder_rejects_value_of_another_graph_at_a_valid_index(void **state)
+{
+    nnop_graph *one = new_graph(), *two = new_graph();
+    nnop_value a = input4(one, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    nnop_value b = input4(two, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    nnop_tensor_desc d;
+    (void)state;
+    assert_true(a.id >= 0 && b.id >= 0);
+    assert_int_equal(nnop_value_desc(two, a, &d), NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "is a value of another graph");
+    assert_int_equal(nnop_output(one, nnop_act(one, b, NNOP_ACT_RELU, 0.0f), "y"),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_act: input 0 (id ");
+    NNOP_TEST_ASSERT_ERROR(ctx_, ") is a value of another graph");
+    expect_builder_error(two, nnop_add(two, b, a), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_add: input 1 (id ");
+    nnop_graph_destroy(one);
+}
+
+/* Tags cycle through 126 values: each graph differs from the 125 made before it on the same
+ * context, so a value kept from a recent graph is always caught. */
+static void test_consecutive_graphs_never_share_a_tag(void **state)
+{
+    nnop_graph *first = new_graph(), *g;
+    nnop_value v = input4(first, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    int i;
+    (void)state;
+    for (i = 1; i < NNOP__GRAPH_TAGS; i++) {
+        nnop_tensor_desc d;
+        g = new_graph();
+        assert_int_not_equal(g->tag, first->tag);
+        input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+        assert_int_equal(nnop_value_desc(g, v, &d), NNOP_ERR_INVALID_ARGUMENT);
+        nnop_graph_destroy(g);
+    }
+    nnop_graph_destroy(first);
 }
 
 /* nnop_none() is only for optional operands (linear's bias). */
@@ -1108,10 +1221,10 @@ static void test_output_rejects_dangling_value(void **state)
     nnop_value bad;
     (void)state;
     input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
-    bad.id = 57;
+    bad.id = g->tag << NNOP__VALUE_INDEX_BITS | 57;
     assert_int_equal(nnop_output(g, bad, "y"), NNOP_ERR_INVALID_ARGUMENT);
-    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT,
-                         "nnop_output('y'): dangling value id 57");
+    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT, "nnop_output('y'): value id ");
+    NNOP_TEST_ASSERT_ERROR(ctx_, "is a dangling value");
 }
 
 static void test_output_rejects_none(void **state)
@@ -1120,7 +1233,7 @@ static void test_output_rejects_none(void **state)
     (void)state;
     input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
     assert_int_equal(nnop_output(g, nnop_none(), "y"), NNOP_ERR_INVALID_ARGUMENT);
-    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT, "dangling value");
+    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT, "is nnop_none()");
 }
 
 static void test_output_rejects_the_same_value_twice(void **state)
@@ -1160,7 +1273,7 @@ static nnop_graph *chain_of_two(void)
     nnop_value b = nnop_act(g, a, NNOP_ACT_TANH, 0.0f);
     assert_int_equal(nnop_output(g, b, "y"), NNOP_OK);
     assert_int_equal(g->n_nodes, 2);
-    assert_int_equal(g->nodes[1].out, b.id);
+    assert_int_equal(g->nodes[1].out, NNOP__VALUE_INDEX(b.id));
     return g;
 }
 
@@ -1356,7 +1469,7 @@ static void test_failed_queries_say_why_and_write_nothing(void **state)
     before = d;
     assert_int_equal(nnop_malloc(ctx_, 16, NULL), NNOP_ERR_INVALID_ARGUMENT); /* a stale one */
     assert_int_equal(nnop_value_desc(g, bad, &d), NNOP_ERR_INVALID_ARGUMENT);
-    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_value_desc: value id 42 is not a value of this graph");
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_value_desc: value id 42 is a value of another graph");
     assert_int_equal(nnop_value_desc(g, bad, NULL), NNOP_ERR_INVALID_ARGUMENT);
     NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_value_desc: out is NULL");
     assert_int_equal(nnop_plan_input_desc(plan, 5, &d), NNOP_ERR_INVALID_ARGUMENT);
@@ -1481,6 +1594,8 @@ int main(void)
             cmocka_unit_test(test_pool_rejects_unknown_kind),
             cmocka_unit_test(test_context_rejects_unknown_backend),
             cmocka_unit_test(test_context_rejects_unknown_policy),
+            cmocka_unit_test(test_reserved_fields_must_be_zero),
+            cmocka_unit_test(test_output_on_an_errored_graph_says_so),
             cmocka_unit_test(test_context_rejects_negative_device),
             cmocka_unit_test(test_context_rejects_too_many_load_threads),
             cmocka_unit_test(test_context_rejects_unknown_prefetch_value),
@@ -1509,6 +1624,8 @@ int main(void)
             cmocka_unit_test(test_builder_rejects_value_from_an_errored_builder),
             cmocka_unit_test(test_builder_rejects_value_of_another_graph),
             cmocka_unit_test(test_builder_rejects_none_for_a_required_operand),
+            cmocka_unit_test(test_builder_rejects_value_of_another_graph_at_a_valid_index),
+            cmocka_unit_test(test_consecutive_graphs_never_share_a_tag),
             cmocka_unit_test(test_output_rejects_dangling_value),
             cmocka_unit_test(test_output_rejects_none),
             cmocka_unit_test(test_output_rejects_the_same_value_twice),

@@ -105,6 +105,30 @@ static void test_log_off_by_default(void **state)
     free(text);
 }
 
+/* 0 and empty are off and quiet; a value other than 0, 1, 2 ("1abc", " 1", "3", "yes") is
+ * off and says so, once per context (it once turned logging on or off by atoi). */
+static void test_log_odd_values_are_off_and_said(void **state)
+{
+    static const char *const odd[] = {"1abc", " 1", "3", "-1", "yes", "99999999999999999999"};
+    char *text;
+    size_t i;
+    (void)state;
+    if (!nnop__fork_available())
+        skip();
+    text = log_of("0");
+    assert_string_equal(text, "");
+    free(text);
+    text = log_of("");
+    assert_string_equal(text, "");
+    free(text);
+    for (i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        text = log_of(odd[i]);
+        assert_string_equal(text,
+                            "nnop: NNOP_LOG is set to neither 0, 1 nor 2; logging stays off\n");
+        free(text);
+    }
+}
+
 static void test_log_1_one_line_per_partition(void **state)
 {
     char *text;
@@ -114,7 +138,7 @@ static void test_log_1_one_line_per_partition(void **state)
     text = log_of("1");
     assert_non_null(strstr(text, "nnop_log,create,cpu,device 0\n"));
     assert_non_null(strstr(text, "nnop_log,compile,cpu,plan 0,partition 0/1,conv+act,reference "
-                                 "(float32),policy prefer_precompiled,cache -,"));
+                                 "(float32),policy -,cache -,"));
     /* x 36 B, w 4 B, y 36 B: the conv's result stays inside the partition */
     assert_non_null(strstr(text, " ms,76 B\n"));
     assert_int_equal(count(text, "nnop_log,compile,"), 1);
@@ -172,6 +196,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_log_off_by_default),
+            cmocka_unit_test(test_log_odd_values_are_off_and_said),
             cmocka_unit_test(test_log_1_one_line_per_partition),
             cmocka_unit_test(test_log_2_also_each_execute),
             cmocka_unit_test(test_status_named_once),

@@ -402,6 +402,28 @@ static void test_many_shapes_evict_and_stay_correct(void **state)
     run_case(&s, NNOP_F32, NNOP_NHWC, 1, NNOP_ACT_TANH, 0.0f, 3701);
 }
 
+/* nnop_oneshot_clear drops the cached plans: the next call compiles again and is right, and
+ * clearing an empty cache or a NULL context does nothing. */
+static void test_clear_then_call_again(void **state)
+{
+    conv_case cc;
+    void *first;
+    (void)state;
+    case_init(&cc, &shape_a, NNOP_F32, NNOP_NCHW, 3800);
+    first = malloc(nnop_tensor_bytes(&cc.yd));
+    assert_non_null(first);
+    check_call(&cc, 1, NNOP_ACT_RELU, 0.0f, 3800);
+    memcpy(first, cc.yb, nnop_tensor_bytes(&cc.yd));
+    nnop_oneshot_clear(ctx_);
+    nnop_oneshot_clear(ctx_);
+    nnop_oneshot_clear(NULL);
+    check_call(&cc, 1, NNOP_ACT_RELU, 0.0f, 3800);
+    assert_memory_equal(first, cc.yb, nnop_tensor_bytes(&cc.yd));
+    check_call(&cc, 0, NNOP_ACT_GELU, 0.0f, 3800);
+    free(first);
+    case_free(&cc);
+}
+
 /* ------------------------------------------------------------------ reduced precision */
 
 static void test_conv_bias_relu_f16_and_bf16(void **state)
@@ -437,6 +459,7 @@ int main(void)
             cmocka_unit_test(test_second_call_reuses_the_plan_with_the_same_result),
             cmocka_unit_test(test_different_shapes_in_turn),
             cmocka_unit_test(test_many_shapes_evict_and_stay_correct),
+            cmocka_unit_test(test_clear_then_call_again),
             cmocka_unit_test(test_conv_bias_relu_f16_and_bf16),
     };
     return cmocka_run_group_tests_name("oneshot", tests, setup, nnop_test_teardown_context);

@@ -169,6 +169,43 @@ static void test_concat_rejects_mismatched_inputs(void **state)
                         "C[, H[, W]] (has 1)");
 }
 
+/* An N,1,H,W input has the same memory in both layouts, so its declared layout does not
+ * clash with the others' (as nnop_add takes the pair); an outside user hit the refusal. */
+static void test_concat_takes_one_channel_inputs_of_either_declared_layout(void **state)
+{
+    enum { N = 2, H = 2, W = 3, C = 5 };
+    float a[N * H * W], b[N * 3 * H * W], c[N * H * W], y[N * C * H * W];
+    nnop_tensor_desc d[3], yd;
+    const float *x[3];
+    int i, n, ch, h, w;
+    for (i = 0; i < N * H * W; i++)
+        a[i] = (float)(100 + i), c[i] = (float)(200 + i);
+    for (i = 0; i < N * 3 * H * W; i++)
+        b[i] = (float)(300 + i);
+    d[0] = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, N, 1, H, W);
+    d[1] = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, N, 3, H, W);
+    d[2] = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, N, 1, H, W);
+    x[0] = a, x[1] = b, x[2] = c;
+    assert_int_equal(run_concat((nnop_context *)*state, 3, d, x, y, N * C * H * W, &yd), NNOP_OK);
+    assert_int_equal(yd.dims[1], C);
+    for (n = 0; n < N; n++) /* x and y in logical N,C,H,W order (the test packs them) */
+        for (ch = 0; ch < C; ch++)
+            for (h = 0; h < H; h++)
+                for (w = 0; w < W; w++) {
+                    int pix = (n * H + h) * W + w;
+                    float want = ch == 0   ? a[pix]
+                                 : ch == 4 ? c[pix]
+                                           : b[((n * 3 + ch - 1) * H + h) * W + w];
+                    assert_true(y[((n * C + ch) * H + h) * W + w] == want);
+                }
+    assert_true(nnop_tensor_4d(NNOP_F32, NNOP_NCHW, N, C, H, W).strides[1] == yd.strides[1]);
+    /* the memory of two 3-channel inputs still must agree */
+    d[0] = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, N, 3, H, W);
+    expect_concat_error((nnop_context *)*state, 3, d,
+                        "NNOP_ERR_SHAPE: nnop_concat (node #0): input 1 is NHWC but input 0 is "
+                        "NCHW (one layout for all inputs)");
+}
+
 /* A missing operand is named. */
 static void test_concat_rejects_none_input(void **state)
 {
@@ -195,6 +232,7 @@ int main(void)
             cmocka_unit_test(test_concat_rejects_bad_counts),
             cmocka_unit_test(test_concat_rejects_mismatched_inputs),
             cmocka_unit_test(test_concat_rejects_none_input),
+            cmocka_unit_test(test_concat_takes_one_channel_inputs_of_either_declared_layout),
     };
     return cmocka_run_group_tests(tests, nnop_test_setup_cpu_context, nnop_test_teardown_context);
 }

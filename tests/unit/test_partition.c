@@ -121,6 +121,58 @@ static void test_partition_residual_network_shape(void **state)
     nnop_context_destroy(ctx);
 }
 
+/* Two branches built one after the other: branch a's conv output is read by the add that
+ * joins branch b, so the split reason names that reader and the node built between, not
+ * "next op conv" (an outside user was misled by it). */
+static void test_partition_reason_names_the_reader_across_a_branch(void **state)
+{
+    nnop_context *ctx = nnop_test_cpu_context();
+    nnop_graph *g = NULL;
+    nnop_tensor_desc xd = xd16();
+    nnop_plan *p;
+    char s[256];
+    nnop_value x, a, b;
+    (void)state;
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    x = nnop_input(g, "x", &xd);
+    a = conv(g, x);                                                    /* node 0 */
+    b = nnop_act(g, conv(g, x), NNOP_ACT_RELU, 0.0f);                  /* nodes 1, 2 */
+    assert_int_equal(nnop_output(g, nnop_add(g, a, b), "y"), NNOP_OK); /* node 3 */
+    p = compile(g, 1);
+    shape(p, s, sizeof s);
+    assert_string_equal(s, "conv|conv+act+add");
+    assert_string_equal(p->parts[0].reason, "its reader, node #3 (add), is not next in build "
+                                            "order (node #1 (conv) comes between)");
+    assert_string_equal(p->parts[1].reason, "end of graph");
+    nnop_plan_destroy(p);
+    nnop_graph_destroy(g);
+    nnop_context_destroy(ctx);
+}
+
+/* A value read as an operand (here the bias of a bias node) is not a chain's data. */
+static void test_partition_reason_for_a_value_read_as_an_operand(void **state)
+{
+    nnop_context *ctx = nnop_test_cpu_context();
+    nnop_graph *g = NULL;
+    nnop_tensor_desc vd = nnop_tensor_1d(NNOP_F16, 8);
+    nnop_plan *p;
+    nnop_value b;
+    (void)state;
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    b = nnop_act(g, nnop_input(g, "b", &vd), NNOP_ACT_TANH, 0.0f);
+    {
+        nnop_tensor_desc x2 = nnop_tensor_2d(NNOP_F16, 3, 8);
+        assert_int_equal(nnop_output(g, nnop_bias(g, nnop_input(g, "x", &x2), b), "y"), NNOP_OK);
+    }
+    p = compile(g, 1);
+    assert_int_equal(p->n_parts, 2);
+    assert_string_equal(p->parts[0].reason,
+                        "next op bias reads this output as an operand, not as its data");
+    nnop_plan_destroy(p);
+    nnop_graph_destroy(g);
+    nnop_context_destroy(ctx);
+}
+
 static void test_partition_fuse_off_gives_one_per_node(void **state)
 {
     nnop_context *ctx = nnop_test_cpu_context();
@@ -222,6 +274,8 @@ int main(void)
             cmocka_unit_test(test_partition_conv_bias_relu_is_one_partition),
             cmocka_unit_test(test_partition_stops_at_graph_output_and_shared_value),
             cmocka_unit_test(test_partition_residual_network_shape),
+            cmocka_unit_test(test_partition_reason_names_the_reader_across_a_branch),
+            cmocka_unit_test(test_partition_reason_for_a_value_read_as_an_operand),
             cmocka_unit_test(test_partition_fuse_off_gives_one_per_node),
             cmocka_unit_test(test_partition_standalone_pointwise_chain_fuses),
             cmocka_unit_test(test_partition_chain_limit),

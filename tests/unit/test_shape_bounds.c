@@ -78,7 +78,7 @@ static void test_largest_inferred_shape_is_accepted(void **state)
 static void test_conv_bias_relu_with_huge_pad_fails_and_leaves_y_untouched(void **state)
 {
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 1, 1);
-    nnop_tensor_desc yd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 2097153, 2097153);
+    nnop_tensor_desc yd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 2097153, 2097153), big = yd;
     float x[1] = {1.0f}, w[1] = {2.0f}, y[64];
     nnop_conv_params p;
     (void)state;
@@ -88,6 +88,12 @@ static void test_conv_bias_relu_with_huge_pad_fails_and_leaves_y_untouched(void 
     p.dilation[0] = p.dilation[1] = 1;
     p.groups = 1;
     nnop_test_poison(y, sizeof y);
+    /* the true output's descriptor is itself out of bounds: refused as y_desc */
+    assert_int_equal(nnop_conv_bias_relu(ctx_, &xd, x, &xd, w, NULL, &p, &big, y),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_conv_bias_relu: y_desc: more elements than");
+    /* with any valid y_desc, the conv's inferred shape is refused */
+    yd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 4, 4);
     assert_int_equal(nnop_conv_bias_relu(ctx_, &xd, x, &xd, w, NULL, &p, &yd, y), NNOP_ERR_SHAPE);
     NNOP_TEST_ASSERT_ERROR(ctx_, "inferred output shape is out of bounds");
     assert_true(nnop_test_is_poisoned(y, sizeof y));
@@ -102,7 +108,8 @@ static void test_compile_rejects_a_forged_out_of_bounds_shape(void **state)
     (void)state;
     y = nnop_act(g, nnop_input(g, "x", &xd), NNOP_ACT_RELU, 0.0f);
     assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
-    g->values[y.id].desc.dims[0] = (int64_t)1 << 40; /* a corrupted graph: refused, not run */
+    g->values[NNOP__VALUE_INDEX(y.id)].desc.dims[0] =
+            (int64_t)1 << 40; /* a corrupted graph: refused, not run */
     assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_ERR_SHAPE);
     assert_null(plan);
     NNOP_TEST_ASSERT_ERROR(ctx_, "has an invalid shape");

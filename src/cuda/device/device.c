@@ -45,18 +45,23 @@ static int count_devices(nnop_status *st, char *why, size_t len)
 }
 
 /* Devices, and cuDNN loaded (device/libs.c): without it there is no CUDA backend, and the
- * reason names the file and the loader's error (NNOP_ERR_VERSION: an installation problem). */
+ * reason names the file and the loader's error (NNOP_ERR_VERSION: an installation problem).
+ * No usable GPU comes first (count_devices' status): a server that branches on
+ * NNOP_ERR_NO_DEVICE must see it also where cuDNN is broken too. */
 int nnop__cuda_device_count(nnop_status *st, char *why, size_t len)
 {
     char devices[512] = "";
     int n = count_devices(st, devices, sizeof devices);
     const char *dnn = nnop__cudnn_load_error();
-    if (dnn[0]) {
+    if (dnn[0] && n > 0) {
         *st = NNOP_ERR_VERSION;
-        snprintf(why, len, "%s%s%s", dnn, n > 0 ? "" : "; also: ", n > 0 ? "" : devices);
+        snprintf(why, len, "%s", dnn);
         return 0;
     }
-    snprintf(why, len, "%s", devices);
+    if (dnn[0])
+        snprintf(why, len, "%s; also: %s", devices, dnn);
+    else
+        snprintf(why, len, "%s", devices);
     return n;
 }
 

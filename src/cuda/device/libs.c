@@ -2,7 +2,8 @@
  * is libcudnn.so.9 / cudnn64_9.dll: from NNOP_CUDNN_PATH only when that is set, else as the
  * loader finds it, else from the folder nnop was built against. Its graph library is loaded
  * first from the same folder: libcudnn forwards every call to it lazily and aborts the
- * process when it cannot load it, so a missing one must be found here, not there. */
+ * process when it cannot load it, so a missing one must be found here, not there. The doctor
+ * repeats these rules (nnop__doctor_which_cudnn, src/doctor_probe.c): change both together. */
 #define NNOP_LIBS_NO_MACROS 1
 
 #include <stdarg.h>
