@@ -74,6 +74,7 @@ static const kcase cases[] = {
     {"layer norm over C, constant affine (cuDNN norm-forward)", K_LN, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"layer norm over C, no affine (own kernel)", K_LN_PLAIN, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"layer norm over C, constant affine, then GELU (one pass)", K_LN_GELU, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
+    {"layer norm over C, constant affine, then GELU (one pass)", K_LN_GELU, NNOP_BF16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"layer norm over C, constant affine, then GELU (two passes, fusion off)", K_LN_GELU_TWO, NNOP_F16, NNOP_NHWC, 64, 96, 56, 56, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F16, NNOP_NHWC, 256, 512, 14, 14, 0, 0, 0, 4},
     {"flatten (NHWC transpose)", K_FLATTEN, NNOP_F32, NNOP_NHWC, 256, 2048, 7, 7, 0, 0, 0, 4},

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# The next GPU call (nvidia-h200, repo root, .deps carried; written 2026-12-05, two sessions
-# without a device): every unit test (the cuDNN-loading modes and the doctor on a machine with
-# a driver), the norm-epilogue change against every GPU
-# test program, the four vision networks and ResNet-50 against PyTorch, the differential
-# tester's regression repros, the layer-norm rows of bench_kernels (one pass against two), and
-# (time permitting) the fixed-seed difftest sets.
+# The next GPU call (nvidia-h200, repo root, .deps carried; call 2 of 2026-12-05): every unit
+# and GPU test program (the cuDNN-loading modes and the doctor on a machine with a driver; the
+# norm kernel holding x as loaded, 3 blocks a SM for its epilogue instance), the four vision
+# networks and ResNet-50 against PyTorch, the differential tester's regression repros and the
+# exports check, the layer-norm rows of bench_kernels (one pass against two), and (time
+# permitting) the fixed-seed difftest sets.
 set -u
 T0=$(date +%s)
 R=$OUT
 B=$PWD/build-gpu
 mkdir -p "$R/x"
 export NNOP_BUILD_DIR=$B
-export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c tests/unit/test_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') test_cudnn_loading nnop-doctor difftest vision_net resnet50 bench_kernels"
+export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c tests/unit/test_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') test_cudnn_loading nnop-doctor difftest vision_net resnet50 bench_kernels exports_check $(ls tests/difftest/regress/*.c | xargs -n1 basename | sed 's/[.]c$//; s/^/difftest_/' | tr '\n' ' ')"
 NNOP_DEADLINE=1 tools/gpu_run.sh build-only >"$R/x/build.txt" 2>&1
 echo "build rc $? at $(date -u +%T)"; grep -E "error|nnop:" "$R/x/build.txt" | head
 rm -f "$R/logs.tgz" "$R/gpu_run.log"

@@ -155,9 +155,15 @@ constexpr int kNormVecR = 4; // vectors a lane at most
 // floats in shared memory: read per vector there, they had cost 16 scalar loads a vector (62%
 // of copy bandwidth against 73% without them, H200).
 // (kThreads, 4): 64 registers; left free, ptxas took 255 and spilled. EPI: p.ops run (a
-// separate instance, so that the plain norm keeps its registers).
+// separate instance, so that the plain norm keeps its registers), at 3 blocks a SM (80
+// registers): at 4 the f16 GELU instance spilled 72 bytes (ptxas, sm_90).
+#ifndef NNOP_NORM_EPI_BLOCKS // resident blocks a SM of the epilogue instance; a benchmark knob
+#define NNOP_NORM_EPI_BLOCKS 3
+#endif
+constexpr int kNormEpiBlocks = NNOP_NORM_EPI_BLOCKS;
+
 template <typename T, int V, int G, int R, bool EPI>
-__global__ void __launch_bounds__(kThreads, 4) norm_rows_vec_kernel(nnop__norm_kparams p, int nv)
+__global__ void __launch_bounds__(kThreads, EPI ? kNormEpiBlocks : 4) norm_rows_vec_kernel(nnop__norm_kparams p, int nv)
 {
     __shared__ __align__(16) float sg[32 * kNormVecR * 8], sb[32 * kNormVecR * 8];
     const int64_t positions = p.xv.n * p.xv.h * p.xv.w, C = p.xv.c;
@@ -176,33 +182,29 @@ __global__ void __launch_bounds__(kThreads, 4) norm_rows_vec_kernel(nnop__norm_k
         const int64_t pos = first + (threadIdx.x & 31) / G;
         const bool live = pos < positions;
         const T *xr = x + pos * C;
-        float v[R][V];
+        // x stays as loaded (16-bit values take half the registers of floats) and is widened
+        // at each use: as floats, the epilogue instance spilled (ptxas: 96 bytes, sm_90)
+        Vec<T, V> a[R];
         const float x0 = live && !p.rms ? tof(xr[0]) : 0.f;
         float s = 0.f;
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int j = sub + r * G;
             if (live && j < nv) {
-                const Vec<T, V> a = ldv<T, V>(xr + j * V);
-#pragma unroll
-                for (int e = 0; e < V; e++) {
-                    v[r][e] = tof(a.v[e]) - x0;
-                    s += v[r][e];
-                }
-            } else {
+                a[r] = ldv<T, V>(xr + j * V);
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    v[r][e] = 0.f;
+                    s += tof(a[r].v[e]) - x0;
             }
         }
         const float mean = p.rms ? 0.f : group_sum<G>(s) / (float)C;
         float q = 0.f;
 #pragma unroll
         for (int r = 0; r < R; r++)
-            if (sub + r * G < nv)
+            if (live && sub + r * G < nv)
 #pragma unroll
                 for (int e = 0; e < V; e++) {
-                    const float d = v[r][e] - mean;
+                    const float d = (tof(a[r].v[e]) - x0) - mean;
                     q += d * d;
                 }
         const float rstd = rsqrtf(group_sum<G>(q) / (float)C + p.eps);
@@ -222,7 +224,7 @@ __global__ void __launch_bounds__(kThreads, 4) norm_rows_vec_kernel(nnop__norm_k
             float u[V];
 #pragma unroll
             for (int e = 0; e < V; e++)
-                u[e] = (v[r][e] - mean) * rstd * g[e] + b[e];
+                u[e] = ((tof(a[r].v[e]) - x0) - mean) * rstd * g[e] + b[e];
             if (EPI)
                 epilogue_vec<T, V>(p, u, pos * C + j * V, j * V);
             Vec<T, V> o;
@@ -304,7 +306,8 @@ template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream
     // barrier before its first load of x, and 3136 one-pass blocks paid that latency 6 times
     // over (ncu: 38% of DRAM peak, barrier stalls; 64 x 96 x 56 x 56 f16, H200)
     const int bs = positions * G < kNormVecWant ? kThreads / 2 : kThreads;
-    const unsigned grid = grid_for(positions * G, bs, (int64_t)132 * 4 * (kThreads / bs));
+    const int resident = p->n_ops > 0 ? kNormEpiBlocks : 4; // a SM, as the launch bounds
+    const unsigned grid = grid_for(positions * G, bs, (int64_t)132 * resident * (kThreads / bs));
     if (p->n_ops > 0)
         launch_vec<T, V, R, true>(G, grid, bs, s, *p, nv);
     else
