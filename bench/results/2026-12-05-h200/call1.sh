@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The next GPU call (nvidia-h200, repo root, .deps carried; written 2026-12-05, two sessions
+# without a device): every unit test (the cuDNN-loading modes and the doctor on a machine with
+# a driver), the norm-epilogue change against every GPU
+# test program, the four vision networks and ResNet-50 against PyTorch, the differential
+# tester's regression repros, the layer-norm rows of bench_kernels (one pass against two), and
+# (time permitting) the fixed-seed difftest sets.
+set -u
+T0=$(date +%s)
+R=$OUT
+B=$PWD/build-gpu
+mkdir -p "$R/x"
+export NNOP_BUILD_DIR=$B
+export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c tests/unit/test_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') test_cudnn_loading nnop-doctor difftest vision_net resnet50 bench_kernels"
+NNOP_DEADLINE=1 tools/gpu_run.sh build-only >"$R/x/build.txt" 2>&1
+echo "build rc $? at $(date -u +%T)"; grep -E "error|nnop:" "$R/x/build.txt" | head
+rm -f "$R/logs.tgz" "$R/gpu_run.log"
+export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+(cd "$B" && NNOP_REQUIRE_GPU=1 timeout 260 ctest -j4 --output-on-failure --timeout 240 \
+    -R '^unit[.]|^gpu[.]|^example[.](vision|resnet50)|^difftest[.]regress' >"$R/ctest.log" 2>&1)
+echo "ctest rc $? at $(date -u +%T)"
+grep -E "tests passed|tests failed|\(Failed\)|Timeout|\(Skipped\)|Not Run" "$R/ctest.log" | tail -20
+grep -E "rel err|relative|top-1|convnext|unet" "$R/ctest.log" | head -20
+NNOP_BENCH_ONLY="layer norm" timeout 60 "$B/bench/bench_kernels" >"$R/bench_ln.md" 2>&1
+grep -E "layer norm" "$R/bench_ln.md" | cut -c1-160
+LEFT=$((560 - ($(date +%s) - T0)))
+[ "$LEFT" -gt 30 ] && NNOP_SKIP_BUILD=1 NNOP_SKIP_CTEST=1 NNOP_DEADLINE=${CALL_DEADLINE:-60} \
+    NNOP_DIFFTEST_COUNT=504 NNOP_DIFFTEST_NEW_COUNT=504 NNOP_DIFFTEST_SPECIAL_COUNT=504 \
+    NNOP_DIFFTEST_GRAPH_COUNT=504 NNOP_DIFFTEST_MEMCHECK_COUNT=16 NNOP_MEMCHECK_TIMEOUT=60 \
+    timeout "$LEFT" tools/gpu_run.sh tests >"$R/x/tests.txt" 2>&1
+echo "tests rc $? at $(date -u +%T)"
+grep -E "^difftest|ERROR SUMMARY|FAIL" "$R/x/tests.txt" | head -12
+echo "== end at $(date -u +%T)"
+mv "$R/logs.tgz" "$R/x/tests_logs.tgz" 2>/dev/null
+rm -f "$R/gpu_run.log"
+tar czf "$R/next.tgz" -C "$R/x" . && rm -rf "$R/x"
