@@ -33,6 +33,11 @@ static int32_t index_in(const nnop_graph *g, nnop_value v, const char **why)
         *why = "is nnop_none(), which stands for an absent optional operand";
         return -1;
     }
+    if ((v.id >> NNOP__VALUE_INDEX_BITS) < 1 ||
+        (v.id >> NNOP__VALUE_INDEX_BITS) > NNOP__GRAPH_TAGS) { /* a tag no graph has */
+        *why = "is no value a builder returned (a zeroed or made-up nnop_value?)";
+        return -1;
+    }
     if ((v.id >> NNOP__VALUE_INDEX_BITS) != g->tag) {
         *why = "is a value of another graph (a value is used only in the graph that made it)";
         return -1;
@@ -567,8 +572,8 @@ nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
     }
     if (g->values[i].output_index >= 0) {
         graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
-                   "nnop_output('%s'): value %ld is already output %d", name ? name : "",
-                   (long)v.id, (int)g->values[i].output_index);
+                   "nnop_output('%s'): the value is already output %d ('%s')", name ? name : "",
+                   (int)g->values[i].output_index, g->values[i].name);
         return g->status;
     }
     if (!grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs + 1, sizeof *g->outputs)) {

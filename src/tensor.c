@@ -152,10 +152,26 @@ static int strides_all_zero(const nnop_tensor_desc *d)
     return 1;
 }
 
+/* d's dims as "2 x 3 x 5" into buf (cut at len). */
+static const char *dims_text(const nnop_tensor_desc *d, char *buf, size_t len)
+{
+    size_t used = 0;
+    int i;
+    buf[0] = '\0';
+    for (i = 0; i < d->ndim && used < len; i++) {
+        int k = snprintf(buf + used, len - used, "%s%lld", i ? " x " : "", (long long)d->dims[i]);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+    }
+    return buf;
+}
+
 nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
 {
     int64_t n = 1;
-    int i;
+    int i, overflow = 0;
+    char dims[NNOP_MAX_DIMS * 22];
     if (!nnop__dtype_valid(d->dtype)) {
         snprintf(msg, len, "unknown dtype value %d", (int)d->dtype);
         return NNOP_ERR_INVALID_ARGUMENT;
@@ -164,24 +180,20 @@ nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
         snprintf(msg, len, "ndim %d out of range 1..%d", d->ndim, NNOP_MAX_DIMS);
         return NNOP_ERR_INVALID_ARGUMENT;
     }
-    for (i = 0; i < d->ndim; i++) {
+    for (i = 0; i < d->ndim; i++)
         if (d->dims[i] <= 0) {
             snprintf(msg, len, "dims[%d] = %lld is not positive", i, (long long)d->dims[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
-        if (!nnop__mul_i64(n, d->dims[i], &n)) {
-            snprintf(msg, len,
-                     "the element count overflows 64 bits at dims[%d] = %lld (at most 2^40, "
-                     "NNOP_MAX_TENSOR_ELEMENTS)",
-                     i, (long long)d->dims[i]);
-            return NNOP_ERR_INVALID_ARGUMENT;
-        }
-        if (n > NNOP_MAX_TENSOR_ELEMENTS) {
-            snprintf(msg, len,
-                     "more elements than NNOP_MAX_TENSOR_ELEMENTS (2^40 = %lld) at dims[%d] = %lld",
-                     (long long)NNOP_MAX_TENSOR_ELEMENTS, i, (long long)d->dims[i]);
-            return NNOP_ERR_INVALID_ARGUMENT;
-        }
+    /* the whole product, so that the message does not blame one dim for all of them */
+    for (i = 0; i < d->ndim && !overflow; i++)
+        overflow = !nnop__mul_i64(n, d->dims[i], &n);
+    if (overflow || n > NNOP_MAX_TENSOR_ELEMENTS) {
+        snprintf(msg, len, "dims %s: %s NNOP_MAX_TENSOR_ELEMENTS (2^40 = %lld) elements",
+                 dims_text(d, dims, sizeof dims),
+                 overflow ? "the element count overflows 64 bits; at most" : "more than",
+                 (long long)NNOP_MAX_TENSOR_ELEMENTS);
+        return NNOP_ERR_INVALID_ARGUMENT;
     }
     /* the byte size (and the CPU backend's f32 copy) must fit in size_t: 32-bit systems */
     if ((uint64_t)n > (uint64_t)(SIZE_MAX / sizeof(float))) {

@@ -185,7 +185,8 @@ NNOP_API int64_t nnop_tensor_elements(const nnop_tensor_desc *d);
 /** Bytes of storage of a packed tensor d (0 when d is invalid). */
 NNOP_API size_t nnop_tensor_bytes(const nnop_tensor_desc *d);
 /** Convert n elements between dtypes on the host (round to nearest even). Returns
- * NNOP_ERR_INVALID_ARGUMENT for NULL pointers, unknown dtypes or overlapping src and dst. */
+ * NNOP_ERR_INVALID_ARGUMENT for NULL pointers, unknown dtypes, n < 0 or above
+ * NNOP_MAX_TENSOR_ELEMENTS, or overlapping src and dst. */
 NNOP_API nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_type,
                                   void *dst, int64_t n);
 /** Copy a host tensor into another description of the same dims, converting its layout and
@@ -437,7 +438,8 @@ NNOP_API nnop_value nnop_softmax(nnop_graph *g, nnop_value x);
  * says so); the norms, concat (a copy per input) and resize on own kernels; a transposed conv
  * as cuDNN's data-gradient convolution when its output padding is below the stride, else on
  * an own kernel (its epilogue split off either way). Norms accumulate in float, the sums taken
- * relative to each box's first element (a box of equal values gives exactly beta). */
+ * relative to each box's first element (a box of equal values gives exactly beta where eps > 0;
+ * with eps = 0 it is 0/0, NaN, as in PyTorch). */
 /** Elementwise a * b. b has a's shape (and layout), or a is 4-D N,C,H,W and b is N,C,1,1
  * (per-sample, per-channel: squeeze-excitation) or 1,C,1,1 (per-channel: layer scale),
  * broadcast over a. The broadcast operand goes second (swap them: the product commutes). */
@@ -473,7 +475,10 @@ NNOP_API nnop_value nnop_group_norm(nnop_graph *g, nnop_value x, int64_t groups,
  * 4-D; eps finite >= 0 (PyTorch's default eps=None is the dtype's epsilon: pass it). */
 NNOP_API nnop_value nnop_rms_norm(nnop_graph *g, nnop_value x, nnop_value gamma, float eps);
 /** Concatenation along dim 1 (channels), torch.cat(xs, 1): n = 2 to NNOP_MAX_CONCAT_INPUTS
- * values of one dtype and rank (2 to 4), equal in every dim but 1, and in one layout. */
+ * values of one dtype and rank (2 to 4), equal in every dim but 1, and in one layout. An
+ * N,1,H,W input is the same memory in both layouts and fits either; the output takes the
+ * layout of the first input whose strides name one (an N,1,H,W input's strides name the
+ * layout it was described in), so put a C > 1 input first to choose by it. */
 NNOP_API nnop_value nnop_concat(nnop_graph *g, const nnop_value *xs, int n);
 /** Resize of 4-D x over H, W (F.interpolate on N,C,H,W). With size: the output is
  * N,C,size[0],size[1] and source coordinates scale by in/out. With scale: the output is

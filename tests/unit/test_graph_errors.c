@@ -1244,7 +1244,23 @@ static void test_output_rejects_the_same_value_twice(void **state)
     (void)state;
     assert_int_equal(nnop_output(g, y, "y"), NNOP_OK);
     assert_int_equal(nnop_output(g, y, "y2"), NNOP_ERR_INVALID_ARGUMENT);
-    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT, "already output 0");
+    expect_builder_error(g, value_neg(), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_output('y2'): the value is already output 0 ('y')");
+}
+
+/* A zeroed or made-up nnop_value carries no graph's tag: said so, not "another graph". */
+static void test_builder_names_a_made_up_value(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value zero = {0}, huge = {INT32_MAX - 1};
+    (void)state;
+    input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    expect_builder_error(g, nnop_act(g, zero, NNOP_ACT_RELU, 0.0f), NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_act: input 0 (id 0) is no value a builder returned");
+    g = new_graph();
+    input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 2, 2);
+    expect_builder_error(g, nnop_act(g, huge, NNOP_ACT_RELU, 0.0f), NNOP_ERR_INVALID_ARGUMENT,
+                         "is no value a builder returned");
 }
 
 /* ------------------------------------------------------------------ structure */
@@ -1469,7 +1485,7 @@ static void test_failed_queries_say_why_and_write_nothing(void **state)
     before = d;
     assert_int_equal(nnop_malloc(ctx_, 16, NULL), NNOP_ERR_INVALID_ARGUMENT); /* a stale one */
     assert_int_equal(nnop_value_desc(g, bad, &d), NNOP_ERR_INVALID_ARGUMENT);
-    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_value_desc: value id 42 is a value of another graph");
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_value_desc: value id 42 is no value a builder returned");
     assert_int_equal(nnop_value_desc(g, bad, NULL), NNOP_ERR_INVALID_ARGUMENT);
     NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_value_desc: out is NULL");
     assert_int_equal(nnop_plan_input_desc(plan, 5, &d), NNOP_ERR_INVALID_ARGUMENT);
@@ -1625,6 +1641,7 @@ int main(void)
             cmocka_unit_test(test_builder_rejects_value_of_another_graph),
             cmocka_unit_test(test_builder_rejects_none_for_a_required_operand),
             cmocka_unit_test(test_builder_rejects_value_of_another_graph_at_a_valid_index),
+            cmocka_unit_test(test_builder_names_a_made_up_value),
             cmocka_unit_test(test_consecutive_graphs_never_share_a_tag),
             cmocka_unit_test(test_output_rejects_dangling_value),
             cmocka_unit_test(test_output_rejects_none),

@@ -76,6 +76,22 @@ static void test_row_major_ranks_match_convert(void **state)
     }
 }
 
+/* A count whose byte size wraps 64 bits is refused, not taken for 0 bytes by the overlap test
+ * (the outside tester's n = 2^62 of f32 in place read past its buffer). */
+static void test_convert_refuses_counts_past_the_bound(void **state)
+{
+    float v[4] = {1.5f, -2.0f, 3.25f, 7.0f};
+    uint16_t h[4] = {0x1111, 0x2222, 0x3333, 0x4444};
+    (void)state;
+    assert_int_equal(nnop_convert(NNOP_F32, v, NNOP_F16, v, (int64_t)1 << 62),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_convert(NNOP_F32, v, NNOP_F16, h, NNOP_MAX_TENSOR_ELEMENTS + 1),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_true(v[0] == 1.5f && v[3] == 7.0f && h[0] == 0x1111 && h[3] == 0x4444);
+    assert_int_equal(nnop_convert(NNOP_F32, v, NNOP_F16, h, 4), NNOP_OK);
+    assert_int_equal(h[0], 0x3e00); /* 1.5 in f16 */
+}
+
 static void test_refusals_write_nothing(void **state)
 {
     nnop_tensor_desc sd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, K, C, R, S);
@@ -107,6 +123,7 @@ int main(void)
             cmocka_unit_test(test_kcrs_f32_to_krsc_f16),
             cmocka_unit_test(test_row_major_ranks_match_convert),
             cmocka_unit_test(test_refusals_write_nothing),
+            cmocka_unit_test(test_convert_refuses_counts_past_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
