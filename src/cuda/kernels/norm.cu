@@ -157,13 +157,11 @@ constexpr int kNormVecR = 4; // vectors a lane at most
 // (kThreads, 4): 64 registers; left free, ptxas took 255 and spilled. EPI: p.ops run (a
 // separate instance, so that the plain norm keeps its registers), at 3 blocks a SM (80
 // registers): at 4 the f16 GELU instance spilled 72 bytes (ptxas, sm_90).
-#ifndef NNOP_NORM_EPI_BLOCKS // resident blocks a SM of the epilogue instance; a benchmark knob
-#define NNOP_NORM_EPI_BLOCKS 3
-#endif
-constexpr int kNormEpiBlocks = NNOP_NORM_EPI_BLOCKS;
+constexpr int kNormEpiBlocks = 3; // resident blocks a SM of the epilogue instance
 
 template <typename T, int V, int G, int R, bool EPI>
-__global__ void __launch_bounds__(kThreads, EPI ? kNormEpiBlocks : 4) norm_rows_vec_kernel(nnop__norm_kparams p, int nv)
+__global__ void __launch_bounds__(kThreads, EPI ? kNormEpiBlocks : 4)
+        norm_rows_vec_kernel(nnop__norm_kparams p, int nv)
 {
     __shared__ __align__(16) float sg[32 * kNormVecR * 8], sb[32 * kNormVecR * 8];
     const int64_t positions = p.xv.n * p.xv.h * p.xv.w, C = p.xv.c;
