@@ -156,7 +156,8 @@ constexpr int kNormVecR = 4; // vectors a lane at most
 // of copy bandwidth against 73% without them, H200).
 // (kThreads, 4): 64 registers; left free, ptxas took 255 and spilled. EPI: p.ops run (a
 // separate instance, so that the plain norm keeps its registers), at 3 blocks a SM (80
-// registers): at 4 the f16 GELU instance spilled 72 bytes (ptxas, sm_90).
+// registers): at 4 the f16 GELU instance spilled 72 bytes; at 3, 8 to 24 (bf16: 72 to 88, ptxas,
+// sm_90).
 constexpr int kNormEpiBlocks = 3; // resident blocks a SM of the epilogue instance
 
 template <typename T, int V, int G, int R, bool EPI>
