@@ -152,26 +152,11 @@ static int strides_all_zero(const nnop_tensor_desc *d)
     return 1;
 }
 
-/* d's dims as "2 x 3 x 5" into buf (cut at len). */
-static const char *dims_text(const nnop_tensor_desc *d, char *buf, size_t len)
-{
-    size_t used = 0;
-    int i;
-    buf[0] = '\0';
-    for (i = 0; i < d->ndim && used < len; i++) {
-        int k = snprintf(buf + used, len - used, "%s%lld", i ? " x " : "", (long long)d->dims[i]);
-        if (k < 0)
-            break;
-        used += (size_t)k;
-    }
-    return buf;
-}
-
 nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
 {
     int64_t n = 1;
     int i, overflow = 0;
-    char dims[NNOP_MAX_DIMS * 22];
+    char text[256];
     if (!nnop__dtype_valid(d->dtype)) {
         snprintf(msg, len, "unknown dtype value %d", (int)d->dtype);
         return NNOP_ERR_INVALID_ARGUMENT;
@@ -189,8 +174,8 @@ nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
     for (i = 0; i < d->ndim && !overflow; i++)
         overflow = !nnop__mul_i64(n, d->dims[i], &n);
     if (overflow || n > NNOP_MAX_TENSOR_ELEMENTS) {
-        snprintf(msg, len, "dims %s: %s NNOP_MAX_TENSOR_ELEMENTS (2^40 = %lld) elements",
-                 dims_text(d, dims, sizeof dims),
+        nnop__desc_string(d, text, sizeof text);
+        snprintf(msg, len, "%s: %s NNOP_MAX_TENSOR_ELEMENTS (2^40 = %lld) elements", text,
                  overflow ? "the element count overflows 64 bits; at most" : "more than",
                  (long long)NNOP_MAX_TENSOR_ELEMENTS);
         return NNOP_ERR_INVALID_ARGUMENT;

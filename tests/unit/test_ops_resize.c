@@ -277,7 +277,7 @@ static void test_resize_errors(void **state)
     p = by_scale(NNOP_RESIZE_BILINEAR, 0, 1e6, 1e6); /* each fits, the tensor does not */
     expect_resize_error(ctx, &p, &x,
                         "NNOP_ERR_SHAPE: nnop_resize (node #0): the inferred output shape is out "
-                        "of bounds: dims 1 x 2 x 4000000 x 3000000: more than "
+                        "of bounds: f16[1,2,4000000,3000000] NHWC: more than "
                         "NNOP_MAX_TENSOR_ELEMENTS (2^40 = 1099511627776) elements");
 }
 
