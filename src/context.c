@@ -17,6 +17,8 @@ void nnop_context_options_init(nnop_context_options *o)
 
 static nnop_status check_options(nnop_context *ctx, const nnop_context_options *o)
 {
+    const int reserved =
+            nnop__first_nonzero(o->reserved, sizeof o->reserved / sizeof o->reserved[0]);
     if (o->backend != NNOP_BACKEND_AUTO && o->backend != NNOP_BACKEND_CUDA &&
         o->backend != NNOP_BACKEND_CPU)
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
@@ -34,15 +36,11 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->load_threads %d is outside 0..%d",
                           o->load_threads, NNOP_LOAD_THREADS_MAX);
-    {
-        size_t i;
-        for (i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; i++)
-            if (o->reserved[i] != 0) /* so that a later meaning never surprises old callers */
-                return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
-                                  "nnop_context_create: options->reserved[%d] is not zero "
-                                  "(start from nnop_context_options_init)",
-                                  (int)i);
-    }
+    if (reserved >= 0)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->reserved[%d] is not zero (start from "
+                          "nnop_context_options_init)",
+                          reserved);
     if (o->prefetch != 0 && o->prefetch != -1)
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->prefetch %d is neither 0 (on) nor -1 "

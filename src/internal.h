@@ -299,6 +299,9 @@ void *nnop__calloc(size_t n, size_t size);
 void nnop__free(void *p);
 /* Whether [a, a + a_len) and [b, b + b_len) share a byte. */
 int nnop__ranges_overlap(const void *a, uint64_t a_len, const void *b, uint64_t b_len);
+/* Index of the first nonzero of v[0..n), or -1: an options struct's reserved fields, which must
+ * be zero so that a later meaning never surprises an old caller. */
+int nnop__first_nonzero(const uint64_t *v, size_t n);
 /* a * b into *out; returns 0 on overflow or negative operands */
 int nnop__mul_i64(int64_t a, int64_t b, int64_t *out);
 

@@ -61,16 +61,6 @@ static void log_compile(const nnop_plan *p, uint64_t ns)
     }
 }
 
-/* Reserved fields are zero, so that a later meaning never surprises an old caller. */
-static int reserved_zero(const nnop_compile_options *o)
-{
-    size_t i;
-    for (i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; i++)
-        if (o->reserved[i] != 0)
-            return 0;
-    return 1;
-}
-
 nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, nnop_plan **out)
 {
     uint64_t t0 = (g && g->ctx->log) ? nnop__monotonic_ns() : 0;
@@ -82,7 +72,8 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
     *out = NULL;
     if (!g)
         return NNOP_ERR_INVALID_ARGUMENT;
-    if (opts && !reserved_zero(opts))
+    if (opts &&
+        nnop__first_nonzero(opts->reserved, sizeof opts->reserved / sizeof opts->reserved[0]) >= 0)
         return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_graph_compile: opts->reserved is not all zero (start from "
                           "nnop_compile_options_init)");

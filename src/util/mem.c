@@ -21,6 +21,15 @@ int nnop__ranges_overlap(const void *a, uint64_t a_len, const void *b, uint64_t 
     return a_len && b_len && (x < y ? y - x < a_len : x - y < b_len);
 }
 
+int nnop__first_nonzero(const uint64_t *v, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (v[i] != 0)
+            return (int)i;
+    return -1;
+}
+
 int nnop__mul_i64(int64_t a, int64_t b, int64_t *out)
 {
     if (a < 0 || b < 0)
