@@ -24,7 +24,9 @@ static nnop_value tagged(const nnop_graph *g, int32_t i)
  * of a sentence that names the value ("input 1 (id 5) ..."). */
 static int32_t index_in(const nnop_graph *g, nnop_value v, const char **why)
 {
-    int32_t i = NNOP__VALUE_INDEX(v.id);
+    const int32_t i = NNOP__VALUE_INDEX(v.id);
+    const int32_t tag =
+            (int32_t)((uint32_t)v.id >> NNOP__VALUE_INDEX_BITS); /* used for v.id >= 0 */
     if (v.id < 0) {
         *why = "is an error value: the builder that returned it failed";
         return -1;
@@ -33,12 +35,11 @@ static int32_t index_in(const nnop_graph *g, nnop_value v, const char **why)
         *why = "is nnop_none(), which stands for an absent optional operand";
         return -1;
     }
-    if ((v.id >> NNOP__VALUE_INDEX_BITS) < 1 ||
-        (v.id >> NNOP__VALUE_INDEX_BITS) > NNOP__GRAPH_TAGS) { /* a tag no graph has */
+    if (tag < 1 || tag > NNOP__GRAPH_TAGS) { /* a tag no graph has */
         *why = "is no value a builder returned (a zeroed or made-up nnop_value?)";
         return -1;
     }
-    if ((v.id >> NNOP__VALUE_INDEX_BITS) != g->tag) {
+    if (tag != g->tag) {
         *why = "is a value of another graph (a value is used only in the graph that made it)";
         return -1;
     }
@@ -573,7 +574,7 @@ nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
     if (g->values[i].output_index >= 0) {
         graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
                    "nnop_output('%s'): the value is already output %d ('%s')", name ? name : "",
-                   (int)g->values[i].output_index, g->values[i].name);
+                   (int)g->values[i].output_index, g->values[i].output_name);
         return g->status;
     }
     if (!grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs + 1, sizeof *g->outputs)) {
