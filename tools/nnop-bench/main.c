@@ -60,10 +60,13 @@ static void usage(FILE *f)
           "\n",
           f);
     fputs("Networks:\n"
-          "  --net NAME         resnet50 (seeded random weights), lenet, mnist-resnet (the MNIST\n"
-          "                     models of examples/mnist), mobilenet_v3_large, efficientnet_b0,\n"
-          "                     convnext_tiny, unet (examples/nets, seeded random weights);\n"
-          "                     repeatable\n"
+          "  --net NAME         resnet50 (seeded random weights), lenet, mnist-resnet (the\n"
+          "                     bundled MNIST models, mnist/), mobilenet_v3_large,\n"
+          "                     efficientnet_b0, convnext_tiny, unet (bundled graphs, nets/,\n"
+          "                     seeded random weights); repeatable. The bundled files are read\n"
+          "                     from $NNOP_BENCH_DATA_DIR when set, else from share/nnop of the\n"
+          "                     installation (../share/nnop from bin/), else from the source\n"
+          "                     tree's examples/ (an uninstalled build)\n"
           "  --batch N          images per batch (default 32; per GPU with --devices)\n"
           "  --dt T, --layout L dtype and layout of the network (default f16 nhwc for resnet50\n"
           "                     on CUDA, f32 elsewhere; the MNIST models take NCHW input)\n"
@@ -105,8 +108,12 @@ static void usage(FILE *f)
           "  --list-nets        the networks built in\n"
           "  -h, --help, --version\n"
           "\n"
+          "Environment:\n"
+          "  NNOP_BENCH_DATA_DIR  folder of the bundled network files (mnist/*.safetensors,\n"
+          "                     nets/*.json); when set, the only place they are looked for\n"
+          "\n"
           "Exit status: 0 all fine, 1 a check mismatched, 2 usage error, 3 a problem or network\n"
-          "failed to build, compile or run.\n"
+          "failed to build, compile or run (a bundled network file missing included).\n"
           "\n"
           "Examples:\n"
           "  nnop-bench --check conv n2c16h8w8k8r3 p1 post=bias,relu --backend cpu\n"
@@ -779,6 +786,11 @@ int main(int argc, char **argv)
                 if (nb_bind(&b, &pol[k], &w, 0, 2, err, sizeof err) != 0) {
                     snprintf(r->status, sizeof r->status, "error");
                     snprintf(r->note, sizeof r->note, "%s", err);
+                    fprintf(stderr, "  %s\n", err);
+                    /* the default policy failing is the run failing (a missing network
+                     * file, say); the others may refuse a graph it compiles */
+                    if (k == 0)
+                        worst = 3;
                     continue;
                 }
                 {
@@ -789,8 +801,11 @@ int main(int argc, char **argv)
                 }
                 r->compile_ms = b.compile_ms;
                 r->partitions = nnop_plan_num_partitions(b.plan);
-                if (nb_time(&b, &o.m, &r->gpu_us, &r->host_us, err, sizeof err) != 0)
+                if (nb_time(&b, &o.m, &r->gpu_us, &r->host_us, err, sizeof err) != 0) {
+                    snprintf(r->status, sizeof r->status, "error");
                     snprintf(r->note, sizeof r->note, "%s", err);
+                    worst = 3;
+                }
                 nb_result_derive(r, &rep);
                 if (!o.quiet) {
                     printf("== %s | policy %s%s | compile %.1f ms | %s %.2f us\n%s\n", it->text,

@@ -2,6 +2,9 @@
  * batch, dtype, layout and image size; the graph of bench/resnet50_graph.c) and, when the
  * examples' support library is built in (NB_HAVE_MNIST), the bundled MNIST models and the
  * torchvision networks of examples/nets (random weights, any batch, dtype, layout and size). */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* readlink */
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,6 +16,14 @@
 #include "mnist.h"
 #include "safetensors.h"
 #include "vision_graph.h"
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#elif defined(__APPLE__)
+#include <mach-o/dyld.h>
+#elif defined(__linux__)
+#include <unistd.h>
+#endif
 #endif
 
 #ifndef NB_EXAMPLES_DIR
@@ -50,6 +61,72 @@ int nb_have_mnist(void)
     return 0;
 #endif
 }
+
+#ifdef NB_HAVE_MNIST
+/* The folder of this executable with its trailing separator in buf (len > 1); its length,
+ * 0 where unknown. */
+static size_t exe_dir(char *buf, size_t len)
+{
+    size_t n = 0;
+    (void)len;
+#if defined(_WIN32)
+    DWORD r = GetModuleFileNameA(NULL, buf, (DWORD)(len > 0x7fffffff ? 0x7fffffff : len));
+    n = r > 0 && r < len ? (size_t)r : 0;
+#elif defined(__APPLE__)
+    uint32_t sz = (uint32_t)(len > 0x7fffffff ? 0x7fffffff : len);
+    n = _NSGetExecutablePath(buf, &sz) == 0 ? strlen(buf) : 0;
+#elif defined(__linux__)
+    ssize_t r = readlink("/proc/self/exe", buf, len - 1);
+    n = r > 0 && (size_t)r < len - 1 ? (size_t)r : 0;
+#endif
+    while (n > 0 && buf[n - 1] != '/' && buf[n - 1] != '\\')
+        n--;
+    buf[n] = '\0';
+    return n;
+}
+
+/* A bundled data file (rel: mnist/lenet.safetensors, nets/unet.json): in $NNOP_BENCH_DATA_DIR
+ * when set (and only there, so a test can point it anywhere), else in the installed
+ * share/nnop when it is there beside this executable, else in the source tree (a build
+ * tree's nnop-bench). */
+static void data_path(const char *rel, char *out, size_t len)
+{
+    const char *env = getenv("NNOP_BENCH_DATA_DIR");
+    if (env && env[0]) {
+        snprintf(out, len, "%s/%s", env, rel);
+        return;
+    }
+#ifdef NB_DATA_REL
+    {
+        size_t n = exe_dir(out, len);
+        if (n > 0 && (size_t)snprintf(out + n, len - n, "%s/%s", NB_DATA_REL, rel) < len - n) {
+            FILE *f = fopen(out, "rb");
+            if (f) {
+                fclose(f);
+                return;
+            }
+        }
+    }
+#endif
+    snprintf(out, len, "%s/%s", NB_EXAMPLES_DIR, rel);
+}
+
+/* after a failed open of a bundled file: where it was looked for */
+static void data_hint(char *err, size_t len)
+{
+    const char *env = getenv("NNOP_BENCH_DATA_DIR");
+    size_t n = strlen(err);
+    if (n >= len)
+        return;
+    if (env && env[0])
+        snprintf(err + n, len - n, " (NNOP_BENCH_DATA_DIR is set)");
+    else
+        snprintf(err + n, len - n,
+                 " (bundled data: share/nnop of the installation, else %s; or set "
+                 "NNOP_BENCH_DATA_DIR)",
+                 NB_EXAMPLES_DIR);
+}
+#endif
 
 static nnop_status failf(char *err, size_t len, nnop_status s, const char *fmt, ...)
         NB_PRINTF(4, 5);
@@ -165,11 +242,14 @@ nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out,
                   b.oom ? "out of host memory" : nnop_context_last_error(ctx));
     } else if (net->kind >= NB_NET_MOBILENET_V3_LARGE) {
 #ifdef NB_HAVE_MNIST
-        char path[1024];
+        char path[1024], rel[64];
         cJSON *j;
-        snprintf(path, sizeof path, "%s/nets/%s.json", NB_EXAMPLES_DIR, nb_net_name(net->kind));
+        snprintf(rel, sizeof rel, "nets/%s.json", nb_net_name(net->kind));
+        data_path(rel, path, sizeof path);
         j = vision_graph_read(path, err, len);
         s = j ? NNOP_OK : NNOP_ERR_IO;
+        if (!j)
+            data_hint(err, len);
         if (j) {
             nnop_tensor_desc xd =
                     nnop_tensor_4d(net->dt, net->layout, net->batch, 3, net->size, net->size);
@@ -189,12 +269,18 @@ nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out,
 #endif
     } else {
 #ifdef NB_HAVE_MNIST
-        char path[1024];
+        char path[1024], rel[64];
         safetensors_file *w = NULL;
-        const char *dir = net->weights_dir ? net->weights_dir : NB_EXAMPLES_DIR "/mnist";
         mnist_model_kind m = net->kind == NB_NET_LENET ? MNIST_LENET : MNIST_RESNET;
-        snprintf(path, sizeof path, "%s/%s.safetensors", dir, mnist_model_name(m));
+        if (net->weights_dir) {
+            snprintf(path, sizeof path, "%s/%s.safetensors", net->weights_dir, mnist_model_name(m));
+        } else {
+            snprintf(rel, sizeof rel, "mnist/%s.safetensors", mnist_model_name(m));
+            data_path(rel, path, sizeof path);
+        }
         s = safetensors_open(path, &w, err, len);
+        if (s != NNOP_OK && !net->weights_dir)
+            data_hint(err, len);
         if (s == NNOP_OK) {
             s = mnist_build(g, ctx, m, w, net->dt, net->batch, err, len);
             safetensors_close(w);

@@ -53,7 +53,7 @@ typedef struct nb_net {
     int64_t batch, size; /* size: image height and width (ResNet-50, the examples/nets ones) */
     nnop_dtype dt;
     nnop_layout layout;
-    const char *weights_dir; /* MNIST weights (NULL: the source tree's examples/mnist) */
+    const char *weights_dir; /* MNIST weights (NULL: the bundled ones, nb_nets.c) */
 } nb_net;
 /* "resnet50", "lenet", "mnist-resnet", "mobilenet_v3_large", "efficientnet_b0",
  * "convnext_tiny", "unet"; -1 when unknown. */
