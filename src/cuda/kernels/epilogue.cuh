@@ -82,19 +82,29 @@ template <int V> __device__ __forceinline__ void act_vec(const nnop__epi_op &o, 
 // the exact functions.
 constexpr int kActSigmoid = 7, kActSilu = 9; // nnop_act_kind values (nnop.h), as act_k's
 
+// Activation A, fixed at compile time, on one value for an output of type T.
+template <typename T, int A>
+__device__ __forceinline__ float act_out_k(const nnop__epi_op &o, float x)
+{
+    if (sizeof(T) == 2 && A == kActSilu)
+        return __fdividef(x, 1.f + __expf(-x));
+    if (sizeof(T) == 2 && A == kActSigmoid)
+        return __fdividef(1.f, 1.f + __expf(-x));
+    return act_k<A>(o, x);
+}
+
 template <typename T, int N>
 __device__ __forceinline__ void act_out(const nnop__epi_op &o, float *v)
 {
-    if (sizeof(T) == 2 && o.act == kActSilu) {
-#pragma unroll
-        for (int e = 0; e < N; e++)
-            v[e] = __fdividef(v[e], 1.f + __expf(-v[e]));
-    } else if (sizeof(T) == 2 && o.act == kActSigmoid) {
-#pragma unroll
-        for (int e = 0; e < N; e++)
-            v[e] = __fdividef(1.f, 1.f + __expf(-v[e]));
-    } else {
-        act_vec<N>(o, v);
+    switch (o.act) {
+#define NNOP_ACT_OUT(A)                                                                            \
+    case A:                                                                                        \
+        _Pragma("unroll") for (int e = 0; e < N; e++) v[e] = act_out_k<T, A>(o, v[e]);             \
+        break;
+        NNOP_ACT_KINDS(NNOP_ACT_OUT)
+#undef NNOP_ACT_OUT
+    default:
+        break;
     }
 }
 

@@ -23,6 +23,7 @@ namespace
 constexpr int kThreads = 256;
 
 using nnop_k::act_out;
+using nnop_k::act_out_k;
 using nnop_k::aligned;
 using nnop_k::block_sum;
 using nnop_k::epi_op_inline;
@@ -116,9 +117,8 @@ __global__ void __launch_bounds__(kThreads) norm_rows_warp_kernel(nnop__norm_kpa
 }
 
 // Sum over the G lanes of an aligned group of the warp (every lane of the warp takes part).
-template <int G> __device__ __forceinline__ float group_sum(float v)
+__device__ __forceinline__ float group_sum(float v, int G)
 {
-#pragma unroll
     for (int o = G / 2; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
@@ -153,50 +153,85 @@ constexpr int kNormVecR = 4; // vectors a lane at most
 // Per position of packed channels-last x (and y), C = nv vectors of V: G lanes a position, lane
 // l of the group holding vectors l, l + G, ... (at most R); 1-D gamma and beta (or none), as
 // floats in shared memory: read per vector there, they had cost 16 scalar loads a vector (62%
-// of copy bandwidth against 73% without them, H200).
-// (kThreads, 4): 64 registers; left free, ptxas took 255 and spilled. EPI: p.ops run (a
-// separate instance, so that the plain norm keeps its registers), at 3 blocks a SM (80
-// registers): at 4 the f16 GELU instance spilled 72 bytes; at 3, 8 to 24 (bf16: 72 to 88, ptxas,
-// sm_90).
-constexpr int kNormEpiBlocks = 3; // resident blocks a SM of the epilogue instance
+// of copy bandwidth against 73% without them, H200). EPI: 0 no epilogue; A > 0 the epilogue is
+// activation A alone; -1 any chain of p.ops. Why instances: the chain's code holds every
+// activation's temporaries for V values at once, and the generic instance spilled under any
+// launch bound (ncu, H100: 310k local-memory requests a launch; ReLU after the norm ran at 67%
+// of copy bandwidth, GELU at 49%, against 80% for the norm alone). (kThreads, 4): 64 registers;
+// the generic instance at 2 blocks a SM (128: at 3, 80 registers, ptxas spilled 380 bytes).
+constexpr int kNormEpiBlocks = 2; // resident blocks a SM of the generic epilogue instance
 
-template <typename T, int V, int G, int R, bool EPI>
-__global__ void __launch_bounds__(kThreads, EPI ? kNormEpiBlocks : 4)
-        norm_rows_vec_kernel(nnop__norm_kparams p, int nv)
+constexpr int norm_blocks(int epi)
+{
+    return epi < 0 ? kNormEpiBlocks : 4;
+}
+
+// Lane sub's vectors of x at position pos (none where !live), as loaded.
+template <typename T, int V, int R>
+__device__ __forceinline__ void load_row(const T *__restrict__ x, int64_t pos, bool live, int64_t C,
+                                         int nv, int sub, int G, Vec<T, V> *a)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        if (live && sub + r * G < nv)
+            a[r] = ldv<T, V>(x + pos * C + (sub + r * G) * V);
+}
+
+// The epilogue on the V values u of y's elements i0.. (channels c0..).
+template <typename T, int V, int EPI>
+__device__ __forceinline__ void norm_epilogue(const nnop__norm_kparams &p, float *u, int64_t i0,
+                                              int64_t c0)
+{
+    if (EPI > 0) { // (EPI > 0 ? EPI : 1): no act_out_k of 0 or -1 is instantiated
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            u[e] = act_out_k<T, (EPI > 0 ? EPI : 1)>(p.ops[0], u[e]);
+    } else if (EPI < 0) {
+        epilogue_vec<T, V>(p, u, i0, c0);
+    }
+}
+
+template <typename T, int V, int R, int EPI>
+__global__ void __launch_bounds__(kThreads, norm_blocks(EPI))
+        norm_rows_vec_kernel(nnop__norm_kparams p, int nv, int G)
 {
     __shared__ __align__(16) float sg[32 * kNormVecR * 8], sb[32 * kNormVecR * 8];
     const int64_t positions = p.xv.n * p.xv.h * p.xv.w, C = p.xv.c;
-    const int sub = threadIdx.x % G;
+    const int sub = threadIdx.x & (G - 1);
     const T *__restrict__ x = static_cast<const T *>(p.x);
     T *__restrict__ y = static_cast<T *>(p.y);
     const int64_t per_step = ((int64_t)gridDim.x * blockDim.x) / G;
+    // the loop bound is tested on the warp's first position, so whole warps iterate together
+    const int64_t first0 = (blockIdx.x * (int64_t)blockDim.x + (threadIdx.x & ~31)) / G;
+    const int in_warp = (threadIdx.x & 31) / G;
+    // x stays as loaded (16-bit values take half the registers of floats) and is widened at
+    // each use. The first position's x is on its way before gamma and beta are staged, so that
+    // the barrier waits while the loads fly (the f16 norm alone: 85% of copy bandwidth, from 80%,
+    // H100)
+    Vec<T, V> a[R];
+    load_row<T, V, R>(x, first0 + in_warp, first0 + in_warp < positions, C, nv, sub, G, a);
     for (int c = threadIdx.x; c * V < C; c += blockDim.x) {
         chan_params<V>(p.gamma, p.g_dtype, p.gv.sn, c * V, 1.f, sg + c * V);
         chan_params<V>(p.beta, p.b_dtype, p.bv.sn, c * V, 0.f, sb + c * V);
     }
     __syncthreads();
-    // the loop bound is tested on the warp's first position, so whole warps iterate together
-    for (int64_t first = (blockIdx.x * (int64_t)blockDim.x + (threadIdx.x & ~31)) / G;
-         first < positions; first += per_step) {
-        const int64_t pos = first + (threadIdx.x & 31) / G;
+    for (int64_t first = first0; first < positions; first += per_step) {
+        const int64_t pos = first + in_warp;
         const bool live = pos < positions;
-        const T *xr = x + pos * C;
-        // x stays as loaded (16-bit values take half the registers of floats) and is widened
-        // at each use: as floats, the epilogue instance spilled (ptxas: 96 bytes, sm_90)
-        Vec<T, V> a[R];
-        const float x0 = live && !p.rms ? tof(xr[0]) : 0.f;
+        if (first != first0)
+            load_row<T, V, R>(x, pos, live, C, nv, sub, G, a);
+        // x0, the box's first element, is element 0 of the group's first lane's first vector
+        const float x0 = p.rms ? 0.f
+                               : __shfl_sync(0xffffffffu, live ? tof(a[0].v[0]) : 0.f,
+                                             (threadIdx.x & 31) & ~(G - 1));
         float s = 0.f;
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-            const int j = sub + r * G;
-            if (live && j < nv) {
-                a[r] = ldv<T, V>(xr + j * V);
+        for (int r = 0; r < R; r++)
+            if (live && sub + r * G < nv)
 #pragma unroll
                 for (int e = 0; e < V; e++)
                     s += tof(a[r].v[e]) - x0;
-            }
-        }
-        const float mean = p.rms ? 0.f : group_sum<G>(s) / (float)C;
+        const float mean = p.rms ? 0.f : group_sum(s, G) / (float)C;
         float q = 0.f;
 #pragma unroll
         for (int r = 0; r < R; r++)
@@ -206,7 +241,7 @@ __global__ void __launch_bounds__(kThreads, EPI ? kNormEpiBlocks : 4)
                     const float d = (tof(a[r].v[e]) - x0) - mean;
                     q += d * d;
                 }
-        const float rstd = rsqrtf(group_sum<G>(q) / (float)C + p.eps);
+        const float rstd = rsqrtf(group_sum(q, G) / (float)C + p.eps);
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int j = sub + r * G;
@@ -224,8 +259,7 @@ __global__ void __launch_bounds__(kThreads, EPI ? kNormEpiBlocks : 4)
 #pragma unroll
             for (int e = 0; e < V; e++)
                 u[e] = ((tof(a[r].v[e]) - x0) - mean) * rstd * g[e] + b[e];
-            if (EPI)
-                epilogue_vec<T, V>(p, u, pos * C + j * V, j * V);
+            norm_epilogue<T, V, EPI>(p, u, pos * C + j * V, j * V);
             Vec<T, V> o;
 #pragma unroll
             for (int e = 0; e < V; e++)
@@ -264,30 +298,26 @@ bool norm_rows_warp(const nnop__norm_kparams *p)
     return p->xv.sc == 1 && p->xv.c >= 32;
 }
 
-// The vector kernel of G lanes a position.
-template <typename T, int V, int R, bool EPI>
-void launch_vec(int G, unsigned grid, int bs, cudaStream_t s, const nnop__norm_kparams &p, int nv)
+// The vector kernel for p's epilogue: none, one activation, or any chain.
+template <typename T, int V, int R>
+void launch_vec(unsigned grid, int bs, cudaStream_t s, const nnop__norm_kparams &p, int nv, int G)
 {
-    switch (G) {
-    case 1:
-        norm_rows_vec_kernel<T, V, 1, R, EPI><<<grid, bs, 0, s>>>(p, nv);
-        break;
-    case 2:
-        norm_rows_vec_kernel<T, V, 2, R, EPI><<<grid, bs, 0, s>>>(p, nv);
-        break;
-    case 4:
-        norm_rows_vec_kernel<T, V, 4, R, EPI><<<grid, bs, 0, s>>>(p, nv);
-        break;
-    case 8:
-        norm_rows_vec_kernel<T, V, 8, R, EPI><<<grid, bs, 0, s>>>(p, nv);
-        break;
-    case 16:
-        norm_rows_vec_kernel<T, V, 16, R, EPI><<<grid, bs, 0, s>>>(p, nv);
-        break;
-    default:
-        norm_rows_vec_kernel<T, V, 32, R, EPI><<<grid, bs, 0, s>>>(p, nv);
-        break;
+    if (p.n_ops == 0) {
+        norm_rows_vec_kernel<T, V, R, 0><<<grid, bs, 0, s>>>(p, nv, G);
+        return;
     }
+    if (p.n_ops == 1 && p.ops[0].kind == NNOP_EPI_ACT)
+        switch (p.ops[0].act) {
+#define NNOP_NORM_ACT(A)                                                                           \
+    case A:                                                                                        \
+        norm_rows_vec_kernel<T, V, R, A><<<grid, bs, 0, s>>>(p, nv, G);                            \
+        return;
+            NNOP_ACT_KINDS(NNOP_NORM_ACT)
+#undef NNOP_NORM_ACT
+        default:
+            break;
+        }
+    norm_rows_vec_kernel<T, V, R, -1><<<grid, bs, 0, s>>>(p, nv, G);
 }
 
 // The vector path for T, if the shape and pointers allow it.
@@ -305,12 +335,11 @@ template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream
     // barrier before its first load of x, and 3136 one-pass blocks paid that latency 6 times
     // over (ncu: 38% of DRAM peak, barrier stalls; 64 x 96 x 56 x 56 f16, H200)
     const int bs = positions * G < kNormVecWant ? kThreads / 2 : kThreads;
-    const int resident = p->n_ops > 0 ? kNormEpiBlocks : 4; // a SM, as the launch bounds
+    const int resident = p->n_ops > 1 || (p->n_ops == 1 && p->ops[0].kind != NNOP_EPI_ACT)
+                                 ? kNormEpiBlocks
+                                 : 4; // a SM, as the launch bounds
     const unsigned grid = grid_for(positions * G, bs, (int64_t)132 * resident * (kThreads / bs));
-    if (p->n_ops > 0)
-        launch_vec<T, V, R, true>(G, grid, bs, s, *p, nv);
-    else
-        launch_vec<T, V, R, false>(G, grid, bs, s, *p, nv);
+    launch_vec<T, V, R>(grid, bs, s, *p, nv, G);
     return true;
 }
 
