@@ -298,26 +298,44 @@ bool norm_rows_warp(const nnop__norm_kparams *p)
     return p->xv.sc == 1 && p->xv.c >= 32;
 }
 
-// The vector kernel for p's epilogue: none, one activation, or any chain.
-template <typename T, int V, int R>
-void launch_vec(unsigned grid, int bs, cudaStream_t s, const nnop__norm_kparams &p, int nv, int G)
+// The instance for p's epilogue: 0 none, the activation's kind where it is the one op, -1 the
+// generic chain.
+int norm_epi_kind(const nnop__norm_kparams &p)
 {
-    if (p.n_ops == 0) {
-        norm_rows_vec_kernel<T, V, R, 0><<<grid, bs, 0, s>>>(p, nv, G);
-        return;
-    }
+    if (p.n_ops == 0)
+        return 0;
     if (p.n_ops == 1 && p.ops[0].kind == NNOP_EPI_ACT)
         switch (p.ops[0].act) {
 #define NNOP_NORM_ACT(A)                                                                           \
     case A:                                                                                        \
-        norm_rows_vec_kernel<T, V, R, A><<<grid, bs, 0, s>>>(p, nv, G);                            \
-        return;
+        return A;
             NNOP_ACT_KINDS(NNOP_NORM_ACT)
 #undef NNOP_NORM_ACT
         default:
             break;
         }
-    norm_rows_vec_kernel<T, V, R, -1><<<grid, bs, 0, s>>>(p, nv, G);
+    return -1;
+}
+
+// The vector kernel of instance epi (norm_epi_kind).
+template <typename T, int V, int R>
+void launch_vec(int epi, unsigned grid, int bs, cudaStream_t s, const nnop__norm_kparams &p, int nv,
+                int G)
+{
+    switch (epi) {
+    case 0:
+        norm_rows_vec_kernel<T, V, R, 0><<<grid, bs, 0, s>>>(p, nv, G);
+        break;
+#define NNOP_NORM_ACT(A)                                                                           \
+    case A:                                                                                        \
+        norm_rows_vec_kernel<T, V, R, A><<<grid, bs, 0, s>>>(p, nv, G);                            \
+        break;
+        NNOP_ACT_KINDS(NNOP_NORM_ACT)
+#undef NNOP_NORM_ACT
+    default:
+        norm_rows_vec_kernel<T, V, R, -1><<<grid, bs, 0, s>>>(p, nv, G);
+        break;
+    }
 }
 
 // The vector path for T, if the shape and pointers allow it.
@@ -335,11 +353,10 @@ template <typename T> bool norm_rows_vec(const nnop__norm_kparams *p, cudaStream
     // barrier before its first load of x, and 3136 one-pass blocks paid that latency 6 times
     // over (ncu: 38% of DRAM peak, barrier stalls; 64 x 96 x 56 x 56 f16, H200)
     const int bs = positions * G < kNormVecWant ? kThreads / 2 : kThreads;
-    const int resident = p->n_ops > 1 || (p->n_ops == 1 && p->ops[0].kind != NNOP_EPI_ACT)
-                                 ? kNormEpiBlocks
-                                 : 4; // a SM, as the launch bounds
+    const int epi = norm_epi_kind(*p);
+    const int resident = norm_blocks(epi); // a SM, as the launch bounds
     const unsigned grid = grid_for(positions * G, bs, (int64_t)132 * resident * (kThreads / bs));
-    launch_vec<T, V, R>(grid, bs, s, *p, nv, G);
+    launch_vec<T, V, R>(epi, grid, bs, s, *p, nv, G);
     return true;
 }
 
