@@ -59,21 +59,6 @@ static __device__ float act(const nnop__epi_op &o, float x)
     }
 }
 
-// The activation on V values: one switch, then a loop the compiler unrolls.
-template <int V> __device__ __forceinline__ void act_vec(const nnop__epi_op &o, float *v)
-{
-    switch (o.act) {
-#define NNOP_ACT_VEC(A)                                                                            \
-    case A:                                                                                        \
-        _Pragma("unroll") for (int e = 0; e < V; e++) v[e] = act_k<A>(o, v[e]);                    \
-        break;
-        NNOP_ACT_KINDS(NNOP_ACT_VEC)
-#undef NNOP_ACT_VEC
-    default:
-        break;
-    }
-}
-
 // The activation on N values for outputs of type T. Why: the depthwise kernel was bound by
 // instruction issue, not memory (ncu, 2026-12-02: 69% issue slots busy, 10% of DRAM bandwidth, 3x3
 // + batch-norm + SiLU at batch 32), and SiLU's and sigmoid's exact expf and IEEE division are most
@@ -141,7 +126,7 @@ __device__ __forceinline__ float epi_op_inline(const nnop__epi_op &o, float v, i
     case NNOP_EPI_ADD:
         return v + ld(o.p[0], o.dtype, i);
     default:
-        act_vec<1>(o, &v);
+        act_out<float, 1>(o, &v);
         return v;
     }
 }

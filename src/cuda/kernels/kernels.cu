@@ -16,7 +16,7 @@ const int64_t kMaxBlocks = 132 * 64;
 
 using nnop_k::act;
 using nnop_k::act_k;
-using nnop_k::act_vec;
+using nnop_k::act_out;
 using nnop_k::aligned;
 using nnop_k::binary;
 using nnop_k::block_max;
@@ -1506,7 +1506,7 @@ __global__ void __launch_bounds__(kThreads) epilogue_vec_kernel(nnop__epi_params
                     v[e] += z[e];
                 break;
             case NNOP_EPI_ACT:
-                act_vec<V>(o, v);
+                act_out<float, V>(o, v); // exact functions: float and 16-bit outputs
                 break;
             case NNOP_EPI_SCALE_SHIFT: {
                 float t[V];
