@@ -24,7 +24,7 @@ echo "ctest rc $? at $(date -u +%T)"
 grep -E "tests passed|tests failed|\(Failed\)|Timeout|\(Skipped\)|Not Run" "$R/ctest.log" | tail -20
 timeout 120 "$B/bench/bench_kernels" >"$R/bench_kernels.md" 2>&1
 grep -E "^\| [a-z]|lowest" "$R/bench_kernels.md" | cut -c1-150
-LEFT=$((560 - ($(date +%s) - T0)))
+LEFT=$((${CALL_TOTAL:-560} - ($(date +%s) - T0)))
 [ "$LEFT" -gt 30 ] && NNOP_SKIP_BUILD=1 NNOP_SKIP_CTEST=1 NNOP_DEADLINE=${CALL_DEADLINE:-60} \
     NNOP_DIFFTEST_COUNT=504 NNOP_DIFFTEST_NEW_COUNT=504 NNOP_DIFFTEST_SPECIAL_COUNT=504 \
     NNOP_DIFFTEST_GRAPH_COUNT=504 NNOP_DIFFTEST_MEMCHECK_COUNT=16 NNOP_MEMCHECK_TIMEOUT=60 \

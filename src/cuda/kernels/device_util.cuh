@@ -8,6 +8,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <type_traits>
 
 #include "cuda/kernels/kernels.h"
 
@@ -96,6 +97,42 @@ template <typename T, int V> __device__ __forceinline__ Vec<T, V> ldv(const T *p
 template <typename T, int V> __device__ __forceinline__ void stv(T *p, const Vec<T, V> &v)
 {
     *reinterpret_cast<Vec<T, V> *>(p) = v;
+}
+
+// Element e of a vector as a float. bf16 pairs are read as 32-bit words, each value float's
+// upper half: taken one by one, the compiler split every word into 16-bit registers first (ptx:
+// a mov, a cvt and a shift a value), and the bf16 layer norm spilled where f16 did not.
+template <typename T, int V> __device__ __forceinline__ float elem(const Vec<T, V> &a, int e)
+{
+    if constexpr (std::is_same<T, __nv_bfloat16>::value && V % 2 == 0) {
+        const unsigned w = reinterpret_cast<const unsigned *>(a.v)[e / 2];
+        return __uint_as_float(e % 2 ? w & 0xffff0000u : w << 16);
+    } else {
+        return tof(a.v[e]);
+    }
+}
+
+// V floats rounded to T as a vector, 16-bit pairs in one instruction (cvt.rn.*x2.f32; bf16's
+// one-value conversion is inline assembly the compiler cannot pair).
+template <typename T, int V> __device__ __forceinline__ Vec<T, V> pack(const float *u)
+{
+    Vec<T, V> o;
+    if constexpr (sizeof(T) == 2 && V % 2 == 0) {
+        using T2 = typename std::conditional<std::is_same<T, __half>::value, __half2,
+                                             __nv_bfloat162>::type;
+        T2 *o2 = reinterpret_cast<T2 *>(o.v);
+#pragma unroll
+        for (int e = 0; e < V; e += 2)
+            if constexpr (std::is_same<T, __half>::value)
+                o2[e / 2] = __floats2half2_rn(u[e], u[e + 1]);
+            else
+                o2[e / 2] = __floats2bfloat162_rn(u[e], u[e + 1]);
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            o.v[e] = fromf<T>(u[e]);
+    }
+    return o;
 }
 
 // The element of linear index i over view y, in (n, c, h, w), channel fastest or width fastest.
