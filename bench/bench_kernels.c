@@ -405,7 +405,8 @@ int main(int argc, char **argv)
         fails += isnan(err) || err > (kc.dt == NNOP_F32 ? 1e-4 : 2e-2);
         gbs = (double)moved / t / 1e3;
         cgbs = 2.0 * (double)half / tc / 1e3;
-        if (gbs / cgbs < worst_frac && (double)moved >= 64e6)
+        /* the unfused row is the reference the one-pass row is read against, not a kernel */
+        if (gbs / cgbs < worst_frac && (double)moved >= 64e6 && kc.kind != K_LN_GELU_TWO)
             worst_frac = gbs / cgbs;
         printf("| %s | %lld, %lld, %lld, %lld | %s | %s | %.1f | %.1f | %.0f | %.0f | %.0f%% | "
                "%s%.1e | %s |\n",
@@ -422,7 +423,8 @@ int main(int argc, char **argv)
         nnop_free(ctx, cdst);
         nnop_plan_destroy(p);
     }
-    printf("\nlowest fraction of copy bandwidth among rows moving >= 64 MB: %.0f%%; %d check "
+    printf("\nlowest fraction of copy bandwidth among rows moving >= 64 MB (the two-pass reference "
+           "row left out): %.0f%%; %d check "
            "failure(s)\n",
            100.0 * worst_frac, fails);
     nnop_context_destroy(ctx);

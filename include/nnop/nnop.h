@@ -397,7 +397,11 @@ NNOP_API nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_te
 NNOP_API nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_params *p);
 /** x + b with b 1-D of x's channel count (dim 1), broadcast over the other dims. */
 NNOP_API nnop_value nnop_bias(nnop_graph *g, nnop_value x, nnop_value b);
-/** Activation. alpha is the slope of LEAKY_RELU and the alpha of ELU, ignored otherwise. */
+/** Activation. alpha is the slope of LEAKY_RELU and the alpha of ELU, ignored otherwise. For
+ * f16 and bf16 outputs, nnop's own GPU kernels take faster forms whose error is far below the
+ * rounding: SIGMOID and SILU a fast exponential and division (relative error a few 1e-6), GELU
+ * erfc's Abramowitz-Stegun 7.1.26 form (absolute error at most 2.1e-7); f32 outputs and the
+ * CPU backend compute the exact functions, and epilogues fused into cuDNN's kernels its own. */
 NNOP_API nnop_value nnop_act(nnop_graph *g, nnop_value x, nnop_act_kind kind, float alpha);
 /** min(max(x, lo), hi); needs lo <= hi (NNOP_ERR_INVALID_ARGUMENT otherwise). */
 NNOP_API nnop_value nnop_clamp(nnop_graph *g, nnop_value x, float lo, float hi);
