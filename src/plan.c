@@ -61,6 +61,30 @@ static void log_compile(const nnop_plan *p, uint64_t ns)
     }
 }
 
+/* Plans are numbered in the process, not per context, so that the log lines of two contexts
+ * are told apart (each had its "plan 0"). The lock is made once, by the first compile that
+ * logs, and kept; where it could not be made, the context's own count stands in. */
+static nnop__mutex *log_lock;
+static int32_t log_plans_made;
+
+static void make_log_lock(void)
+{
+    if (nnop__mutex_create(&log_lock) != NNOP_OK)
+        log_lock = NULL;
+}
+
+static int32_t next_log_id(nnop_context *ctx)
+{
+    int32_t id;
+    nnop__once(NNOP__ONCE_LOG, make_log_lock);
+    if (!log_lock)
+        return ctx->log_plans++;
+    nnop__mutex_lock(log_lock);
+    id = log_plans_made++;
+    nnop__mutex_unlock(log_lock);
+    return id;
+}
+
 nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, nnop_plan **out)
 {
     uint64_t t0 = (g && g->ctx->log) ? nnop__monotonic_ns() : 0;
@@ -104,7 +128,7 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
         nnop_plan_destroy(p);
         return st;
     }
-    p->log_id = p->ctx->log_plans++;
+    p->log_id = p->ctx->log ? next_log_id(p->ctx) : -1; /* only the log shows it */
     if (p->ctx->log)
         log_compile(p, nnop__monotonic_ns() - t0);
     *out = p;

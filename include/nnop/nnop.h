@@ -1,7 +1,10 @@
 /* nnop: fused neural-network operators for NVIDIA GPUs on the cuDNN 9 backend graph API.
  *
  * Threads: a context and everything made from it (graphs, plans) is used by one thread at a
- * time; different contexts may run concurrently.
+ * time; different contexts may run concurrently. Nothing detects a breach: one plan executed
+ * from two threads at once gives wrong results with NNOP_OK, and two plans of one context
+ * run at once race on its error message. Give each thread its own context (a shared
+ * nnop_plan_cache lets them share compiled plans), or serialize the calls on one context.
  *
  * Devices (CUDA backend): each call on a context makes the context's device (options.device)
  * current for the call and the caller's current device current again before it returns, as
@@ -67,7 +70,8 @@
  * policy <p>,cache <hit|miss|->,<ms>,<bytes> B" (the implementation as nnop_plan_describe gives
  * it; the time is the whole compile's; the bytes are the least the partition moves: each value
  * it reads from outside it and each it writes for use outside, once). NNOP_LOG=2: also one line per
- * execute, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)". Unset, empty
+ * execute, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)" (plan ids
+ * count the plans compiled in the process, whatever their context). Unset, empty
  * or 0: off, and nothing is measured. Any other value is off too, and each context creation
  * says so on stderr.
  *
@@ -248,12 +252,14 @@ NNOP_API nnop_status nnop_context_create(const nnop_context_options *o, nnop_con
  * the CUDA driver supports CUDA 12.2 but nnop's CUDA runtime is 13.0 ..."); "" after any other
  * success. NNOP_BACKEND_CUDA fails with that status (NNOP_ERR_NO_DEVICE or NNOP_ERR_VERSION). */
 NNOP_API const char *nnop_context_create_error(void);
-/** Destroy a context (NULL is fine). Graphs and plans of it must be destroyed first. */
+/** Destroy a context (NULL is fine). Graphs and plans of it must be destroyed first: a plan
+ * executed after its context is gone reads freed memory. */
 NNOP_API void nnop_context_destroy(nnop_context *ctx);
 /** The backend the context runs on (never AUTO; NNOP_BACKEND_CPU for a NULL ctx). */
 NNOP_API nnop_backend nnop_context_backend(const nnop_context *ctx);
-/** Message of the last failure on ctx, or "" (never NULL; ctx NULL gives a fixed text). The
- * string belongs to ctx and stays valid until the next call on it. */
+/** Message of the last failure on ctx, or "" (never NULL; ctx NULL gives a fixed text). A
+ * later call on ctx may replace it, or clear it when it succeeds: read it right after the
+ * failed call. The string belongs to ctx and stays valid until the next call on it. */
 NNOP_API const char *nnop_context_last_error(const nnop_context *ctx);
 /** Set the CUDA stream (cudaStream_t) later executes run on; NULL = the context's own. */
 NNOP_API nnop_status nnop_context_set_stream(nnop_context *ctx, void *stream);
@@ -264,6 +270,8 @@ NNOP_API nnop_status nnop_context_synchronize(nnop_context *ctx);
 /** Allocate bytes of tensor memory for the context's backend: device memory on CUDA, host
  * memory on CPU. *out is NULL on failure. Free with nnop_free. */
 NNOP_API nnop_status nnop_malloc(nnop_context *ctx, size_t bytes, void **out);
+/** Free memory of nnop_malloc (p NULL is fine). ctx is a context of the backend (and, for
+ * CUDA, the device) that allocated p; with ctx NULL nothing is freed. */
 NNOP_API void nnop_free(nnop_context *ctx, void *p);
 /** Copy host memory into tensor memory of the context (synchronous). */
 NNOP_API nnop_status nnop_copy_in(nnop_context *ctx, void *dst, const void *host_src, size_t bytes);

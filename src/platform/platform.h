@@ -19,8 +19,8 @@ void nnop__mutex_unlock(nnop__mutex *m);
 /* ---------------------------------------------------------------- once */
 /* fn runs exactly once per slot in the process, on the first caller's thread; callers that
  * come while it runs wait for it. For lazily loaded libraries (src/cuda/device/libs.c) and
- * the doctor's lock (src/doctor.c). */
-enum { NNOP__ONCE_CUDNN, NNOP__ONCE_CUBLASLT, NNOP__ONCE_DOCTOR, NNOP__ONCE_SLOTS };
+ * the doctor's lock (src/doctor.c), the log's plan numbering (src/plan.c). */
+enum { NNOP__ONCE_CUDNN, NNOP__ONCE_CUBLASLT, NNOP__ONCE_DOCTOR, NNOP__ONCE_LOG, NNOP__ONCE_SLOTS };
 void nnop__once(int slot, void (*fn)(void));
 
 /* ------------------------------------------------ threads (tests, tools, plan deserialization) */

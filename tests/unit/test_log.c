@@ -15,9 +15,8 @@
 
 #define LOG_FILE "nnop_log_test.txt"
 
-/* In a child with stderr to LOG_FILE: a CPU context made with NNOP_LOG=level (NULL: unset),
- * a conv+relu graph compiled and run twice. */
-static void run_child(const char *level)
+/* A CPU context, a conv+relu graph compiled and run twice, all destroyed. */
+static void run_one_context(void)
 {
     nnop_context_options o;
     nnop_context *ctx = NULL;
@@ -30,14 +29,6 @@ static void run_child(const char *level)
     const void *in[1];
     void *out[1];
     nnop_value v;
-    if (!freopen(LOG_FILE, "w", stderr))
-        nnop__exit_now(3);
-#ifndef _WIN32
-    if (level)
-        setenv("NNOP_LOG", level, 1);
-    else
-        unsetenv("NNOP_LOG");
-#endif
     nnop_context_options_init(&o);
     o.backend = NNOP_BACKEND_CPU;
     memset(&cp, 0, sizeof cp);
@@ -55,12 +46,29 @@ static void run_child(const char *level)
     nnop_plan_destroy(p);
     nnop_graph_destroy(g);
     nnop_context_destroy(ctx);
+}
+
+/* In a child with stderr to LOG_FILE and NNOP_LOG=level (NULL: unset): run_one_context,
+ * contexts times. */
+static void run_child(const char *level, int contexts)
+{
+    int i;
+    if (!freopen(LOG_FILE, "w", stderr))
+        nnop__exit_now(3);
+#ifndef _WIN32
+    if (level)
+        setenv("NNOP_LOG", level, 1);
+    else
+        unsetenv("NNOP_LOG");
+#endif
+    for (i = 0; i < contexts; i++)
+        run_one_context();
     fflush(stderr);
     nnop__exit_now(0);
 }
 
-/* Run the child, return its stderr (malloc'd). */
-static char *log_of(const char *level)
+/* Run the child with contexts contexts, return its stderr (malloc'd). */
+static char *log_of_contexts(const char *level, int contexts)
 {
     int64_t pid;
     FILE *f;
@@ -72,7 +80,7 @@ static char *log_of(const char *level)
     pid = nnop__fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        run_child(level);
+        run_child(level, contexts);
     assert_int_equal(nnop__wait_child(pid), 0);
     f = fopen(LOG_FILE, "r");
     assert_non_null(f);
@@ -81,6 +89,11 @@ static char *log_of(const char *level)
     fclose(f);
     remove(LOG_FILE);
     return text;
+}
+
+static char *log_of(const char *level)
+{
+    return log_of_contexts(level, 1);
 }
 
 static int count(const char *text, const char *what)
@@ -159,6 +172,23 @@ static void test_log_2_also_each_execute(void **state)
     free(text);
 }
 
+/* Plan ids count the process's plans: two contexts' first plans are 0 and 1 (each was "plan 0",
+ * and their lines could not be told apart). */
+static void test_log_plan_ids_unique_across_contexts(void **state)
+{
+    char *text;
+    (void)state;
+    if (!nnop__fork_available())
+        skip();
+    text = log_of_contexts("2", 2);
+    assert_int_equal(count(text, "nnop_log,create,cpu,"), 2);
+    assert_int_equal(count(text, "nnop_log,compile,cpu,plan 0,"), 1);
+    assert_int_equal(count(text, "nnop_log,compile,cpu,plan 1,"), 1);
+    assert_int_equal(count(text, "nnop_log,exec,cpu,plan 0,"), 2);
+    assert_int_equal(count(text, "nnop_log,exec,cpu,plan 1,"), 2);
+    free(text);
+}
+
 static void test_status_named_once(void **state)
 {
     nnop_context_options o;
@@ -199,6 +229,7 @@ int main(void)
             cmocka_unit_test(test_log_odd_values_are_off_and_said),
             cmocka_unit_test(test_log_1_one_line_per_partition),
             cmocka_unit_test(test_log_2_also_each_execute),
+            cmocka_unit_test(test_log_plan_ids_unique_across_contexts),
             cmocka_unit_test(test_status_named_once),
             cmocka_unit_test(test_wrapped_message_names_the_status_once),
     };
