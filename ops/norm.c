@@ -18,6 +18,7 @@ static nnop_status check_eps(float eps, char *msg, size_t msg_len)
 static nnop_status check_param(const nnop_tensor_desc *x, const nnop_tensor_desc *p,
                                const char *what, int per_element, char *msg, size_t msg_len)
 {
+    char got[96], want[96];
     int i, ok;
     if (!p)
         return NNOP_OK;
@@ -28,14 +29,16 @@ static nnop_status check_param(const nnop_tensor_desc *x, const nnop_tensor_desc
         ok = p->dims[i] == x->dims[i];
     if (ok)
         return NNOP_OK;
+    /* the whole shapes: naming dim 0 alone misled where another dim was wrong */
+    nnop__desc_string(p, got, sizeof got);
+    nnop__desc_string(x, want, sizeof want);
     if (per_element)
         NNOP_MSG("wrong shape: %s must be 1-D with C = %lld elements or x's shape with dim 0 = 1 "
-                 "(got %d-D with %lld in dim 0)",
-                 what, (long long)x->dims[1], p->ndim, (long long)p->dims[0]);
+                 "(got %s; x is %s)",
+                 what, (long long)x->dims[1], got, want);
     else
-        NNOP_MSG("wrong channel count: %s must be 1-D with C = %lld elements (got %d-D with %lld "
-                 "in dim 0)",
-                 what, (long long)x->dims[1], p->ndim, (long long)p->dims[0]);
+        NNOP_MSG("wrong %s: %s must be 1-D with C = %lld elements (got %s)",
+                 p->ndim == 1 ? "channel count" : "shape", what, (long long)x->dims[1], got);
     return NNOP_ERR_SHAPE;
 }
 

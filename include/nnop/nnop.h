@@ -422,7 +422,8 @@ NNOP_API nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b);
 /** Max or average pooling over H, W. Output size rounds down (PyTorch's ceil_mode=False):
  * floor((H + 2 pad[0] - window[0]) / stride[0]) + 1. Padding never wins a max; NaN does.
  * As in PyTorch, pad is at most window / 2 (NNOP_ERR_INVALID_ARGUMENT otherwise);
- * count_include_pad is a flag (any nonzero value is true). */
+ * count_include_pad is a flag (any nonzero value is true). Window, stride and pad, like the
+ * conv and transposed-conv parameters, are at most 2^31 - 1. */
 NNOP_API nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind,
                               const nnop_pool_params *p);
 /** Mean over H and W: N,C,H,W -> N,C,1,1 in x's layout. */
@@ -463,15 +464,15 @@ NNOP_API nnop_value nnop_div(nnop_graph *g, nnop_value a, nnop_value b);
 /** Layer norm, inference: y = (x - mean) / sqrt(var + eps) * gamma + beta, mean and biased
  * variance over C at each (n, h, w) (NNOP_NORM_C) or over C, H, W at each n (NNOP_NORM_CHW).
  * x is 2-D to 4-D, N, C[, H[, W]]. gamma and beta are optional (nnop_none(): 1 and 0): 1-D of
- * C elements (per channel), or, with NNOP_NORM_CHW, 4-D 1,C,H,W (per element, as
- * nn.LayerNorm([C, H, W])). eps finite >= 0. On the GPU a 4-D layer norm (and RMS norm) with
- * constant parameters is offered to cuDNN's norm-forward with precompiled engines only (cuDNN
- * 9.14's one engine on sm_90 is runtime-compiled and measured 13x slower; NNOP_NORM_RTC=1
- * allows it); otherwise nnop's own kernel runs, and nnop_plan_describe gives cuDNN's refusal
- * as the reason. Every norm takes the pointwise chain after it (bias, batch-norm, activations,
- * add, mul/sub/div, while each value has one reader) into its partition: cuDNN's norm-forward
- * is offered the norm and the chain as one graph (9.14 offers no engine for such a graph on
- * sm_90), and the own kernel applies the chain to each value before its one store
+ * C elements (per channel), or, with NNOP_NORM_CHW, x's shape with dim 0 = 1 (1,C,H,W for
+ * 4-D x: per element, as nn.LayerNorm([C, H, W])). eps finite >= 0. On the GPU a 4-D layer norm
+ * (and RMS norm) with constant parameters is offered to cuDNN's norm-forward with precompiled
+ * engines only (cuDNN 9.14's one engine on sm_90 is runtime-compiled and measured 13x slower;
+ * NNOP_NORM_RTC=1 allows it); otherwise nnop's own kernel runs, and nnop_plan_describe gives
+ * cuDNN's refusal as the reason. Every norm takes the pointwise chain after it (bias, batch-norm,
+ * activations, add, mul/sub/div, while each value has one reader) into its partition: cuDNN's
+ * norm-forward is offered the norm and the chain as one graph (9.14 offers no engine for such a
+ * graph on sm_90), and the own kernel applies the chain to each value before its one store
  * (nnop_plan_describe: "then ..., in the same pass"). */
 NNOP_API nnop_value nnop_layer_norm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
                                     nnop_norm_axes axes, float eps);

@@ -335,14 +335,24 @@ static void test_norm_errors(void **state)
     k.axes = NNOP_NORM_C;
     expect_norm_error(ctx, &k, &x, &c4, NULL,
                       "NNOP_ERR_SHAPE: nnop_layer_norm (node #0): wrong channel count: gamma must "
-                      "be 1-D with C = 3 elements (got 1-D with 4 in dim 0)");
+                      "be 1-D with C = 3 elements (got f32[4])");
     expect_norm_error(ctx, &k, &x, &full, NULL, /* per-element only over C, H, W */
-                      "NNOP_ERR_SHAPE: nnop_layer_norm (node #0): wrong channel count: gamma must "
-                      "be 1-D with C = 3 elements (got 4-D with 1 in dim 0)");
+                      "NNOP_ERR_SHAPE: nnop_layer_norm (node #0): wrong shape: gamma must be 1-D "
+                      "with C = 3 elements (got f32[1,3,2,2] NHWC)");
     k.axes = NNOP_NORM_CHW;
     expect_norm_error(ctx, &k, &x, &full, &two,
                       "NNOP_ERR_SHAPE: nnop_layer_norm (node #0): wrong shape: beta must be 1-D "
-                      "with C = 3 elements or x's shape with dim 0 = 1 (got 4-D with 2 in dim 0)");
+                      "with C = 3 elements or x's shape with dim 0 = 1 (got f32[2,3,2,2] NHWC; x "
+                      "is f32[2,3,2,2] NHWC)");
+    { /* H and W swapped: the message shows both shapes (it once named only dim 0, which was right)
+       */
+        nnop_tensor_desc xr = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 2, 3, 2, 4);
+        nnop_tensor_desc swapped = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 3, 4, 2);
+        expect_norm_error(ctx, &k, &xr, &swapped, NULL,
+                          "NNOP_ERR_SHAPE: nnop_layer_norm (node #0): wrong shape: gamma must be "
+                          "1-D with C = 3 elements or x's shape with dim 0 = 1 (got f32[1,3,4,2] "
+                          "NCHW; x is f32[2,3,2,4] NCHW)");
+    }
     k.kind = GROUP;
     k.groups = 4;
     expect_norm_error(
@@ -355,7 +365,7 @@ static void test_norm_errors(void **state)
     k.groups = 3;
     expect_norm_error(ctx, &k, &x, &c3, &c4,
                       "NNOP_ERR_SHAPE: nnop_group_norm (node #0): wrong channel count: beta must "
-                      "be 1-D with C = 3 elements (got 1-D with 4 in dim 0)");
+                      "be 1-D with C = 3 elements (got f32[4])");
     k.kind = RMS;
     expect_norm_error(ctx, &k, &x1, NULL, NULL,
                       "NNOP_ERR_SHAPE: nnop_rms_norm (node #0): x must have 2 to 4 dims, N, C[, "
