@@ -344,8 +344,8 @@ static void test_norm_errors(void **state)
                       "NNOP_ERR_SHAPE: nnop_layer_norm (node #0): wrong shape: beta must be 1-D "
                       "with C = 3 elements or x's shape with dim 0 = 1 (got f32[2,3,2,2] NHWC; x "
                       "is f32[2,3,2,2] NHWC)");
-    { /* H and W swapped: the message shows both shapes (it once named only dim 0, which was right)
-       */
+    /* H and W swapped: the message shows both shapes (it named only dim 0, which was right) */
+    {
         nnop_tensor_desc xr = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 2, 3, 2, 4);
         nnop_tensor_desc swapped = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 3, 4, 2);
         expect_norm_error(ctx, &k, &xr, &swapped, NULL,

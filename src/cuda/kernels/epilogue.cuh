@@ -67,12 +67,12 @@ static __device__ float act(const nnop__epi_op &o, float x)
 // the exact functions.
 constexpr int kActGelu = 5, kActSigmoid = 7, kActSilu = 9; // nnop_act_kind values (nnop.h)
 
-// Exact GELU, x * Phi(x), for 16-bit outputs: Phi(-|x|) = erfc(z) / 2, z = |x| / sqrt 2, as
-// Abramowitz and Stegun's 7.1.26, t * P(t) * exp(-z^2) with t = 1 / (1 + p z) (absolute error
-// of erfc <= 1.5e-7, far below f16's rounding; the 1/2 and 1/sqrt 2 folded into the constants),
-// and GELU formed from it so that the negative tail keeps its relative accuracy. Why: erff took
-// about 25 instructions a value, and layer norm + GELU ran at 62% of copy bandwidth against 84%
-// for the norm alone (H100, 2026-12-05). NaN stays NaN (x >= 0 fails); GELU(inf) = inf.
+// GELU (the erf form), x * Phi(x), for 16-bit outputs: Phi(-|x|) = erfc(z) / 2, z = |x| / sqrt 2,
+// as Abramowitz and Stegun's 7.1.26, t * P(t) * exp(-z^2) with t = 1 / (1 + p z) (absolute error of
+// erfc <= 1.5e-7, far below f16's rounding; the 1/2 and 1/sqrt 2 folded into the constants), and
+// GELU formed from it so that the negative tail keeps its relative accuracy. Why: erff took about
+// 25 instructions a value, and layer norm + GELU ran at 62% of copy bandwidth against 84% for the
+// norm alone (H100, 2026-12-05). NaN stays NaN (x >= 0 fails); GELU(inf) = inf.
 __device__ __forceinline__ float gelu_16(float x)
 {
     const float t = __fdividef(1.f, fmaf(0.23164189f, fabsf(x), 1.f));
