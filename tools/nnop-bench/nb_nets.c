@@ -5,6 +5,9 @@
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* readlink */
 #endif
+#if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
+#define _DARWIN_C_SOURCE 1 /* realpath beside _POSIX_C_SOURCE */
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #endif
 #include <windows.h>
 #elif defined(__APPLE__)
+#include <limits.h> /* PATH_MAX */
 #include <mach-o/dyld.h>
 #elif defined(__linux__)
 #include <unistd.h>
@@ -75,8 +79,15 @@ static size_t exe_dir(char *buf, size_t len)
     DWORD r = GetModuleFileNameA(NULL, buf, (DWORD)(len > 0x7fffffff ? 0x7fffffff : len));
     n = r > 0 && r < len ? (size_t)r : 0;
 #elif defined(__APPLE__)
-    uint32_t sz = (uint32_t)(len > 0x7fffffff ? 0x7fffffff : len);
-    n = _NSGetExecutablePath(buf, &sz) == 0 ? strlen(buf) : 0;
+    /* the path it was started by may be a symbolic link (a bin/ link into a package's own
+     * folder, as Homebrew makes): resolved, share/nnop is looked for beside the real file, as
+     * /proc/self/exe gives it on Linux */
+    char raw[PATH_MAX], real[PATH_MAX];
+    uint32_t sz = (uint32_t)sizeof raw;
+    if (_NSGetExecutablePath(raw, &sz) == 0 && realpath(raw, real) && strlen(real) < len) {
+        memcpy(buf, real, strlen(real) + 1);
+        n = strlen(buf);
+    }
 #elif defined(__linux__)
     ssize_t r = readlink("/proc/self/exe", buf, len - 1);
     n = r > 0 && (size_t)r < len - 1 ? (size_t)r : 0;
