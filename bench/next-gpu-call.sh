@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The next GPU call (repo root, .deps carried; written 2026-12-05, fourth session): every unit
+# The next GPU call (repo root, .deps carried; updated 2026-12-05, fifth session): every unit
 # test (the cuDNN-loading modes and the doctor on a machine with a driver), every GPU test
 # program, the four vision networks and ResNet-50 against PyTorch, the differential tester's
-# regression repros (the norm kernel's instances per activation and the packaging changes of
-# that session had run only gpu.{new_ops,regressions,conv,network} and 400 difftest cases), the
-# whole own-kernel table of bench_kernels, then with the time left the fixed-seed difftest sets.
-# The call after it: the four networks and ResNet-50 beside torch.compile, re-timed on the
-# current code (issues 12 and 15): `tools/gpu_run.sh vision,resnet`.
+# regression repros, the whole own-kernel table of bench_kernels, then with the time left
+# (CALL_TOTAL, default 560 s, less the time spent) the fixed-seed difftest sets with memcheck.
+# The fifth session's kernels (gelu_16, the norm's bf16 words and prefetch) ran everything but
+# the CPU-side changes after them on an H100 (bench/results/2026-12-05-h100-b.md). The call
+# after it: ResNet-50 beside torch.compile at batch 1, 32 and 256 (issue 12's two borderline
+# goals; on an H200 if one is lent, the goals' card): `tools/gpu_run.sh resnet`.
 set -u
 T0=$(date +%s)
 R=$OUT
