@@ -4,8 +4,9 @@
 # program, the four vision networks and ResNet-50 against PyTorch, the differential tester's
 # regression repros, the whole own-kernel table of bench_kernels, then with the time left
 # (CALL_TOTAL, default 560 s, less the time spent) the fixed-seed difftest sets with memcheck.
-# The fifth session's kernels (gelu_16, the norm's bf16 words and prefetch) ran everything but
-# the CPU-side changes after them on an H100 (bench/results/2026-12-05-h100-b.md). The call
+# The fifth session's kernels (gelu_16, the norm's bf16 words and prefetch) passed the GPU
+# tests on an H100 (bench/results/2026-12-05-h100-b.md); its later commits (log plan ids, norm
+# messages, docs) did not run on a GPU. The call
 # after it: ResNet-50 beside torch.compile at batch 1, 32 and 256 (issue 12's two borderline
 # goals; on an H200 if one is lent, the goals' card): `tools/gpu_run.sh resnet`.
 set -u
