@@ -85,8 +85,8 @@ static size_t exe_dir(char *buf, size_t len)
     char raw[PATH_MAX], real[PATH_MAX];
     uint32_t sz = (uint32_t)sizeof raw;
     if (_NSGetExecutablePath(raw, &sz) == 0 && realpath(raw, real) && strlen(real) < len) {
-        memcpy(buf, real, strlen(real) + 1);
-        n = strlen(buf);
+        n = strlen(real);
+        memcpy(buf, real, n + 1);
     }
 #elif defined(__linux__)
     ssize_t r = readlink("/proc/self/exe", buf, len - 1);

@@ -28,14 +28,12 @@ using nnop_k::aligned;
 using nnop_k::block_sum;
 using nnop_k::elem;
 using nnop_k::epi_op_inline;
-using nnop_k::fromf;
 using nnop_k::grid_for;
 using nnop_k::ld;
 using nnop_k::ldv;
 using nnop_k::pack;
 using nnop_k::st;
 using nnop_k::stv;
-using nnop_k::tof;
 using nnop_k::Vec;
 using nnop_k::warp_sum;
 
