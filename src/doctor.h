@@ -45,7 +45,8 @@ typedef struct nnop__doctor {
     int require_gpu;                /* no usable GPU is a problem */
     char cudnn_dir[NNOP__PATH_LEN]; /* NNOP_CUDNN_PATH: probe cuDNN in this folder only; "" none */
     int cudnn_dir_too_long;         /* NNOP_CUDNN_PATH is set, too long to use: no cuDNN probed */
-    char cudnn_build_dir[NNOP__PATH_LEN]; /* where nnop's loader looks last; "" none */
+    char cudnn_build_dir[NNOP__PATH_LEN];    /* where nnop's loader looks last; "" none */
+    char cublaslt_build_dir[NNOP__PATH_LEN]; /* where nnop's loader looks last; "" none */
     /* the build (nnop__cuda_doctor_facts; all 0 in a CPU-only build) */
     int with_cuda;
     long cudnn_headers; /* CUDNN_VERSION */

@@ -61,10 +61,13 @@ static void setf(char *dst, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The folder nnop's loader takes cuDNN from when the loader's search finds none (CMake sets
- * it for the whole library, this file included, as libs.c reads it). */
+/* The folders nnop's loader takes cuDNN and cuBLASLt from when the loader's search finds none
+ * (CMake sets them for the whole library, this file included, as libs.c reads them). */
 #ifndef NNOP_CUDNN_BUILD_DIR
 #define NNOP_CUDNN_BUILD_DIR ""
+#endif
+#ifndef NNOP_CUBLASLT_BUILD_DIR
+#define NNOP_CUBLASLT_BUILD_DIR ""
 #endif
 
 void nnop__doctor_init(nnop__doctor *d, int require_gpu)
@@ -74,6 +77,7 @@ void nnop__doctor_init(nnop__doctor *d, int require_gpu)
     d->cudnn_dir_too_long = nnop__env_lib_dir("NNOP_CUDNN_PATH", d->cudnn_dir,
                                               sizeof d->cudnn_dir) == NNOP__ENV_TOO_LONG;
     copy(d->cudnn_build_dir, sizeof d->cudnn_build_dir, NNOP_CUDNN_BUILD_DIR);
+    copy(d->cublaslt_build_dir, sizeof d->cublaslt_build_dir, NNOP_CUBLASLT_BUILD_DIR);
 }
 
 const nnop__doc_lib *nnop__doctor_lib(const nnop__doctor *d, const char *key)
@@ -93,36 +97,36 @@ static void *sym(nnop__dl *h, const char *name)
 /* A function pointer from a symbol's address (ISO C has no cast between the two). */
 #define FN(type, var, addr) (memcpy(&(var), &(addr), sizeof(var)), (type)(var))
 
-/* Load lib->file: from dir only (NNOP_CUDNN_PATH), or the one already in the process, or by
- * name as the loader searches, then beside `beside` (where libcudnn's own $ORIGIN points). */
-static nnop__dl *open_lib(nnop__doc_lib *lib, const char *dir, const char *beside)
+static int not_found(const char *err)
 {
-    char path[NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
-    nnop__dl *h;
-    if (dir && dir[0]) {
-        snprintf(path, sizeof path, "%s%c%s", dir, nnop__dl_dir_separator(), lib->file);
-        h = nnop__dl_open(path, 0, lib->error, sizeof lib->error);
+    return strstr(err, "No such file") || strstr(err, "could not be found") ||
+           strstr(err, "error 126");
+}
+
+/* Load lib->file from the first of its places that loads, by the loader's rule
+ * (nnop__lib_places: `only` alone when given, else by name, where one already in this
+ * process counts, else from `fallback`). lib->error is why none did: the first place's
+ * error, or the fallback's when the file is there but broken, which says more. */
+static nnop__dl *open_lib(nnop__doc_lib *lib, const char *only, const char *fallback)
+{
+    char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
+    int n = nnop__lib_places(lib->file, only, fallback, places), i;
+    nnop__dl *h = NULL;
+    for (i = 0; i < n; i++) {
+        h = nnop__dl_open(places[i], 1, NULL, 0);
         if (!h)
-            return NULL;
-        if (nnop__dl_path(h, lib->path, sizeof lib->path) != 0)
-            copy(lib->path, sizeof lib->path, path);
-        lib->loaded = 1;
-        return h;
-    }
-    h = nnop__dl_open(lib->file, 1, err, sizeof err);
-    if (!h)
-        h = nnop__dl_open(lib->file, 0, lib->error, sizeof lib->error);
-    if (!h && beside && beside[0]) {
-        snprintf(path, sizeof path, "%s%c%s", beside, nnop__dl_dir_separator(), lib->file);
-        h = nnop__dl_open(path, 0, err, sizeof err);
-        if (!h && strstr(err, "No such file") == NULL && strstr(err, "could not be found") == NULL)
-            copy(lib->error, sizeof lib->error, err); /* found there but broken: that says more */
+            h = nnop__dl_open(places[i], 0, i == 0 ? lib->error : err,
+                              i == 0 ? sizeof lib->error : sizeof err);
+        if (h)
+            break;
+        if (i > 0 && !not_found(err))
+            copy(lib->error, sizeof lib->error, err);
     }
     if (!h)
         return NULL;
     lib->error[0] = '\0';
     if (nnop__dl_path(h, lib->path, sizeof lib->path) != 0)
-        copy(lib->path, sizeof lib->path, lib->file);
+        copy(lib->path, sizeof lib->path, places[i]);
     lib->loaded = 1;
     return h;
 }
@@ -225,11 +229,14 @@ static void probe_cuda_libs(nnop__doctor *d)
 #else
             snprintf(l->file, sizeof l->file, k == 0 ? "libcublasLt.so.%d" : "libnvrtc.so.%d", m);
 #endif
-            /* NNOP_CUDNN_PATH's folder first (a wheel or zip may hold them), then the loader */
-            if (d->cudnn_dir[0])
-                h = open_lib(l, d->cudnn_dir, NULL);
-            if (!h)
-                h = open_lib(l, NULL, NULL);
+            if (k == 0) { /* where libs.c takes it: by name, else the toolkit's folder */
+                h = open_lib(l, NULL, d->cublaslt_build_dir);
+            } else { /* cuDNN loads NVRTC itself: NNOP_CUDNN_PATH's folder (a wheel's) too */
+                if (d->cudnn_dir[0])
+                    h = open_lib(l, d->cudnn_dir, NULL);
+                if (!h)
+                    h = open_lib(l, NULL, NULL);
+            }
             if (!h && i == 0)
                 copy(first_error, sizeof first_error, l->error);
         }
@@ -343,15 +350,17 @@ static int use_cudnn_at(nnop__doctor *d, const char *path, const char *how)
     return 0;
 }
 
-/* By libs.c's rules (load_cudnn): from NNOP_CUDNN_PATH alone while it is set, else the one
- * found by name (the probe's), else the one in the folder nnop was built against; each only
- * with its graph library beside it. Worked out here, not asked of libs.c: that one loads once
- * per process, so it could answer neither for a NNOP_CUDNN_PATH changed since nor for a
- * test's folders. (libs.c also wants its entry points in the file: any cuDNN 9 has them.) */
+/* By libs.c's rule (nnop__lib_places): NNOP_CUDNN_PATH's folder alone while it is set, else
+ * the one found by name (the probe's, places[0]), else the one in the folder nnop was built
+ * against; each only with its graph library beside it. Worked out here, not asked of libs.c:
+ * that one loads once per process, so it could answer neither for a NNOP_CUDNN_PATH changed
+ * since nor for a test's folders. (libs.c also wants its entry points in the file: any
+ * cuDNN 9 has them.) */
 void nnop__doctor_which_cudnn(nnop__doctor *d)
 {
     const nnop__doc_lib *c = nnop__doctor_lib(d, "cudnn");
-    char path[NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
+    char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
+    int n;
     d->cudnn_used_known = 1;
     d->cudnn_used[0] = '\0';
     d->cudnn_used_how[0] = '\0';
@@ -368,12 +377,12 @@ void nnop__doctor_which_cudnn(nnop__doctor *d)
                                              "already in this process");
         return;
     }
-    if (d->cudnn_dir[0] || !d->cudnn_build_dir[0]) {
+    n = nnop__lib_places(c->file, d->cudnn_dir, d->cudnn_build_dir, places);
+    if (n < 2) {
         setf(d->cudnn_used_how, sizeof d->cudnn_used_how, "%s does not load", c->file);
         return;
     }
-    setf(path, sizeof path, "%s%c%s", d->cudnn_build_dir, nnop__dl_dir_separator(), c->file);
-    if (use_cudnn_at(d, path,
+    if (use_cudnn_at(d, places[1],
                      "from the folder nnop was built against, as the one found by name does "
                      "not load") != 0) {
         copy(err, sizeof err, d->cudnn_used_how);
@@ -421,12 +430,6 @@ static void cudnn_version_text(long v, char *buf, size_t len)
 static void cuda_version_text(long v, char *buf, size_t len)
 {
     snprintf(buf, len, "%ld.%ld", v / 1000, (v % 1000) / 10);
-}
-
-static int not_found(const char *err)
-{
-    return strstr(err, "No such file") || strstr(err, "could not be found") ||
-           strstr(err, "error 126");
 }
 
 static const char *cudnn_status_name(int s)

@@ -304,6 +304,25 @@ int nnop__env_lists(const char *name, const char *item)
     return 0;
 }
 
+static void join_path(char *out, size_t len, const char *dir, const char *file)
+{
+    snprintf(out, len, "%s%c%s", dir, nnop__dl_dir_separator(), file);
+}
+
+int nnop__lib_places(const char *file, const char *only, const char *fallback,
+                     char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN])
+{
+    if (only && only[0]) {
+        join_path(places[0], NNOP__LIB_PATH_LEN, only, file);
+        return 1;
+    }
+    put_text(places[0], NNOP__LIB_PATH_LEN, file);
+    if (!fallback || !fallback[0])
+        return 1;
+    join_path(places[1], NNOP__LIB_PATH_LEN, fallback, file);
+    return 2;
+}
+
 int nnop__env_lib_dir(const char *name, char *buf, size_t len)
 {
     char value[NNOP__PATH_LEN];

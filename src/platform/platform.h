@@ -107,6 +107,15 @@ int nnop__env_lists(const char *name, const char *item);
  * than len - 1 bytes (never cut: a cut path would name another folder); buf "" unless 0. */
 #define NNOP__ENV_TOO_LONG (-2)
 int nnop__env_lib_dir(const char *name, char *buf, size_t len);
+/* Where nnop loads a library from, in the order tried: only/file alone while `only` (a folder
+ * from NNOP_CUDNN_PATH) is set, as looking elsewhere would load one the user did not name;
+ * else file by name as the OS loader searches, then fallback/file when fallback is given (the
+ * folder found at build time, or beside a library already loaded). The loader
+ * (cuda/device/libs.c) and the doctor both follow it, so the doctor reports the file nnop
+ * takes. Fills places[0..n) and returns n, 1 or 2. */
+#define NNOP__LIB_PLACES 2
+int nnop__lib_places(const char *file, const char *only, const char *fallback,
+                     char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN]);
 
 /* ---------------------------------------------------------------- processes (tests only) */
 /* 1 where nnop__fork works (POSIX), 0 elsewhere (Windows). */

@@ -668,6 +668,25 @@ static void test_env_lists_names_whole_entries(void **state)
 #endif
 }
 
+/* The one rule the loader (libs.c) and the doctor share: the named folder alone, else by
+ * name then the fallback folder. */
+static void test_lib_places_are_the_loaders_order(void **state)
+{
+    char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN], want[64];
+    char sep = nnop__dl_dir_separator();
+    (void)state;
+    assert_int_equal(nnop__lib_places("libx.so.1", "/only", "/built", places), 1);
+    snprintf(want, sizeof want, "/only%clibx.so.1", sep);
+    assert_string_equal(places[0], want);
+    assert_int_equal(nnop__lib_places("libx.so.1", "", "/built", places), 2);
+    assert_string_equal(places[0], "libx.so.1");
+    snprintf(want, sizeof want, "/built%clibx.so.1", sep);
+    assert_string_equal(places[1], want);
+    assert_int_equal(nnop__lib_places("libx.so.1", NULL, "", places), 1);
+    assert_string_equal(places[0], "libx.so.1");
+    assert_int_equal(nnop__lib_places("libx.so.1", NULL, NULL, places), 1);
+}
+
 static void test_nnop_cudnn_path_is_honoured(void **state)
 {
 #ifndef _WIN32
@@ -771,6 +790,7 @@ int main(void)
             cmocka_unit_test(test_cudnn_from_the_build_folder_when_the_one_by_name_breaks),
             cmocka_unit_test(test_no_cudnn_for_nnop_is_a_problem),
             cmocka_unit_test(test_env_lists_names_whole_entries),
+            cmocka_unit_test(test_lib_places_are_the_loaders_order),
             cmocka_unit_test(test_nnop_cudnn_path_is_honoured),
             cmocka_unit_test(test_nnop_cudnn_path_may_name_the_library_file),
             cmocka_unit_test(test_too_long_nnop_cudnn_path_is_a_problem),

@@ -312,26 +312,23 @@ static void join(char *out, size_t len, const char *dir, const char *file)
         say(out, len, "%s", file);
 }
 
-/* file from `only` when given (and nowhere else), else by name as the loader searches, else
- * from fallback_dir; lib->path is the file loaded, lib->error why none was. */
+/* file from the first of its places (nnop__lib_places: `only` alone when given, else by name,
+ * else from fallback_dir) that loads; lib->path is the file loaded, lib->error why none was:
+ * the first place's error, the one the user's setup explains. */
 static nnop__dl *open_lib(const char *file, const char *only, const char *fallback_dir,
                           loaded_lib *lib)
 {
-    char path[NNOP__LIB_PATH_LEN], err[LOAD_ERROR_LEN];
-    nnop__dl *h;
-    join(path, sizeof path, only, file);
-    h = nnop__dl_open(path, 0, err, sizeof err);
-    if (!h && !(only && only[0]) && fallback_dir[0]) {
-        char err2[LOAD_ERROR_LEN];
-        join(path, sizeof path, fallback_dir, file);
-        h = nnop__dl_open(path, 0, err2, sizeof err2);
-    }
+    char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN], err[LOAD_ERROR_LEN];
+    int n = nnop__lib_places(file, only, fallback_dir, places), i;
+    nnop__dl *h = NULL;
+    for (i = 0; i < n && !h; i++)
+        h = nnop__dl_open(places[i], 0, i == 0 ? err : NULL, i == 0 ? sizeof err : 0);
     if (!h) {
         say(lib->error, sizeof lib->error, "%s", err);
         return NULL;
     }
     if (nnop__dl_path(h, lib->path, sizeof lib->path) != 0)
-        say(lib->path, sizeof lib->path, "%s", path);
+        say(lib->path, sizeof lib->path, "%s", places[i - 1]);
     return h;
 }
 
