@@ -144,6 +144,8 @@ void nnop_context_destroy(nnop_context *ctx)
     if (!ctx)
         return;
     nnop__oneshot_destroy(ctx);
+    nnop__plans_orphan(ctx); /* while their device memory can still be freed */
+    nnop__graphs_orphan(ctx);
     if (ctx->cuda) /* first: its prefetch threads report to the cache until they stop */
         nnop__cuda_context_fini(ctx);
     nnop__context_cache_fini(ctx); /* saves the cache file if it has new entries */

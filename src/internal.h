@@ -151,6 +151,10 @@ struct nnop_graph {
     int borrows_data;           /* a plan's copy: constants' data belong to the user's graph */
     int layout;  /* nnop_layout of the first 4-D input or constant with one of its own, -1 before */
     int32_t tag; /* 1..NNOP__GRAPH_TAGS, in the ids of this graph's values */
+    /* In its context's list of live graphs (a plan's copy is in none), so that
+     * nnop_context_destroy can leave it an orphan instead of a dangling pointer. */
+    int listed;
+    struct nnop_graph *live_prev, *live_next;
 };
 
 /* ------------------------------------------------------------------ context */
@@ -167,6 +171,11 @@ struct nnop_context {
     int log;              /* NNOP_LOG read at creation: 0 off, 1 compiles, 2 also executes */
     int32_t log_plans;    /* plans compiled, numbering them in the log */
     uint32_t graphs_made; /* numbers the graphs' tags */
+    /* Graphs and plans not yet destroyed: nnop_context_destroy orphans them (graph.c,
+     * plan.c), so a handle that outlives its context fails cleanly instead of reading freed
+     * memory. One thread at a time uses a context and what it made: no lock. */
+    struct nnop_graph *live_graphs;
+    struct nnop_plan *live_plans;
 };
 
 /* ------------------------------------------------------------------ partitions */
@@ -192,6 +201,8 @@ struct nnop_plan {
     float **cpu_buf; /* CPU backend: one float32 buffer per value */
     int32_t log_id;  /* its number in the NNOP_LOG lines */
     struct nnop__cuda_plan *cuda;
+    int listed; /* in ctx->live_plans; ctx is NULL once the context is gone (an orphan) */
+    struct nnop_plan *live_prev, *live_next;
 };
 
 /* ------------------------------------------------------------------ errors (src/error.c) */
@@ -251,6 +262,12 @@ void nnop__graph_drop_borrowed(nnop_graph *g);
 void nnop__graph_settle_layouts(nnop_graph *g);
 /* Check the graph is compilable: no builder error, at least one output, every id valid. */
 nnop_status nnop__graph_validate(nnop_graph *g);
+/* nnop_context_destroy: each live graph of ctx becomes an orphan (no context, a sticky error
+ * that says so); nnop_graph_destroy is all that is left to do with it. */
+void nnop__graphs_orphan(nnop_context *ctx);
+/* nnop_context_destroy, before the backend is shut down: each live plan of ctx frees its
+ * buffers and engines while the context still can, and becomes an orphan. */
+void nnop__plans_orphan(nnop_context *ctx);
 
 /* ------------------------------------------------------------------ partitioner */
 /* Cut the graph into partitions; fuse = 0 gives one partition per node. */

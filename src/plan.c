@@ -85,16 +85,39 @@ static int32_t next_log_id(nnop_context *ctx)
     return id;
 }
 
+static void list(nnop_plan *p)
+{
+    p->live_next = p->ctx->live_plans;
+    if (p->live_next)
+        p->live_next->live_prev = p;
+    p->ctx->live_plans = p;
+    p->listed = 1;
+}
+
+static void unlist(nnop_plan *p)
+{
+    if (!p->listed)
+        return;
+    if (p->live_prev)
+        p->live_prev->live_next = p->live_next;
+    else
+        p->ctx->live_plans = p->live_next;
+    if (p->live_next)
+        p->live_next->live_prev = p->live_prev;
+    p->live_prev = p->live_next = NULL;
+    p->listed = 0;
+}
+
 nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, nnop_plan **out)
 {
-    uint64_t t0 = (g && g->ctx->log) ? nnop__monotonic_ns() : 0;
+    uint64_t t0 = (g && g->ctx && g->ctx->log) ? nnop__monotonic_ns() : 0;
     nnop_plan *p;
     nnop_status st;
     if (!out)
         return g ? nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_graph_compile: out is NULL")
                  : NNOP_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    if (!g)
+    if (!g || !g->ctx) /* no graph, or an orphan: no context to compile for */
         return NNOP_ERR_INVALID_ARGUMENT;
     if (opts &&
         nnop__first_nonzero(opts->reserved, sizeof opts->reserved / sizeof opts->reserved[0]) >= 0)
@@ -131,18 +154,37 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
     p->log_id = p->ctx->log ? next_log_id(p->ctx) : -1; /* only the log shows it */
     if (p->ctx->log)
         log_compile(p, nnop__monotonic_ns() - t0);
+    list(p);
     *out = p;
     return NNOP_OK;
+}
+
+/* Its buffers and engines; what describes it (the graph's copy, the partitions) stays. */
+static void release_backend(nnop_plan *p)
+{
+    if (p->cuda)
+        nnop__cuda_plan_destroy(p);
+    if (p->cpu_buf)
+        nnop__cpu_plan_destroy(p);
+}
+
+void nnop__plans_orphan(nnop_context *ctx)
+{
+    while (ctx->live_plans) {
+        nnop_plan *p = ctx->live_plans;
+        unlist(p);
+        release_backend(p);
+        p->ctx = NULL;
+        p->g->ctx = NULL;
+    }
 }
 
 void nnop_plan_destroy(nnop_plan *p)
 {
     if (!p)
         return;
-    if (p->cuda)
-        nnop__cuda_plan_destroy(p);
-    if (p->cpu_buf)
-        nnop__cpu_plan_destroy(p);
+    unlist(p);
+    release_backend(p);
     nnop__free(p->parts);
     nnop_graph_destroy(p->g);
     nnop__free(p);
@@ -151,7 +193,7 @@ void nnop_plan_destroy(nnop_plan *p)
 nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs, void *const *outputs)
 {
     int32_t i;
-    if (!p)
+    if (!p || !p->ctx) /* an orphan has no buffers, and no context to hold a message */
         return NNOP_ERR_INVALID_ARGUMENT;
     nnop__clear_error(p->ctx);
     if ((p->g->n_inputs > 0 && !inputs) || !outputs)
@@ -270,6 +312,11 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
     nnop__text_init(&t, buf, len);
     if (!p)
         return 0;
+    if (!p->ctx) {
+        nnop__textf(&t, "plan: an orphan, its context was destroyed (only nnop_plan_destroy is "
+                        "left to call)\n");
+        return t.used;
+    }
     nnop__textf(&t, "plan: %s backend, %d nodes, %d partitions%s\n", p->cuda ? "cuda" : "cpu",
                 (int)p->g->n_nodes, (int)p->n_parts,
                 p->cuda ? "" : " (the groups a GPU plan would fuse; the CPU runs node by node)");
@@ -294,7 +341,7 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
 
 nnop_status nnop_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count)
 {
-    if (!p)
+    if (!p || !p->ctx)
         return NNOP_ERR_INVALID_ARGUMENT;
     if (!count)
         return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_plan_engines: count is NULL");
@@ -313,7 +360,7 @@ nnop_status nnop_graph_warmup(nnop_graph *g, const nnop_compile_options *opts)
 {
     nnop_plan *p = NULL;
     nnop_status st;
-    if (!g)
+    if (!g || !g->ctx)
         return NNOP_ERR_INVALID_ARGUMENT;
     /* a warm-up that writes nothing must not look like one that did */
     if (!nnop__cache_has_file(g->ctx->plan_cache))

@@ -252,8 +252,13 @@ NNOP_API nnop_status nnop_context_create(const nnop_context_options *o, nnop_con
  * the CUDA driver supports CUDA 12.2 but nnop's CUDA runtime is 13.0 ..."); "" after any other
  * success. NNOP_BACKEND_CUDA fails with that status (NNOP_ERR_NO_DEVICE or NNOP_ERR_VERSION). */
 NNOP_API const char *nnop_context_create_error(void);
-/** Destroy a context (NULL is fine). Graphs and plans of it must be destroyed first: a plan
- * executed after its context is gone reads freed memory. */
+/** Destroy a context (NULL is fine), in any order with its graphs and plans (a binding's
+ * garbage collector may destroy them in any order). Those still alive become orphans: their
+ * device memory is freed now; nnop_graph_destroy and nnop_plan_destroy free the rest; a plan's
+ * shape queries (num_inputs, input/output_desc and _index) still answer and nnop_plan_describe
+ * says it is an orphan; execute, engines, compile, warm-up and the graph builders fail with
+ * NNOP_ERR_INVALID_ARGUMENT and write nothing, with no message (no context is left to hold
+ * one). */
 NNOP_API void nnop_context_destroy(nnop_context *ctx);
 /** The backend the context runs on (never AUTO; NNOP_BACKEND_CPU for a NULL ctx). */
 NNOP_API nnop_backend nnop_context_backend(const nnop_context *ctx);

@@ -62,6 +62,72 @@ static void test_auto_picks_cpu_without_gpu_and_cuda_with_one(void **state)
     nnop_context_destroy(ctx);
 }
 
+/* A graph of one ReLU over a 1 x 2 x 3 x 3 f32 input, compiled on ctx. */
+static nnop_plan *relu_plan(nnop_context *ctx, nnop_graph **g_out)
+{
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 2, 3, 3);
+    nnop_graph *g = NULL;
+    nnop_plan *p = NULL;
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_act(g, nnop_input(g, "x", &d), NNOP_ACT_RELU, 0.0f), "y"),
+                     NNOP_OK);
+    assert_int_equal(nnop_graph_compile(g, NULL, &p), NNOP_OK);
+    *g_out = g;
+    return p;
+}
+
+/* The context destroyed before its graphs and plans (a binding's garbage collector may do
+ * that): each is left an orphan that fails cleanly, writes nothing, and can be destroyed. On
+ * a GPU this also frees the plans' device memory while the context can. */
+static void test_context_destroyed_first_leaves_orphans(void **state)
+{
+    nnop_context *ctx = NULL;
+    nnop_graph *g1, *g2, *g3, *unfinished = NULL;
+    nnop_plan *p1, *p2, *p3, *none = (nnop_plan *)&none, *again = NULL;
+    nnop_tensor_desc d = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 2, 3, 3), got;
+    nnop_engine_info info[4];
+    float x[18], y[18];
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    char text[256];
+    int count = -1;
+    (void)state;
+    assert_int_equal(nnop_context_create(NULL, &ctx), NNOP_OK);
+    p1 = relu_plan(ctx, &g1);
+    p2 = relu_plan(ctx, &g2);
+    p3 = relu_plan(ctx, &g3);
+    nnop_plan_destroy(p2); /* the middle of the context's list */
+    nnop_graph_destroy(g2);
+    assert_int_equal(nnop_graph_create(ctx, &unfinished), NNOP_OK);
+    (void)nnop_input(unfinished, "x", &d);
+    nnop_context_destroy(ctx);
+
+    nnop_test_fill_f32(x, 18, 7, -1.0f, 1.0f);
+    nnop_test_poison(y, sizeof y);
+    assert_int_equal(nnop_plan_execute(p1, in, out), NNOP_ERR_INVALID_ARGUMENT);
+    assert_true(nnop_test_is_poisoned(y, sizeof y));
+    assert_int_equal(nnop_plan_engines(p3, info, 4, &count), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(count, -1);
+    assert_true(nnop_plan_describe(p1, text, sizeof text) > 0);
+    assert_non_null(strstr(text, "its context was destroyed"));
+    /* what only describes the plan still answers */
+    assert_int_equal(nnop_plan_num_inputs(p1), 1);
+    assert_int_equal(nnop_plan_output_desc(p1, 0, &got), NNOP_OK);
+    assert_int_equal(got.dims[1], 2);
+    /* a graph builds nothing more and compiles to nothing */
+    assert_int_equal(nnop_graph_status(unfinished), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_output(unfinished, nnop_input(unfinished, "z", &d), "z"),
+                     NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_graph_compile(g1, NULL, &none), NNOP_ERR_INVALID_ARGUMENT);
+    assert_null(none);
+    assert_int_equal(nnop_graph_compile(unfinished, NULL, &again), NNOP_ERR_INVALID_ARGUMENT);
+    nnop_plan_destroy(p3);
+    nnop_plan_destroy(p1);
+    nnop_graph_destroy(g1);
+    nnop_graph_destroy(g3);
+    nnop_graph_destroy(unfinished);
+}
+
 static void test_cpu_backend_is_always_available(void **state)
 {
     nnop_context *ctx = nnop_test_cpu_context();
@@ -507,6 +573,7 @@ int main(void)
             cmocka_unit_test(test_options_init_sets_documented_defaults),
             cmocka_unit_test(test_compile_options_init_enables_fusion),
             cmocka_unit_test(test_auto_picks_cpu_without_gpu_and_cuda_with_one),
+            cmocka_unit_test(test_context_destroyed_first_leaves_orphans),
             cmocka_unit_test(test_cpu_backend_is_always_available),
             cmocka_unit_test(test_cuda_without_gpu_is_no_device_with_a_message),
             cmocka_unit_test(test_cuda_device_out_of_range_is_no_device),
