@@ -98,6 +98,13 @@ static linear_taps linear_index(const nnop_resize_params *p, int i, int64_t dst,
 {
     float s = nnop__resize_coord_scale(p, i, in, out), real, lambda;
     linear_taps t;
+    if (out == in) { /* PyTorch's CPU kernel: a copy, whatever the scale; the second tap is the
+                      * same pixel with weight 0 (so inf gives NaN there, as in PyTorch) */
+        t.i0 = t.i1 = dst;
+        t.l0 = 1.0;
+        t.l1 = 0.0;
+        return t;
+    }
     if (p->align_corners) {
         real = s * (float)dst;
     } else {

@@ -505,7 +505,9 @@ NNOP_API nnop_value nnop_concat(nnop_graph *g, const nnop_value *xs, int n);
  * float as PyTorch computes it (dst when out = in, dst / 2 when out = 2 in). Bilinear with
  * align_corners 0: src = max((dst + 0.5) * s - 0.5, 0); with align_corners 1:
  * src = dst * (in - 1) / (out - 1) (0 when out = 1), scale ignored; then the two nearest
- * rows and columns weighted linearly (edge clamped). */
+ * rows and columns weighted linearly (edge clamped). Bilinear along an axis whose size does
+ * not change is a copy, whatever the scale, as in PyTorch's CPU kernel: its second tap is the
+ * pixel itself with weight 0, so a NaN stays in its pixel and an inf there gives NaN. */
 NNOP_API nnop_value nnop_resize(nnop_graph *g, nnop_value x, const nnop_resize_params *p);
 /** Transposed 2-D convolution (PyTorch ConvTranspose2d, the gradient of nnop_conv with
  * respect to its input): x is N,C,H,W, w is C,K/groups,R,S in x's layout (dim 0 the input

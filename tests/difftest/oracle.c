@@ -333,6 +333,11 @@ static void resize_src(const nnop_resize_params *p, int i, int64_t in, int64_t o
         *l1 = 0.0;
         return;
     }
+    if (out == in) { /* bilinear along an axis that keeps its size: a copy (nnop.h) */
+        *i0 = *i1 = dst;
+        *l1 = 0.0;
+        return;
+    }
     real = p->align_corners ? sc * (float)dst : sc * ((float)dst + 0.5f) - 0.5f;
     if (real < 0.0f)
         real = 0.0f;

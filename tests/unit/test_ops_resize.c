@@ -135,6 +135,36 @@ static void test_bilinear_align_corners_known_values(void **state)
     }
 }
 
+/* An axis whose size does not change is copied, as PyTorch's CPU kernel does, even with a
+ * scale factor other than 1 (floor(6 * 1.1) = 6): [0..5] stays [0..5]. Its zero-weight tap is
+ * the pixel itself, so a NaN reaches no neighbour, and inf gives NaN there, as in PyTorch
+ * (1 * inf + 0 * inf). Found by an outside test against PyTorch 2.15. */
+static void test_bilinear_axis_of_unchanged_size_is_a_copy(void **state)
+{
+    static const float ramp[6] = {0, 1, 2, 3, 4, 5};
+    static const double same[6] = {0, 1, 2, 3, 4, 5};
+    nnop_context *ctx = (nnop_context *)*state;
+    nnop_resize_params p = by_scale(NNOP_RESIZE_BILINEAR, 0, 1.0, 1.1);
+    int l, align, k;
+    check_row(ctx, &p, ramp, 6, same, 6);
+    p = by_scale(NNOP_RESIZE_BILINEAR, 1, 1.0, 1.1);
+    check_row(ctx, &p, ramp, 6, same, 6);
+    for (align = 0; align < 2; align++)
+        for (l = 0; l < 2; l++) {
+            /* 2 x 3, column 1 NaN in row 0 and inf in row 1 -> 4 x 3: W kept, H doubled */
+            float x[6] = {1, NAN, 5, 2, INFINITY, 6}, y[12];
+            nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, opt_layout(l), 1, 1, 2, 3), yd;
+            p = by_size(NNOP_RESIZE_BILINEAR, align, 4, 3);
+            assert_int_equal(run_resize(ctx, &p, &xd, x, y, 12, &yd), NNOP_OK);
+            assert_int_equal(yd.dims[2], 4);
+            for (k = 0; k < 4; k++) {
+                assert_false(isnan(y[k * 3 + 0]) || isinf(y[k * 3 + 0]));
+                assert_true(isnan(y[k * 3 + 1]));
+                assert_false(isnan(y[k * 3 + 2]) || isinf(y[k * 3 + 2]));
+            }
+        }
+}
+
 /* ------------------------------------------------------------------ random against naive */
 
 /* PyTorch's source coordinate scale in float (see nnop_resize). */
@@ -162,6 +192,8 @@ static void naive_resize(const nnop_resize_params *p, const float *x, int64_t nc
                 i0 = out == in ? j : out == 2 * in ? j / 2 : (int64_t)floorf((float)j * s);
                 i0 = i0 < in - 1 ? i0 : in - 1;
                 i1 = i0, l1 = 0.0;
+            } else if (out == in) { /* an axis that keeps its size: a copy */
+                i0 = i1 = j, l1 = 0.0;
             } else {
                 float r = p->align_corners ? s * (float)j : s * ((float)j + 0.5f) - 0.5f;
                 r = r < 0.0f ? 0.0f : r;
@@ -186,7 +218,7 @@ static void naive_resize(const nnop_resize_params *p, const float *x, int64_t nc
 static void test_resize_random_matches_naive(void **state)
 {
     enum { N = 2, C = 3, H = 5, W = 7, CAP = N * C * 16 * 16 };
-    nnop_resize_params ps[9];
+    nnop_resize_params ps[12];
     static float x[N * C * H * W], y[CAP];
     static double want[CAP];
     uint64_t seed = 4500;
@@ -200,7 +232,10 @@ static void test_resize_random_matches_naive(void **state)
     ps[6] = by_size(NNOP_RESIZE_BILINEAR, 1, 9, 4);
     ps[7] = by_scale(NNOP_RESIZE_BILINEAR, 1, 0.5, 2.0);
     ps[8] = by_size(NNOP_RESIZE_BILINEAR, 1, 1, 13);
-    for (k = 0; k < 9; k++)
+    ps[9] = by_scale(NNOP_RESIZE_BILINEAR, 0, 1.1, 1.1);  /* 5 x 7 again: both axes copied */
+    ps[10] = by_scale(NNOP_RESIZE_BILINEAR, 0, 1.1, 2.0); /* H kept (scale 1.1), W doubled */
+    ps[11] = by_size(NNOP_RESIZE_BILINEAR, 1, 9, 7);      /* W kept, with align_corners */
+    for (k = 0; k < 12; k++)
         for (t = 0; t < 3; t++)
             for (l = 0; l < 2; l++) {
                 nnop_dtype dt = opt_dtype(t);
@@ -289,6 +324,7 @@ int main(void)
             cmocka_unit_test(test_nearest_by_scale_maps_by_inverse_scale),
             cmocka_unit_test(test_bilinear_half_pixel_known_values),
             cmocka_unit_test(test_bilinear_align_corners_known_values),
+            cmocka_unit_test(test_bilinear_axis_of_unchanged_size_is_a_copy),
             cmocka_unit_test(test_resize_random_matches_naive),
             cmocka_unit_test(test_resize_errors),
     };

@@ -48,10 +48,17 @@ struct Taps {
     float l0, l1;
 };
 
-__device__ __forceinline__ Taps linear_src(int64_t dst, int64_t in, float s, int align)
+// As the CPU reference (ops/resize.c, linear_index): an axis that keeps its size is a copy.
+__device__ __forceinline__ Taps linear_src(int64_t dst, int64_t in, int64_t out, float s, int align)
 {
     Taps t;
     float real;
+    if (out == in) {
+        t.i0 = t.i1 = dst;
+        t.l0 = 1.f;
+        t.l1 = 0.f;
+        return t;
+    }
     if (align) {
         real = __fmul_rn(s, (float)dst);
     } else {
@@ -82,8 +89,8 @@ __global__ void __launch_bounds__(kThreads) resize_kernel(nnop__resize_kparams p
                    at(xv, n, c, nearest_src(h, xv.h, yv.h, p.scale[0]),
                       nearest_src(w, xv.w, yv.w, p.scale[1])));
         } else {
-            const Taps th = linear_src(h, xv.h, p.scale[0], p.align_corners);
-            const Taps tw = linear_src(w, xv.w, p.scale[1], p.align_corners);
+            const Taps th = linear_src(h, xv.h, yv.h, p.scale[0], p.align_corners);
+            const Taps tw = linear_src(w, xv.w, yv.w, p.scale[1], p.align_corners);
             const float top = tw.l0 * ld(p.x, p.dtype, at(xv, n, c, th.i0, tw.i0)) +
                               tw.l1 * ld(p.x, p.dtype, at(xv, n, c, th.i0, tw.i1));
             const float bottom = tw.l0 * ld(p.x, p.dtype, at(xv, n, c, th.i1, tw.i0)) +
@@ -115,8 +122,8 @@ __global__ void __launch_bounds__(kThreads) resize_cl_kernel(nnop__resize_kparam
             const uint32_t sw = (uint32_t)nearest_src(w, xv.w, yv.w, p.scale[1]);
             out = ldv<T, V>(x + xn + sh * (uint32_t)xv.sh + sw * (uint32_t)xv.sw);
         } else {
-            const Taps th = linear_src(h, xv.h, p.scale[0], p.align_corners);
-            const Taps tw = linear_src(w, xv.w, p.scale[1], p.align_corners);
+            const Taps th = linear_src(h, xv.h, yv.h, p.scale[0], p.align_corners);
+            const Taps tw = linear_src(w, xv.w, yv.w, p.scale[1], p.align_corners);
             const uint32_t r0 = xn + (uint32_t)th.i0 * (uint32_t)xv.sh,
                            r1 = xn + (uint32_t)th.i1 * (uint32_t)xv.sh;
             const uint32_t c0 = (uint32_t)tw.i0 * (uint32_t)xv.sw,
