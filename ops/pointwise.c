@@ -180,7 +180,13 @@ static nnop_status binary_infer(const nnop__node *node, const nnop_tensor_desc *
         *out = *a;
         return NNOP_OK;
     }
-    if (a->ndim == 4 && b->ndim == 4)
+    if (a->ndim == 4 && b->ndim == 4 && a->dims[0] == 1)
+        NNOP_MSG("b is [%lld,%lld,%lld,%lld] but must be a's shape [1,%lld,%lld,%lld] or "
+                 "broadcast as [1,%lld,1,1] (the broadcast operand goes second)",
+                 (long long)b->dims[0], (long long)b->dims[1], (long long)b->dims[2],
+                 (long long)b->dims[3], (long long)a->dims[1], (long long)a->dims[2],
+                 (long long)a->dims[3], (long long)a->dims[1]);
+    else if (a->ndim == 4 && b->ndim == 4)
         NNOP_MSG("b is [%lld,%lld,%lld,%lld] but must be a's shape [%lld,%lld,%lld,%lld] or "
                  "broadcast as [%lld,%lld,1,1] or [1,%lld,1,1] (the broadcast operand goes second)",
                  (long long)b->dims[0], (long long)b->dims[1], (long long)b->dims[2],

@@ -19,10 +19,14 @@ static nnop_status pool_infer(const nnop__node *node, const nnop_tensor_desc *co
         return NNOP_ERR_SHAPE;
     }
     for (i = 0; i < 2; i++) {
-        if (a->p.window[i] < 1 || a->p.stride[i] < 1 || a->p.pad[i] < 0) {
-            NNOP_MSG("window[%d] = %lld and stride[%d] = %lld must be >= 1, pad[%d] = %lld >= 0", i,
-                     (long long)a->p.window[i], i, (long long)a->p.stride[i], i,
-                     (long long)a->p.pad[i]);
+        if (a->p.window[i] < 1 || a->p.stride[i] < 1) {
+            int bad_window = a->p.window[i] < 1;
+            NNOP_MSG("%s[%d] = %lld must be >= 1", bad_window ? "window" : "stride", i,
+                     (long long)(bad_window ? a->p.window[i] : a->p.stride[i]));
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
+        if (a->p.pad[i] < 0) {
+            NNOP_MSG("pad[%d] = %lld must be >= 0", i, (long long)a->p.pad[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
         if (a->p.window[i] > INT32_MAX || a->p.stride[i] > INT32_MAX || a->p.pad[i] > INT32_MAX) {

@@ -422,7 +422,7 @@ NNOP_API nnop_value nnop_clamp(nnop_graph *g, nnop_value x, float lo, float hi);
  * parameters 1-D of the channel count. */
 NNOP_API nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
                                    nnop_value mean, nnop_value var, float eps);
-/** Elementwise a + b of the same shape (residual add). */
+/** Elementwise a + b of the same shape and layout (residual add). */
 NNOP_API nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b);
 /** Max or average pooling over H, W. Output size rounds down (PyTorch's ceil_mode=False):
  * floor((H + 2 pad[0] - window[0]) / stride[0]) + 1. Padding never wins a max; NaN does.

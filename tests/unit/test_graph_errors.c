@@ -422,7 +422,7 @@ static void test_pool_rejects_zero_stride(void **state)
     nnop_pool_params p = pool_params(2, 2, 0);
     (void)state;
     p.stride[0] = 0;
-    pool_with(NNOP_POOL_MAX, &p, NNOP_ERR_INVALID_ARGUMENT, "stride[0] = 0");
+    pool_with(NNOP_POOL_MAX, &p, NNOP_ERR_INVALID_ARGUMENT, "stride[0] = 0 must be >= 1");
 }
 
 static void test_pool_rejects_zero_window(void **state)
@@ -430,14 +430,14 @@ static void test_pool_rejects_zero_window(void **state)
     nnop_pool_params p = pool_params(2, 2, 0);
     (void)state;
     p.window[1] = 0;
-    pool_with(NNOP_POOL_AVG, &p, NNOP_ERR_INVALID_ARGUMENT, "window[1] = 0");
+    pool_with(NNOP_POOL_AVG, &p, NNOP_ERR_INVALID_ARGUMENT, "window[1] = 0 must be >= 1");
 }
 
 static void test_pool_rejects_negative_pad(void **state)
 {
     nnop_pool_params p = pool_params(3, 1, -1);
     (void)state;
-    pool_with(NNOP_POOL_MAX, &p, NNOP_ERR_INVALID_ARGUMENT, "pad[0] = -1");
+    pool_with(NNOP_POOL_MAX, &p, NNOP_ERR_INVALID_ARGUMENT, "pad[0] = -1 must be >= 0");
 }
 
 static void test_pool_rejects_pad_over_half_the_window(void **state)

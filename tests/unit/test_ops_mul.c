@@ -193,6 +193,11 @@ static void test_mul_rejects_shapes_that_do_not_broadcast(void **state)
             ctx, DIV, &b, &a, NNOP_ERR_SHAPE,
             "NNOP_ERR_SHAPE: nnop_div (node #0): b is [2,2,3,3] but must be a's shape [2,2,1,1] or "
             "broadcast as [2,2,1,1] or [1,2,1,1] (the broadcast operand goes second)");
+    a = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 2, 3, 3); /* one sample: one broadcast shape */
+    expect_bin_error(
+            ctx, MUL, &a, &b, NNOP_ERR_SHAPE,
+            "NNOP_ERR_SHAPE: nnop_mul (node #0): b is [2,2,1,1] but must be a's shape [1,2,3,3] or "
+            "broadcast as [1,2,1,1] (the broadcast operand goes second)");
     expect_bin_error(ctx, MUL, &a, &c1, NNOP_ERR_SHAPE,
                      "NNOP_ERR_SHAPE: nnop_mul (node #0): operands have 4 and 1 dims (b must have "
                      "a's shape, or "
