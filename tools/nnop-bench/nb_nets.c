@@ -277,7 +277,8 @@ nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out,
         }
 #else
         s = failf(err, len, NNOP_ERR_UNSUPPORTED,
-                  "%s: this nnop-bench was built without the examples' networks (cJSON)",
+                  "%s: this nnop-bench was built without the bundled networks (they need "
+                  "NNOP_BUILD_EXAMPLES=ON and cJSON at configure)",
                   nb_net_name(net->kind));
 #endif
     } else {
@@ -300,7 +301,8 @@ nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out,
         }
 #else
         s = failf(err, len, NNOP_ERR_UNSUPPORTED,
-                  "%s: this nnop-bench was built without the MNIST models (examples and cJSON)",
+                  "%s: this nnop-bench was built without the MNIST models (they need "
+                  "NNOP_BUILD_EXAMPLES=ON and cJSON at configure)",
                   nb_net_name(net->kind));
 #endif
     }
