@@ -242,7 +242,10 @@ static void examine(nnop__doctor *d, unsigned flags)
         nnop__mutex_lock(doctor_lock);
     nnop__doctor_init(d, (flags & NNOP_DIAGNOSE_REQUIRE_GPU) != 0);
     nnop__cuda_doctor_facts(d);
-    nnop__doctor_probe(d);
+    if (flags & NNOP_DIAGNOSE_ISOLATED)
+        nnop__doctor_probe_isolated(d);
+    else
+        nnop__doctor_probe(d);
     nnop__doctor_judge(d);
     if (doctor_lock)
         nnop__mutex_unlock(doctor_lock);

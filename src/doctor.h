@@ -65,6 +65,14 @@ typedef struct nnop__doctor {
     int cudnn_used_known;                /* 0: not worked out (CPU-only build, given facts) */
     char cudnn_used[NNOP__LIB_PATH_LEN]; /* its file; "": none, the CPU backend runs */
     char cudnn_used_how[NNOP__DOC_TEXT]; /* where it was found, or why there is none */
+    /* an isolated probe (doctor_isolate.c): in a probe process, each library is named on
+     * progress_fd before it loads (-1: not in one); one whose loading killed a probe process
+     * is not loaded by the next, and reads as not loaded, with the signal */
+    int progress_fd;
+    int n_crashed;
+    char crashed[NNOP__DOC_MAX_LIBS][NNOP__LIB_PATH_LEN];
+    int crash_signal[NNOP__DOC_MAX_LIBS];
+    char probe_failure[NNOP__DOC_TEXT]; /* why no probe process gave a report; "" none */
     nnop__doc_problem problem[NNOP__DOC_MAX_PROBLEMS];
     int n_problem;
     nnop__doc_problem note[NNOP__DOC_MAX_NOTES];
@@ -83,6 +91,11 @@ void nnop__doctor_probe(nnop__doctor *d);
 /* Which libcudnn nnop's own loader (cuda/device/libs.c) takes, by its rules, from the probed
  * facts and the build's folder: called by nnop__doctor_probe in a CUDA build. */
 void nnop__doctor_which_cudnn(nnop__doctor *d);
+/* nnop__doctor_probe in child processes (POSIX): a damaged library that crashes the loader
+ * (a file cut short that another one loads, bytes zeroed in the middle) kills a child, not
+ * the caller, and is reported as not loaded, the next child probing the rest. Without fork
+ * (Windows) it is nnop__doctor_probe. */
+void nnop__doctor_probe_isolated(nnop__doctor *d);
 /* Turn the facts into problems (and notes) with their fix. */
 void nnop__doctor_judge(nnop__doctor *d);
 /* The report, as text or as a JSON object. */

@@ -74,6 +74,7 @@ void nnop__doctor_init(nnop__doctor *d, int require_gpu)
 {
     memset(d, 0, sizeof *d);
     d->require_gpu = require_gpu;
+    d->progress_fd = -1;
     d->cudnn_dir_too_long = nnop__env_lib_dir("NNOP_CUDNN_PATH", d->cudnn_dir,
                                               sizeof d->cudnn_dir) == NNOP__ENV_TOO_LONG;
     copy(d->cudnn_build_dir, sizeof d->cudnn_build_dir, NNOP_CUDNN_BUILD_DIR);
@@ -97,26 +98,52 @@ static void *sym(nnop__dl *h, const char *name)
 /* A function pointer from a symbol's address (ISO C has no cast between the two). */
 #define FN(type, var, addr) (memcpy(&(var), &(addr), sizeof(var)), (type)(var))
 
+/* The loader found no file (ENOTDIR: a file stands where a folder of the path should be, as
+ * with NNOP_CUDNN_PATH set to a file). */
 static int not_found(const char *err)
 {
     return strstr(err, "No such file") || strstr(err, "could not be found") ||
-           strstr(err, "error 126");
+           strstr(err, "error 126") || strstr(err, "Not a directory");
+}
+
+/* Before path is loaded for real: 1 (skip it, err says why) when loading it killed an
+ * earlier probe process; else 0, with path first named to the one watching this probe
+ * process, so that if loading it kills this one, the next knows which file did. */
+static int before_load(nnop__doctor *d, const char *path, char *err, size_t len)
+{
+    int i;
+    for (i = 0; i < d->n_crashed; i++)
+        if (strcmp(d->crashed[i], path) == 0) {
+            setf(err, len,
+                 "%s: loading it crashed a probe process (signal %d, %s): it, or a library it "
+                 "loads, is damaged",
+                 path, d->crash_signal[i], nnop__signal_name(d->crash_signal[i]));
+            return 1;
+        }
+    if (d->progress_fd >= 0) {
+        size_t n = strlen(path) + 1;
+        (void)nnop__fd_write(d->progress_fd, "O", 1);
+        (void)nnop__fd_write(d->progress_fd, path, n);
+    }
+    return 0;
 }
 
 /* Load lib->file from the first of its places that loads, by the loader's rule
  * (nnop__lib_places: `only` alone when given, else by name, where one already in this
  * process counts, else from `fallback`). lib->error is why none did: the first place's
  * error, or the fallback's when the file is there but broken, which says more. */
-static nnop__dl *open_lib(nnop__doc_lib *lib, const char *only, const char *fallback)
+static nnop__dl *open_lib(nnop__doctor *d, nnop__doc_lib *lib, const char *only,
+                          const char *fallback)
 {
     char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
     int n = nnop__lib_places(lib->file, only, fallback, places), i;
     nnop__dl *h = NULL;
     for (i = 0; i < n; i++) {
+        char *why = i == 0 ? lib->error : err;
+        size_t why_len = i == 0 ? sizeof lib->error : sizeof err;
         h = nnop__dl_open(places[i], 1, NULL, 0);
-        if (!h)
-            h = nnop__dl_open(places[i], 0, i == 0 ? lib->error : err,
-                              i == 0 ? sizeof lib->error : sizeof err);
+        if (!h && !before_load(d, places[i], why, why_len))
+            h = nnop__dl_open(places[i], 0, why, why_len);
         if (h)
             break;
         if (i > 0 && !not_found(err))
@@ -178,7 +205,7 @@ static void probe_cudnn(nnop__doctor *d)
 #else
         snprintf(l->file, sizeof l->file, "lib%s.so.%d", cudnn_libs[i].stem, CUDNN_LIB_MAJOR);
 #endif
-        h = open_lib(l, d->cudnn_dir, beside);
+        h = open_lib(d, l, d->cudnn_dir, beside);
         if (!h)
             continue;
         if (i == 0) {
@@ -230,12 +257,12 @@ static void probe_cuda_libs(nnop__doctor *d)
             snprintf(l->file, sizeof l->file, k == 0 ? "libcublasLt.so.%d" : "libnvrtc.so.%d", m);
 #endif
             if (k == 0) { /* where libs.c takes it: by name, else the toolkit's folder */
-                h = open_lib(l, NULL, d->cublaslt_build_dir);
+                h = open_lib(d, l, NULL, d->cublaslt_build_dir);
             } else { /* cuDNN loads NVRTC itself: NNOP_CUDNN_PATH's folder (a wheel's) too */
                 if (d->cudnn_dir[0])
-                    h = open_lib(l, d->cudnn_dir, NULL);
+                    h = open_lib(d, l, d->cudnn_dir, NULL);
                 if (!h)
-                    h = open_lib(l, NULL, NULL);
+                    h = open_lib(d, l, NULL, NULL);
             }
             if (!h && i == 0)
                 copy(first_error, sizeof first_error, l->error);
@@ -283,7 +310,7 @@ static void probe_driver(nnop__doctor *d)
 #else
     copy(l->file, sizeof l->file, "libcuda.so.1");
 #endif
-    h = open_lib(l, NULL, NULL);
+    h = open_lib(d, l, NULL, NULL);
     if (h) {
         void *a = sym(h, "cuDriverGetVersion");
         int_ptr_fn f;
@@ -306,11 +333,13 @@ static void probe_driver(nnop__doctor *d)
  * closed again: a copy left loaded would answer the probe's next lookup by name (its soname
  * matches), so a second report (the size query's, then the real one) would no longer see a
  * broken libcudnn first on the search path. */
-static nnop__dl *try_open(const char *path, char *err, size_t len, int *fresh)
+static nnop__dl *try_open(nnop__doctor *d, const char *path, char *err, size_t len, int *fresh)
 {
     nnop__dl *h = nnop__dl_open(path, 1, NULL, 0);
     *fresh = h == NULL;
-    return h ? h : nnop__dl_open(path, 0, err, len);
+    if (h)
+        return h;
+    return before_load(d, path, err, len) ? NULL : nnop__dl_open(path, 0, err, len);
 }
 
 static void done_with(nnop__dl *h, int fresh)
@@ -327,7 +356,7 @@ static int use_cudnn_at(nnop__doctor *d, const char *path, const char *how)
 {
     char dir[NNOP__PATH_LEN], graph[NNOP__LIB_PATH_LEN], err[NNOP__DOC_TEXT];
     int fresh, graph_fresh;
-    nnop__dl *h = try_open(path, err, sizeof err, &fresh), *g;
+    nnop__dl *h = try_open(d, path, err, sizeof err, &fresh), *g;
     if (!h) {
         copy(d->cudnn_used_how, sizeof d->cudnn_used_how, err);
         return -1;
@@ -336,7 +365,7 @@ static int use_cudnn_at(nnop__doctor *d, const char *path, const char *how)
         copy(d->cudnn_used, sizeof d->cudnn_used, path);
     nnop__dl_dir_of(d->cudnn_used, dir, sizeof dir);
     snprintf(graph, sizeof graph, "%s%c%s", dir, nnop__dl_dir_separator(), CUDNN_GRAPH_FILE);
-    g = try_open(graph, err, sizeof err, &graph_fresh);
+    g = try_open(d, graph, err, sizeof err, &graph_fresh);
     if (g)
         done_with(g, graph_fresh);
     done_with(h, fresh);
@@ -513,11 +542,25 @@ static void judge_cudnn_dir_too_long(nnop__doctor *d)
          "will do), or unset it");
 }
 
+/* 1 when a cuDNN library's error says NNOP_CUDNN_PATH's folder is a file. */
+static int cudnn_dir_is_a_file(const nnop__doctor *d)
+{
+    const nnop__doc_lib *c = nnop__doctor_lib(d, "cudnn");
+    return d->cudnn_dir[0] && c && strstr(c->error, "Not a directory");
+}
+
 /* One problem for a cuDNN not found at all, not one a library with the same fix. */
 static void judge_cudnn_absent(nnop__doctor *d)
 {
     nnop__doc_problem *p = problem(d);
     char pkg[160], where[NNOP__DOC_TEXT];
+    if (cudnn_dir_is_a_file(d)) {
+        setf(p->what, sizeof p->what, "NNOP_CUDNN_PATH=%s is a file, not a folder", d->cudnn_dir);
+        setf(p->fix, sizeof p->fix,
+             "set NNOP_CUDNN_PATH to the folder holding %s (or to that file), or unset it",
+             nnop__doctor_lib(d, "cudnn")->file);
+        return;
+    }
     if (d->cudnn_dir[0])
         setf(p->what, sizeof p->what,
              "no cuDNN library is in NNOP_CUDNN_PATH=%s: none of the %d files listed above "
@@ -530,6 +573,25 @@ static void judge_cudnn_absent(nnop__doctor *d)
     cudnn_package(d, pkg, sizeof pkg);
     cudnn_folder_fix(d, where, sizeof where, "the folder that holds all its cuDNN files");
     setf(p->fix, sizeof p->fix, "install %s and %s", pkg, where);
+}
+
+/* The fix for a file there that the loader cannot use for a reason of its own, not a cuDNN
+ * mismatch: 1 with fix set, else 0. */
+static int load_error_fix(const nnop__doc_lib *l, char *fix, size_t len)
+{
+    if (strstr(l->error, "Permission denied"))
+        setf(fix, len, "make %s readable by this user (chmod a+r), and its folders searchable",
+             l->file);
+    else if (strstr(l->error, "Is a directory"))
+        setf(fix, len, "a folder stands where the library %s should be: remove it and reinstall",
+             l->file);
+    else if (strstr(l->error, "Too many levels of symbolic links"))
+        setf(fix, len, "%s is a loop of symbolic links: point the link at the real file", l->file);
+    else if (strstr(l->error, "truncated file") || strstr(l->error, "crashed"))
+        setf(fix, len, "the file is damaged (a cut download or copy): reinstall it");
+    else
+        return 0;
+    return 1;
 }
 
 /* Each cuDNN library that did not load, with the fix for its kind of failure. */
@@ -557,6 +619,8 @@ static void judge_cudnn_files(nnop__doctor *d)
                  "it needs %s, which did not load (the problem above): fix that one and this "
                  "one loads too",
                  g->file);
+        } else if (load_error_fix(l, p->fix, sizeof p->fix)) {
+            continue;
         } else {
             where[0] = '\0';
             if (d->cudnn_dir[0]) /* the copy in that folder is the one that counts */
@@ -697,6 +761,22 @@ static void judge_cudnn(nnop__doctor *d)
         judge_cudnn_used(d);
 }
 
+/* The runtime's "no driver" while a libcuda.so.1 loads: a broken driver library (one whose
+ * kernel module is missing, or a stray copy first on the library path), not a machine
+ * without a driver; an outside test put a fake one first on LD_LIBRARY_PATH. */
+static void reconcile_driver(nnop__doctor *d)
+{
+    const nnop__doc_lib *drv = nnop__doctor_lib(d, "cuda_driver");
+    if (d->gpu != NNOP__DOC_GPU_NONE || !drv || !drv->loaded ||
+        !strstr(d->gpu_error, "cudaErrorInsufficientDriver"))
+        return;
+    d->gpu = NNOP__DOC_GPU_ERROR;
+    setf(d->gpu_error, sizeof d->gpu_error,
+         "%s loads, but the CUDA runtime cannot use it (cudaErrorInsufficientDriver): a driver "
+         "library without its kernel module, or a stray copy first on the library path",
+         drv->path);
+}
+
 static void judge_cuda(nnop__doctor *d)
 {
     const nnop__doc_lib *lt = nnop__doctor_lib(d, "cublasLt");
@@ -753,6 +833,7 @@ static void judge_cuda(nnop__doctor *d)
              d->gpu_error);
         setf(p->fix, sizeof p->fix, "update the NVIDIA driver");
     }
+    reconcile_driver(d);
     if (d->gpu == NNOP__DOC_GPU_ERROR) {
         nnop__doc_problem *p = problem(d);
         setf(p->what, sizeof p->what, "the CUDA devices cannot be listed: %s", d->gpu_error);
@@ -769,6 +850,14 @@ void nnop__doctor_judge(nnop__doctor *d)
     if (d->with_cuda) {
         judge_cudnn(d);
         judge_cuda(d);
+    }
+    if (d->probe_failure[0]) {
+        nnop__doc_problem *p = problem(d);
+        setf(p->what, sizeof p->what, "%s: the libraries above were not all checked",
+             d->probe_failure);
+        setf(p->fix, sizeof p->fix,
+             "a library the probe loads is damaged or hangs: reinstall cuDNN and CUDA, or "
+             "run with NNOP_CUDNN_PATH set to a known good cuDNN folder to narrow it down");
     }
     if (d->require_gpu && d->gpu != NNOP__DOC_GPU_OK) {
         nnop__doc_problem *p = problem(d);

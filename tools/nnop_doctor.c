@@ -213,7 +213,7 @@ static void usage(FILE *to)
 int main(int argc, char **argv)
 {
     cache_check cache, *c = NULL;
-    unsigned flags = 0;
+    unsigned flags = NNOP_DIAGNOSE_ISOLATED; /* a damaged library must not end the doctor */
     int problems = 0, extra = 0, i;
     size_t need;
     char *text;

@@ -110,6 +110,10 @@ NNOP_API size_t nnop_diagnose(char *buf, size_t len);
 /* nnop_diagnose_ex flags */
 #define NNOP_DIAGNOSE_JSON        1u /* one JSON object instead of text */
 #define NNOP_DIAGNOSE_REQUIRE_GPU 2u /* no usable GPU is a problem (else only reported) */
+/* Load the libraries in child processes (POSIX fork; ignored on Windows), so that a damaged
+ * one that crashes the loader is reported instead of ending the caller: for single-threaded
+ * callers such as nnop-doctor, which always sets it. */
+#define NNOP_DIAGNOSE_ISOLATED 4u
 /** nnop_diagnose with choices. Every library is loaded and checked on its own (the file
  * loaded, its version, the loader's error); each problem found (a cuDNN library missing or
  * not loading, versions that do not fit the build, each other or the driver) comes with its

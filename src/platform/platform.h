@@ -117,6 +117,20 @@ int nnop__env_lib_dir(const char *name, char *buf, size_t len);
 int nnop__lib_places(const char *file, const char *only, const char *fallback,
                      char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN]);
 
+/* ---------------------------------------------------------------- child processes */
+/* Run fn(arg, fd) in a child process (POSIX fork); what it writes to fd (nnop__fd_write)
+ * comes back in *out (malloc'd, *n bytes, free it; NULL when nothing came). Returns 0 when
+ * the child exited normally, the number of the signal that ended it (SIGBUS: a damaged
+ * library it loaded), or -1: no child (Windows, pipe or fork failed), a child silent for
+ * timeout_ms (killed), or one that exited with a failure. For a single-threaded caller: the
+ * child of a process with other threads may find a lock they held taken forever. */
+int nnop__run_in_child(void (*fn)(void *arg, int fd), void *arg, int timeout_ms,
+                       unsigned char **out, size_t *n);
+/* A signal's description ("Bus error"), "" where there is none. */
+const char *nnop__signal_name(int sig);
+/* Write all n bytes to fd: 0, or -1. */
+int nnop__fd_write(int fd, const void *p, size_t n);
+
 /* ---------------------------------------------------------------- processes (tests only) */
 /* 1 where nnop__fork works (POSIX), 0 elsewhere (Windows). */
 int nnop__fork_available(void);

@@ -9,7 +9,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +281,94 @@ int nnop__wait_child(int64_t pid)
 void nnop__exit_now(int code)
 {
     _exit(code);
+}
+
+const char *nnop__signal_name(int sig)
+{
+    const char *s = strsignal(sig);
+    return s ? s : "";
+}
+
+int nnop__fd_write(int fd, const void *p, size_t n)
+{
+    const char *c = (const char *)p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Everything the child writes, until it closes its end or timeout_ms passes without a byte. */
+static int collect(int fd, int timeout_ms, unsigned char **out, size_t *n)
+{
+    size_t cap = 0;
+    for (;;) {
+        struct pollfd pf;
+        ssize_t r;
+        int ready;
+        pf.fd = fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        ready = poll(&pf, 1, timeout_ms);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0)
+            return -1; /* silent too long: hung */
+        if (*n == cap) {
+            unsigned char *bigger = (unsigned char *)realloc(*out, cap ? 2 * cap : 65536);
+            if (!bigger)
+                return -1;
+            *out = bigger;
+            cap = cap ? 2 * cap : 65536;
+        }
+        r = read(fd, *out + *n, cap - *n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r == 0 ? 0 : -1;
+        *n += (size_t)r;
+    }
+}
+
+int nnop__run_in_child(void (*fn)(void *arg, int fd), void *arg, int timeout_ms,
+                       unsigned char **out, size_t *n)
+{
+    int fds[2], status = 0, got;
+    pid_t pid, r;
+    *out = NULL;
+    *n = 0;
+    if (pipe(fds) != 0)
+        return -1;
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        fn(arg, fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    got = collect(fds[0], timeout_ms, out, n);
+    close(fds[0]);
+    if (got != 0)
+        (void)kill(pid, SIGKILL);
+    do
+        r = waitpid(pid, &status, 0);
+    while (r < 0 && errno == EINTR);
+    if (got != 0 || r < 0)
+        return -1;
+    if (WIFSIGNALED(status))
+        return WTERMSIG(status);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 #else

@@ -6,6 +6,7 @@
  * on LD_LIBRARY_PATH. */
 #ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 
 #include "nnop_test.h"
 #include "cache.h"
+#include "platform/platform.h"
 
 static void test_diagnose_reports_version_and_needed_length(void **state)
 {
@@ -363,6 +365,65 @@ static void test_tool_json_is_one_document(void **state)
     remove_cache_cases();
 }
 
+/* src's first n bytes (all when n is 0) into dst: 0, or -1 when src cannot be read. */
+static int copy_bytes(const char *src, const char *dst, size_t n)
+{
+    char buf[65536];
+    size_t got, done = 0;
+    FILE *in = fopen(src, "rb"), *out;
+    if (!in)
+        return -1;
+    out = fopen(dst, "wb");
+    assert_non_null(out);
+    while ((n == 0 || done < n) &&
+           (got = fread(buf, 1, n == 0 || n - done > sizeof buf ? sizeof buf : n - done, in)) > 0) {
+        assert_int_equal(fwrite(buf, 1, got, out), got);
+        done += got;
+    }
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    return 0;
+}
+
+/* A cut copy of the graph library beside a good library that needs it: loading the good one
+ * maps the cut one through its $ORIGIN, and the loader dies of SIGBUS (an outside test saw
+ * nnop-doctor end so, with no output). The doctor probes in child processes: it reports the
+ * cut file, names the one whose loading killed a probe, and finishes with a verdict. */
+static void test_tool_survives_a_library_that_crashes_the_loader(void **state)
+{
+    char dir[] = "/tmp/nnop_doctor_crash_XXXXXX", real[700], from[800], to[800], env[256];
+    char *resolved = NULL, *slash;
+    nnop__dl *h = nnop__dl_open("libcudnn_graph.so.9", 0, NULL, 0);
+    doctor_run r;
+    (void)state;
+    if (!h || nnop__dl_path(h, real, sizeof real) != 0 || !(resolved = realpath(real, NULL)))
+        skip(); /* no cuDNN installed to damage a copy of */
+    snprintf(real, sizeof real, "%s", resolved);
+    free(resolved);
+    slash = strrchr(real, '/');
+    assert_non_null(slash);
+    *slash = '\0';
+    assert_non_null(mkdtemp(dir));
+    snprintf(from, sizeof from, "%s/libcudnn_engines_runtime_compiled.so.9", real);
+    snprintf(to, sizeof to, "%s/libcudnn_engines_runtime_compiled.so.9", dir);
+    if (copy_bytes(from, to, 0) != 0)
+        skip();
+    snprintf(from, sizeof from, "%s/libcudnn_graph.so.9", real);
+    snprintf(to, sizeof to, "%s/libcudnn_graph.so.9", dir);
+    assert_int_equal(copy_bytes(from, to, 4096), 0);
+    snprintf(env, sizeof env, "NNOP_CUDNN_PATH=%s", dir);
+    r = run_doctor(env, "");
+    assert_has(r.out, "libcudnn_graph.so.9: truncated file: 4096 bytes");
+    assert_has(r.out, "libcudnn_engines_runtime_compiled.so.9: loading it crashed a probe "
+                      "process (signal");
+    assert_verdict_consistent(&r); /* it got to the end: 0 or 1, not a signal */
+    free_run(&r);
+    assert_int_equal(remove(to), 0);
+    snprintf(to, sizeof to, "%s/libcudnn_engines_runtime_compiled.so.9", dir);
+    assert_int_equal(remove(to), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 #if defined(NNOP_HAVE_CUDA) && defined(NNOP_TEST_CUDNN_BUILD_DIR)
 /* A text file named libcudnn.so.9 first on LD_LIBRARY_PATH: the loader refuses it, nnop takes
  * the one in the folder it was built against, and the doctor says so beside the broken one. */
@@ -424,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_tool_help_goes_to_stdout_and_exits_0),
         cmocka_unit_test(test_tool_cache_problem_is_in_the_verdict),
         cmocka_unit_test(test_tool_json_is_one_document),
+        cmocka_unit_test(test_tool_survives_a_library_that_crashes_the_loader),
 #if defined(NNOP_HAVE_CUDA) && defined(NNOP_TEST_CUDNN_BUILD_DIR)
         cmocka_unit_test(test_tool_names_the_cudnn_nnop_loads),
 #endif

@@ -366,6 +366,69 @@ static void test_healthy_without_gpu_is_ok_unless_required(void **state)
     free(text);
 }
 
+/* Loader errors that are not a cuDNN mismatch get their own fix (an outside test found
+ * "damaged or from another version" given for each). */
+static void test_load_errors_get_their_own_fix(void **state)
+{
+    static const char *const errors[][2] = {
+            {"/x/libcudnn_ops.so.9: cannot open shared object file: Permission denied",
+             "make libcudnn_ops.so.9 readable by this user (chmod a+r)"},
+            {"/x/libcudnn_ops.so.9: cannot read file data: Is a directory",
+             "a folder stands where the library libcudnn_ops.so.9 should be"},
+            {"/x/libcudnn_ops.so.9: cannot open shared object file: Too many levels of symbolic "
+             "links",
+             "libcudnn_ops.so.9 is a loop of symbolic links"},
+            {"/x/libcudnn_ops.so.9: truncated file: 4096 bytes, where its ELF headers describe "
+             "129240 (a cut download or copy; not loaded)",
+             "the file is damaged (a cut download or copy): reinstall it"},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        nnop__doctor d;
+        nnop__doc_lib *ops;
+        char *text;
+        healthy(&d, 91900);
+        ops = lib_of(&d, "cudnn_ops");
+        ops->loaded = 0;
+        snprintf(ops->error, sizeof ops->error, "%s", errors[i][0]);
+        nnop__doctor_judge(&d);
+        assert_int_equal(d.n_problem, 1);
+        text = report(&d, 0);
+        assert_has(text, errors[i][1]);
+        assert_null(strstr(text, "another cuDNN version"));
+        free(text);
+    }
+}
+
+/* A libcuda.so.1 that loads while the runtime finds no usable driver is a broken driver
+ * library, not a machine without one: a problem naming the file. */
+static void test_driver_library_the_runtime_cannot_use_is_a_problem(void **state)
+{
+    nnop__doctor d;
+    char *text;
+    (void)state;
+    healthy(&d, 91900);
+    add_lib(&d, "cuda_driver", "libcuda.so.1", 13000);
+    snprintf(d.gpu_error, sizeof d.gpu_error,
+             "no CUDA driver installed "
+             "(cudaErrorInsufficientDriver)");
+    nnop__doctor_judge(&d);
+    assert_int_equal(d.n_problem, 1);
+    text = report(&d, 0);
+    assert_has(text, "PROBLEM: the CUDA devices cannot be listed: /opt/cudnn/libcuda.so.1 loads, "
+                     "but the CUDA runtime cannot use it (cudaErrorInsufficientDriver)");
+    assert_null(strstr(text, "no CUDA driver installed"));
+    free(text);
+    /* no libcuda.so.1 at all: a machine without the driver, fine */
+    healthy(&d, 91900);
+    snprintf(d.gpu_error, sizeof d.gpu_error,
+             "no CUDA driver installed "
+             "(cudaErrorInsufficientDriver)");
+    nnop__doctor_judge(&d);
+    assert_int_equal(d.n_problem, 0);
+}
+
 static void test_loaded_older_than_headers_and_below_the_floor(void **state)
 {
     nnop__doctor d;
@@ -752,6 +815,41 @@ static void test_too_long_nnop_cudnn_path_is_a_problem(void **state)
 }
 
 /* NNOP_CUDNN_PATH set to a library file, as people also do, stands for its folder. */
+/* NNOP_CUDNN_PATH set to a file that is no library: one problem that says so, not one for
+ * each cuDNN library ("Not a directory" eight times, an outside test found). */
+static void test_nnop_cudnn_path_to_a_file_is_one_problem(void **state)
+{
+#ifndef _WIN32
+    char dir[64], file[128], want[256];
+    int problems = -1;
+    char *text;
+    FILE *f;
+    (void)state;
+    make_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/notes.txt", dir);
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("not a folder\n", f);
+    fclose(f);
+    text = diagnose_with_cudnn_path(file, &problems);
+#ifdef NNOP_HAVE_CUDA
+    snprintf(want, sizeof want, "PROBLEM: NNOP_CUDNN_PATH=%s is a file, not a folder\n", file);
+    assert_has(text, want);
+    assert_null(strstr(text, "PROBLEM: libcudnn"));
+    assert_int_equal(problems, 1);
+#else
+    (void)want;
+    assert_int_equal(problems, 0);
+#endif
+    free(text);
+    remove(file);
+    remove_dir(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 static void test_nnop_cudnn_path_may_name_the_library_file(void **state)
 {
 #ifndef _WIN32
@@ -780,6 +878,8 @@ int main(void)
             cmocka_unit_test(test_text_file_as_runtime_compiled_gives_the_loader_error),
             cmocka_unit_test(test_graph_missing_is_a_problem_and_nothing_is_called),
             cmocka_unit_test(test_healthy_without_gpu_is_ok_unless_required),
+            cmocka_unit_test(test_load_errors_get_their_own_fix),
+            cmocka_unit_test(test_driver_library_the_runtime_cannot_use_is_a_problem),
             cmocka_unit_test(test_loaded_older_than_headers_and_below_the_floor),
             cmocka_unit_test(test_sub_library_mismatch),
             cmocka_unit_test(test_driver_older_than_runtime_and_nvrtc_missing),
@@ -793,6 +893,7 @@ int main(void)
             cmocka_unit_test(test_lib_places_are_the_loaders_order),
             cmocka_unit_test(test_nnop_cudnn_path_is_honoured),
             cmocka_unit_test(test_nnop_cudnn_path_may_name_the_library_file),
+            cmocka_unit_test(test_nnop_cudnn_path_to_a_file_is_one_problem),
             cmocka_unit_test(test_too_long_nnop_cudnn_path_is_a_problem),
     };
 #ifndef _WIN32
