@@ -42,6 +42,14 @@ static void last_error_text(const char *name, char *err, size_t len)
         snprintf(err, len, "%s: %s (error %lu)", name, msg, (unsigned long)code);
 }
 
+int nnop__dl_file_cut(const char *path, char *err, size_t len)
+{
+    (void)path;
+    (void)err;
+    (void)len;
+    return 0;
+}
+
 nnop__dl *nnop__dl_open(const char *name, int only_if_loaded, char *err, size_t len)
 {
     HMODULE h = NULL;
@@ -159,6 +167,18 @@ static int elf_truncated(const char *path, char *err, size_t len)
     return 1;
 }
 #endif
+
+int nnop__dl_file_cut(const char *path, char *err, size_t len)
+{
+#ifdef __linux__
+    return elf_truncated(path, err, len);
+#else
+    (void)path;
+    (void)err;
+    (void)len;
+    return 0;
+#endif
+}
 
 nnop__dl *nnop__dl_open(const char *name, int only_if_loaded, char *err, size_t len)
 {

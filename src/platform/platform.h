@@ -86,6 +86,10 @@ void nnop__dl_dir_of(const char *path, char *dir, size_t len);
 /* The file h was loaded from (dlinfo RTLD_DI_LINKMAP, GetModuleFileName): 0 on success. */
 int nnop__dl_path(nnop__dl *h, char *buf, size_t len);
 void nnop__dl_close(nnop__dl *h); /* NULL is fine */
+/* 1, with why in err, when path is a library file cut short (shorter than its ELF headers
+ * say: a process that loads it dies of SIGBUS); 0 otherwise, or where this is not checked
+ * (not Linux). */
+int nnop__dl_file_cut(const char *path, char *err, size_t len);
 /* '/' or '\\': what joins a folder and a file name. */
 char nnop__dl_dir_separator(void);
 

@@ -9,6 +9,8 @@
  *   garbage  a text file named libcudnn.so.9: the loader's own error in the message
  *   cut      the first 4 KiB of the real libcudnn.so.9 (a cut download): refused, naming the
  *            file and the sizes, where the loader would die of SIGBUS
+ *   cutsub   the real libcudnn and graph library beside a cut libcudnn_ops.so.9, which cuDNN
+ *            would load at its first use: refused at once, naming it
  *   deep     an empty folder whose path is over 600 bytes long: looked in, as a short one
  *   toolong  a value of 5,000 bytes (longer than any path): refused as too long, never cut
  *            short or passed over for another cuDNN
@@ -210,6 +212,42 @@ int main(int argc, char **argv)
         }
         make_folder(dir, sizeof dir);
         snprintf(cut, sizeof cut, "%s/libcudnn.so.9", dir);
+        to = fopen(cut, "wb");
+        n = fread(buf, 1, sizeof buf, from);
+        if (!to || n != sizeof buf || fwrite(buf, 1, n, to) != n || fclose(to) != 0) {
+            perror(cut);
+            return 1;
+        }
+        fclose(from);
+        setenv("NNOP_CUDNN_PATH", dir, 1);
+        refused_naming(cut, "truncated file: 4096 bytes");
+    } else if (strcmp(mode, "cutsub") == 0) {
+        /* the real libcudnn and graph library linked in, the ops library cut: cuDNN would
+         * load it at its first use and die of SIGBUS, so it is refused now */
+        static const char *const whole[] = {"libcudnn.so.9", "libcudnn_graph.so.9"};
+        char cut[256], link[256], buf[4096];
+        FILE *from, *to;
+        size_t i, n;
+        make_folder(dir, sizeof dir);
+        for (i = 0; i < 2; i++) {
+            snprintf(path, sizeof path, "%s/%s", NNOP_CUDNN_BUILD_DIR, whole[i]);
+            snprintf(link, sizeof link, "%s/%s", dir, whole[i]);
+            if (access(path, R_OK) != 0) {
+                printf("no %s to link to: skipped\n", path);
+                return 77;
+            }
+            if (symlink(path, link) != 0) {
+                perror("symlink");
+                return 1;
+            }
+        }
+        snprintf(path, sizeof path, "%s/libcudnn_ops.so.9", NNOP_CUDNN_BUILD_DIR);
+        from = fopen(path, "rb");
+        if (!from) {
+            printf("no %s to cut: skipped\n", path);
+            return 77;
+        }
+        snprintf(cut, sizeof cut, "%s/libcudnn_ops.so.9", dir);
         to = fopen(cut, "wb");
         n = fread(buf, 1, sizeof buf, from);
         if (!to || n != sizeof buf || fwrite(buf, 1, n, to) != n || fclose(to) != 0) {

@@ -340,6 +340,41 @@ static nnop__dl *open_lib(const char *file, const char *only, const char *fallba
 #define CUDNN_GRAPH_FILE "libcudnn_graph.so.9"
 #endif
 
+/* cuDNN loads its other libraries from its own folder when a call first needs them; a copy
+ * cut short there would kill the program then (SIGBUS), so each is checked now: 1, with
+ * dnn_lib.error saying which, when one is cut. */
+static int sub_library_cut(const char *dir)
+{
+#ifdef _WIN32
+    static const char *const subs[] = {"cudnn_engines_precompiled64_9.dll",
+                                       "cudnn_engines_runtime_compiled64_9.dll",
+                                       "cudnn_heuristic64_9.dll",
+                                       "cudnn_ops64_9.dll",
+                                       "cudnn_cnn64_9.dll",
+                                       "cudnn_adv64_9.dll"};
+#else
+    static const char *const subs[] = {"libcudnn_engines_precompiled.so.9",
+                                       "libcudnn_engines_runtime_compiled.so.9",
+                                       "libcudnn_heuristic.so.9",
+                                       "libcudnn_ops.so.9",
+                                       "libcudnn_cnn.so.9",
+                                       "libcudnn_adv.so.9"};
+#endif
+    char path[NNOP__LIB_PATH_LEN], why[LOAD_ERROR_LEN];
+    size_t i;
+    for (i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        join(path, sizeof path, dir, subs[i]);
+        if (nnop__dl_file_cut(path, why, sizeof why)) {
+            say(dnn_lib.error, sizeof dnn_lib.error,
+                "cuDNN could not be loaded: %s (cuDNN would load it at its first use, and the "
+                "program would die of SIGBUS; reinstall cuDNN or set NNOP_CUDNN_PATH)",
+                why);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void load_cudnn(void)
 {
     char only[NNOP__PATH_LEN], dir[NNOP__PATH_LEN], graph[NNOP__LIB_PATH_LEN], err[LOAD_ERROR_LEN];
@@ -375,6 +410,10 @@ static void load_cudnn(void)
         return;
     }
     (void)g;
+    if (sub_library_cut(dir)) {
+        dnn_lib.path[0] = '\0';
+        return;
+    }
     if (resolve(h, dnn_symbols, N_SYMBOLS(dnn_symbols), &dnn_api, &dnn_lib, CUDNN_FILE) != 0) {
         dnn_api = dnn_missing;
         dnn_lib.path[0] = '\0';
