@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# The next GPU call (repo root, .deps carried; updated 2026-12-05, fifth session): every unit
-# test (the cuDNN-loading modes and the doctor on a machine with a driver), every GPU test
-# program, the four vision networks and ResNet-50 against PyTorch, the differential tester's
-# regression repros, the whole own-kernel table of bench_kernels, then with the time left
-# (CALL_TOTAL, default 560 s, less the time spent) the fixed-seed difftest sets with memcheck.
-# The fifth session's kernels (gelu_16, the norm's bf16 words and prefetch) passed the GPU
-# tests on an H100 (bench/results/2026-12-05-h100-b.md); its later commits (log plan ids, norm
-# messages, docs) did not run on a GPU. The call
-# after it: ResNet-50 beside torch.compile at batch 1, 32 and 256 (issue 12's two borderline
-# goals; on an H200 if one is lent, the goals' card): `tools/gpu_run.sh resnet`.
+# The next GPU call (repo root, .deps carried: carry [".deps"]; updated 2026-12-05, sixth
+# session): every unit test (the cuDNN-loading modes, cutsub new, and the doctor on a machine
+# with a driver), every GPU test program, the four vision networks and ResNet-50 against
+# PyTorch, the differential tester's regression repros, the whole own-kernel table of
+# bench_kernels, then with the time left (CALL_TOTAL, default 560 s, less the time spent) the
+# fixed-seed difftest sets with memcheck.
+# The sixth session had no GPU (device loans paused); none of its code ran on one. What it
+# must show here: the bilinear resize kernel's copy along an axis that keeps its size
+# (gpu.new_ops bilinear_keep_*, the difftest sets with resize), plans orphaned by
+# nnop_context_destroy freeing their device memory (unit.context on the GPU), the library
+# built from one object library (the whole build), the doctor's child-process probe with a
+# real driver (unit.doctor*), and a cut cuDNN sub-library refused with NNOP_ERR_VERSION
+# (unit.cudnn_loading_cutsub under NNOP_REQUIRE_GPU=1). The call after it: ResNet-50 beside
+# torch.compile at batch 1, 32 and 256 (issue 12's two borderline goals; on an H200 if one is
+# lent, the goals' card): `tools/gpu_run.sh resnet`.
 set -u
 T0=$(date +%s)
 R=$OUT

@@ -6,15 +6,15 @@
  * cuDNN's norm-forward where it takes them, else the own kernel with cuDNN's reason), channel
  * concat of three
  * inputs (and of 2-D ones), nearest and bilinear resize by scale and by size (align_corners
- * both ways, down and up), transposed convs (stride = kernel, padded with output padding,
- * grouped, dilated) with a bias+ReLU epilogue, on cuDNN's data-gradient convolution and (output
- * padding not below the stride) on the own kernel. "wide" cases have channel counts and
- * positions that take the 16-byte paths (epilogue channel modes, concat rows, channels-last
- * resize). Squeeze-excitation blocks (pool, two 1x1 convs with their epilogues, multiply) run
- * their gate on the own gate kernel (channels-last: with the pool); one whose hidden value is
- * also an output does not. A depthwise conv followed by a layer or RMS norm over C (ConvNeXt's
- * 7x7 + layer norm; a strided 3x3; a 1x1 image; C = 20 on the kernel's scalar path; C = 384
- * with 4-element vectors, which needs the plan's own buffers on both sides; no affine
+ * both ways, down and up, an axis that keeps its size), transposed convs (stride = kernel, padded
+ * with output padding, grouped, dilated) with a bias+ReLU epilogue, on cuDNN's data-gradient
+ * convolution and (output padding not below the stride) on the own kernel. "wide" cases have
+ * channel counts and positions that take the 16-byte paths (epilogue channel modes, concat rows,
+ * channels-last resize). Squeeze-excitation blocks (pool, two 1x1 convs with their epilogues,
+ * multiply) run their gate on the own gate kernel (channels-last: with the pool); one whose hidden
+ * value is also an output does not. A depthwise conv followed by a layer or RMS norm over C
+ * (ConvNeXt's 7x7 + layer norm; a strided 3x3; a 1x1 image; C = 20 on the kernel's scalar path; C =
+ * 384 with 4-element vectors, which needs the plan's own buffers on both sides; no affine
  * parameters) runs as one step where channels are contiguous (channels-last, or a 1x1 image)
  * and as two channels-first; not when the conv's output is an output too. Concats of conv
  * outputs whose producers write straight into the slices where those are contiguous
@@ -52,6 +52,8 @@ enum {
     K_MUL_WIDE,      /* x * s, x 2x16x4x6, s N,C,1,1 */
     K_CONCAT_WIDE,   /* inputs of 8 and 16 channels */
     K_BILINEAR_WIDE, /* bilinear, scale 2, 16 channels */
+    K_BILINEAR_KEEP, /* bilinear, scale 1.1 x 2, 16 channels: H 7 -> 7 is a copy (as PyTorch's
+                      * CPU kernel), W doubled */
     K_SE,            /* x * sigmoid(fc2(silu(fc1(gap(x))))), 12 -> 3 -> 12: one launch */
     K_SE_WIDE,       /* MobileNetV3's form: fc1 + batch-norm + ReLU, hard-sigmoid; 96 -> 24:
                       * two launches, 16-byte weight rows */
@@ -136,6 +138,7 @@ static const new_case cases[] = {
         ROWS("mul_wide", K_MUL_WIDE),
         ROWS("concat_wide", K_CONCAT_WIDE),
         ROWS("bilinear_wide", K_BILINEAR_WIDE),
+        ROWS("bilinear_keep", K_BILINEAR_KEEP),
         ROWS("dw_ln", K_DW_LN),
         ROWS("dw_rms", K_DW_RMS),
         ROWS("dw_ln_pixel", K_DW_LN_PIXEL),
@@ -181,6 +184,7 @@ static const char *const expect[K_KINDS] = {
         [K_MUL_WIDE] = "own kernel: epilogue",
         [K_CONCAT_WIDE] = "concat, a copy per input (2)",
         [K_BILINEAR_WIDE] = "resize, bilinear",
+        [K_BILINEAR_KEEP] = "resize, bilinear",
         [K_SE] = "1x1 convs 12 -> 3 -> 12 channels",
         [K_SE_WIDE] = "1x1 convs 96 -> 24 -> 96 channels",
         [K_SE_SHARED] = "[own kernel: global_avg_pool]",
@@ -303,9 +307,14 @@ static nnop_value resize(nnop_graph *g, const new_case *nc)
         p.size[1] = 13;
         p.align_corners = nc->kind == K_BILINEAR_AC;
     } else {
-        p.scale[0] = p.scale[1] = 2.0;
+        p.scale[0] = nc->kind == K_BILINEAR_KEEP ? 1.1 : 2.0;
+        p.scale[1] = 2.0;
     }
-    return nnop_resize(g, input(g, "x", nc, 2, nc->kind == K_BILINEAR_WIDE ? 16 : 5, 7, 5), &p);
+    return nnop_resize(g,
+                       input(g, "x", nc, 2,
+                             nc->kind == K_BILINEAR_WIDE || nc->kind == K_BILINEAR_KEEP ? 16 : 5, 7,
+                             5),
+                       &p);
 }
 
 static nnop_value deconv(nnop_graph *g, const new_case *nc)
@@ -487,6 +496,7 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_BILINEAR:
     case K_BILINEAR_AC:
     case K_BILINEAR_WIDE:
+    case K_BILINEAR_KEEP:
         return resize(g, nc);
     case K_SE:
     case K_SE_WIDE:
