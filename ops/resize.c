@@ -87,7 +87,8 @@ static int64_t nearest_index(const nnop_resize_params *p, int i, int64_t dst, in
     return src < in - 1 ? src : in - 1;
 }
 
-/* Bilinear taps along one axis: source index i0, i1 = i0 + (i0 < in - 1), weights of each. */
+/* Bilinear taps along one axis: source index i0, i1 = i0 + (i0 < in - 1) (i1 = i0 on an axis
+ * that keeps its size), weights of each. */
 typedef struct linear_taps {
     int64_t i0, i1;
     double l0, l1;

@@ -241,11 +241,13 @@ static void examine(nnop__doctor *d, unsigned flags)
     if (doctor_lock)
         nnop__mutex_lock(doctor_lock);
     nnop__doctor_init(d, (flags & NNOP_DIAGNOSE_REQUIRE_GPU) != 0);
-    nnop__cuda_doctor_facts(d);
-    if (flags & NNOP_DIAGNOSE_ISOLATED)
+    if (flags & NNOP_DIAGNOSE_ISOLATED) { /* the CUDA runtime's first call in the child too */
+        nnop__cuda_doctor_build_facts(d);
         nnop__doctor_probe_isolated(d);
-    else
+    } else {
+        nnop__cuda_doctor_facts(d);
         nnop__doctor_probe(d);
+    }
     nnop__doctor_judge(d);
     if (doctor_lock)
         nnop__mutex_unlock(doctor_lock);

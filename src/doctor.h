@@ -81,8 +81,10 @@ typedef struct nnop__doctor {
 
 /* Defaults, the environment (NNOP_CUDNN_PATH) and the build's cuDNN folder. */
 void nnop__doctor_init(nnop__doctor *d, int require_gpu);
-/* The CUDA half: built-against versions, runtime, driver, devices (cuda/device/doctor.c;
- * no_cuda.c leaves the CPU-only defaults). Calls no cuDNN function. */
+/* The CUDA half: built-against versions (nnop__cuda_doctor_build_facts, no CUDA call), then
+ * runtime, driver, devices (cuda/device/doctor.c; no_cuda.c leaves the CPU-only defaults).
+ * Calls no cuDNN function. */
+void nnop__cuda_doctor_build_facts(nnop__doctor *d);
 void nnop__cuda_doctor_facts(nnop__doctor *d);
 /* Load each library with the platform loader (cuDNN and its sub-libraries, cuBLASLt, NVRTC,
  * the CUDA driver), noting the file, its version and the loader's error. A function is
@@ -96,6 +98,10 @@ void nnop__doctor_which_cudnn(nnop__doctor *d);
  * the caller, and is reported as not loaded, the next child probing the rest. Without fork
  * (Windows) it is nnop__doctor_probe. */
 void nnop__doctor_probe_isolated(nnop__doctor *d);
+/* Before path (a library, or another step that may crash) runs in a probe: 1 (skip it, err
+ * says why) when it killed an earlier probe process; else 0, with path first named on
+ * progress_fd, so that if it kills this one the next knows what did. */
+int nnop__doctor_before_load(nnop__doctor *d, const char *path, char *err, size_t len);
 /* Turn the facts into problems (and notes) with their fix. */
 void nnop__doctor_judge(nnop__doctor *d);
 /* The report, as text or as a JSON object. */

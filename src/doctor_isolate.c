@@ -2,8 +2,10 @@
  * kill the process that loads it: a cut copy that another library pulls in (SIGBUS in the
  * loader), one with bytes zeroed in the middle (SIGSEGV in its initializers), an outside
  * test found. The doctor exists for broken installations, so it probes in a child: each
- * library is named on a pipe before it loads, and when a child dies the last one named is
- * recorded and skipped by the next child, until one finishes and sends its report back. */
+ * library, and the CUDA runtime's first call (which loads libcuda.so.1), is named on a pipe
+ * before it runs, and when a child dies the last one named is recorded and skipped by the
+ * next child, until one finishes and sends its report back. The caller's process then has
+ * loaded nothing and started no CUDA. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,23 +16,34 @@
 
 /* A child silent this long is taken as hung (a lock held at fork) and killed. */
 #define PROBE_SILENCE_MS 120000
+#define CUDA_FIRST_CALL  "the CUDA runtime's first call (it loads libcuda.so.1)"
 
 static void probe_child(void *arg, int fd)
 {
     nnop__doctor *d = (nnop__doctor *)arg;
+    char why[sizeof d->gpu_error];
     d->progress_fd = fd;
     nnop__doctor_probe(d);
+    if (d->with_cuda) {
+        if (nnop__doctor_before_load(d, CUDA_FIRST_CALL, why, sizeof why)) {
+            d->gpu = NNOP__DOC_GPU_ERROR;
+            snprintf(d->gpu_error, sizeof d->gpu_error, "%s", why);
+        } else {
+            nnop__cuda_doctor_facts(d);
+        }
+    }
+    /* the report as bytes: its only pointers (nnop__doc_lib.key) are string literals of this
+     * library, at the same address in the parent, which fork copied */
     (void)nnop__fd_write(fd, "D", 1);
     (void)nnop__fd_write(fd, d, sizeof *d);
 }
 
-/* Read the child's records: "O" path NUL for each library it was about to load (the last
- * into last), "D" and the whole report at the end. 1 when the report came (into d). */
+/* Read the child's records: "O" name NUL for each step it was about to run (the last into
+ * last), "D" and the whole report at the end. 1 when the report came (into d). */
 static int read_records(const unsigned char *buf, size_t n, nnop__doctor *d, char *last,
                         size_t last_len)
 {
     size_t at = 0;
-    last[0] = '\0';
     while (at < n) {
         if (buf[at] == 'O') {
             const unsigned char *end = (const unsigned char *)memchr(buf + at + 1, 0, n - at - 1);
@@ -54,11 +67,11 @@ static int read_records(const unsigned char *buf, size_t n, nnop__doctor *d, cha
     return 0;
 }
 
-static int already_crashed(const nnop__doctor *d, const char *path)
+static int already_crashed(const nnop__doctor *d, const char *name)
 {
     int i;
     for (i = 0; i < d->n_crashed; i++)
-        if (strcmp(d->crashed[i], path) == 0)
+        if (strcmp(d->crashed[i], name) == 0)
             return 1;
     return 0;
 }
@@ -67,24 +80,28 @@ void nnop__doctor_probe_isolated(nnop__doctor *d)
 {
     char last[NNOP__LIB_PATH_LEN];
     int round;
+    if (!nnop__fork_available()) { /* no child processes here (Windows) */
+        nnop__cuda_doctor_facts(d);
+        nnop__doctor_probe(d);
+        return;
+    }
     for (round = 0; round <= NNOP__DOC_MAX_LIBS; round++) {
         unsigned char *buf = NULL;
         size_t n = 0;
         int fate = nnop__run_in_child(probe_child, d, PROBE_SILENCE_MS, &buf, &n);
-        int reported = buf && read_records(buf, n, d, last, sizeof last);
+        int reported;
+        last[0] = '\0';
+        reported = buf && read_records(buf, n, d, last, sizeof last);
         free(buf);
         if (reported)
             return;
-        if (fate < 0 && round == 0 && !nnop__fork_available()) {
-            nnop__doctor_probe(d); /* no child processes here (Windows) */
-            return;
-        }
         if (fate <= 0 || !last[0] || already_crashed(d, last) ||
             d->n_crashed == NNOP__DOC_MAX_LIBS) {
-            snprintf(d->probe_failure, sizeof d->probe_failure,
-                     fate > 0 ? "the library probe process died of signal %d%s%s"
-                              : "the library probe process failed or hung (%d)%s%s",
-                     fate, last[0] ? " while loading " : "", last);
+            snprintf(d->probe_failure, sizeof d->probe_failure, "%s%s%s",
+                     fate < 0    ? "no library probe process could run, or one hung"
+                     : fate == 0 ? "the library probe process ended without a report"
+                                 : "the library probe process died",
+                     last[0] ? " while loading or probing " : "", last);
             return;
         }
         snprintf(d->crashed[d->n_crashed], sizeof d->crashed[0], "%s", last);

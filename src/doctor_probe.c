@@ -106,20 +106,24 @@ static int not_found(const char *err)
            strstr(err, "error 126") || strstr(err, "Not a directory");
 }
 
-/* Before path is loaded for real: 1 (skip it, err says why) when loading it killed an
- * earlier probe process; else 0, with path first named to the one watching this probe
- * process, so that if loading it kills this one, the next knows which file did. */
-static int before_load(nnop__doctor *d, const char *path, char *err, size_t len)
+int nnop__doctor_before_load(nnop__doctor *d, const char *path, char *err, size_t len)
 {
     int i;
-    for (i = 0; i < d->n_crashed; i++)
-        if (strcmp(d->crashed[i], path) == 0) {
-            setf(err, len,
-                 "%s: loading it crashed a probe process (signal %d, %s): it, or a library it "
-                 "loads, is damaged",
-                 path, d->crash_signal[i], nnop__signal_name(d->crash_signal[i]));
-            return 1;
-        }
+    for (i = 0; i < d->n_crashed; i++) {
+        int fate = d->crash_signal[i];
+        char how[96];
+        if (strcmp(d->crashed[i], path) != 0)
+            continue;
+        if (fate >= NNOP__CHILD_EXITED)
+            setf(how, sizeof how, "exited with status %d", fate - NNOP__CHILD_EXITED);
+        else
+            setf(how, sizeof how, "signal %d, %s", fate, nnop__signal_name(fate));
+        setf(err, len,
+             "%s: loading or probing it crashed a probe process (%s): it, or a library it "
+             "loads, is damaged",
+             path, how);
+        return 1;
+    }
     if (d->progress_fd >= 0) {
         size_t n = strlen(path) + 1;
         (void)nnop__fd_write(d->progress_fd, "O", 1);
@@ -142,7 +146,7 @@ static nnop__dl *open_lib(nnop__doctor *d, nnop__doc_lib *lib, const char *only,
         char *why = i == 0 ? lib->error : err;
         size_t why_len = i == 0 ? sizeof lib->error : sizeof err;
         h = nnop__dl_open(places[i], 1, NULL, 0);
-        if (!h && !before_load(d, places[i], why, why_len))
+        if (!h && !nnop__doctor_before_load(d, places[i], why, why_len))
             h = nnop__dl_open(places[i], 0, why, why_len);
         if (h)
             break;
@@ -339,7 +343,7 @@ static nnop__dl *try_open(nnop__doctor *d, const char *path, char *err, size_t l
     *fresh = h == NULL;
     if (h)
         return h;
-    return before_load(d, path, err, len) ? NULL : nnop__dl_open(path, 0, err, len);
+    return nnop__doctor_before_load(d, path, err, len) ? NULL : nnop__dl_open(path, 0, err, len);
 }
 
 static void done_with(nnop__dl *h, int fresh)
@@ -364,7 +368,7 @@ static int use_cudnn_at(nnop__doctor *d, const char *path, const char *how)
     if (nnop__dl_path(h, d->cudnn_used, sizeof d->cudnn_used) != 0)
         copy(d->cudnn_used, sizeof d->cudnn_used, path);
     nnop__dl_dir_of(d->cudnn_used, dir, sizeof dir);
-    snprintf(graph, sizeof graph, "%s%c%s", dir, nnop__dl_dir_separator(), CUDNN_GRAPH_FILE);
+    nnop__path_join(graph, sizeof graph, dir, CUDNN_GRAPH_FILE);
     g = try_open(d, graph, err, sizeof err, &graph_fresh);
     if (g)
         done_with(g, graph_fresh);
@@ -575,6 +579,12 @@ static void judge_cudnn_absent(nnop__doctor *d)
     setf(p->fix, sizeof p->fix, "install %s and %s", pkg, where);
 }
 
+/* A load error that says the file is damaged: cut short, or it crashed a probe process. */
+static int damaged(const char *err)
+{
+    return strstr(err, "truncated file") || strstr(err, "crashed a probe process");
+}
+
 /* The fix for a file there that the loader cannot use for a reason of its own, not a cuDNN
  * mismatch: 1 with fix set, else 0. */
 static int load_error_fix(const nnop__doc_lib *l, char *fix, size_t len)
@@ -587,7 +597,7 @@ static int load_error_fix(const nnop__doc_lib *l, char *fix, size_t len)
              l->file);
     else if (strstr(l->error, "Too many levels of symbolic links"))
         setf(fix, len, "%s is a loop of symbolic links: point the link at the real file", l->file);
-    else if (strstr(l->error, "truncated file") || strstr(l->error, "crashed"))
+    else if (damaged(l->error))
         setf(fix, len, "the file is damaged (a cut download or copy): reinstall it");
     else
         return 0;
@@ -614,7 +624,9 @@ static void judge_cudnn_files(nnop__doctor *d)
         if (not_found(l->error)) {
             cudnn_folder_fix(d, where, sizeof where, "the folder that holds all its cuDNN files");
             setf(p->fix, sizeof p->fix, "install %s and %s", pkg, where);
-        } else if (g && !g->loaded && g != l && strstr(l->error, g->file) != NULL) {
+        } else if (g && !g->loaded && g != l &&
+                   (strstr(l->error, g->file) != NULL ||
+                    (damaged(g->error) && damaged(l->error)))) {
             setf(p->fix, sizeof p->fix,
                  "it needs %s, which did not load (the problem above): fix that one and this "
                  "one loads too",
@@ -783,7 +795,18 @@ static void judge_cuda(nnop__doctor *d)
     const nnop__doc_lib *rtc = nnop__doctor_lib(d, "nvrtc");
     char a[32], b[32];
     long cuda_major = d->cudart_built / 1000;
-    if (lt && !lt->loaded) {
+    if (lt && !lt->loaded && damaged(lt->error)) {
+        /* not a note: nnop's loader (libs.c) would load it too, and the program die */
+        nnop__doc_problem *p = problem(d);
+        setf(p->what, sizeof p->what,
+             "%s (cuBLASLt) is damaged: %s; a program that starts a GPU context loads it and "
+             "would die the same way",
+             lt->file, lt->error);
+        setf(p->fix, sizeof p->fix,
+             "reinstall cuBLAS for CUDA %ld (the libcublas-%ld-* package, or pip install "
+             "nvidia-cublas-cu%ld), or remove the damaged copy from %s",
+             cuda_major, cuda_major, cuda_major, search_path_name());
+    } else if (lt && !lt->loaded) {
         /* a note, not a problem: without cuBLASLt nnop runs linear layers on its own kernel
          * (include/nnop/nnop.h, "Libraries"), nothing fails */
         nnop__doc_problem *p = note(d);
@@ -846,8 +869,9 @@ void nnop__doctor_judge(nnop__doctor *d)
 {
     d->n_problem = 0;
     d->n_note = 0;
-    /* a CPU-only build uses none of these: they are reported, never judged */
-    if (d->with_cuda) {
+    /* a CPU-only build uses none of these: they are reported, never judged; nor are the
+     * libraries when no probe process reported on them */
+    if (d->with_cuda && !d->probe_failure[0]) {
         judge_cudnn(d);
         judge_cuda(d);
     }

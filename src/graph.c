@@ -138,10 +138,8 @@ void nnop__graphs_orphan(nnop_context *ctx)
     while (ctx->live_graphs) {
         nnop_graph *g = ctx->live_graphs;
         unlist(g);
-        if (g->status == NNOP_OK) { /* builders do nothing now, compile fails */
-            g->status = NNOP_ERR_INVALID_ARGUMENT;
-            snprintf(g->error, sizeof g->error, "the graph's context was destroyed");
-        }
+        g->status = NNOP_ERR_INVALID_ARGUMENT; /* builders do nothing now, compile fails */
+        snprintf(g->error, sizeof g->error, "the graph's context was destroyed");
         g->ctx = NULL;
     }
 }

@@ -5,9 +5,14 @@
 #include "doctor.h"
 #include "internal.h"
 
-void nnop__cuda_doctor_facts(nnop__doctor *d)
+void nnop__cuda_doctor_build_facts(nnop__doctor *d)
 {
     (void)d; /* a CPU-only build: nothing built against, nothing judged */
+}
+
+void nnop__cuda_doctor_facts(nnop__doctor *d)
+{
+    (void)d;
 }
 
 int nnop__cuda_device_count(nnop_status *st, char *why, size_t len)

@@ -257,7 +257,8 @@ NNOP_API nnop_status nnop_context_create(const nnop_context_options *o, nnop_con
  * success. NNOP_BACKEND_CUDA fails with that status (NNOP_ERR_NO_DEVICE or NNOP_ERR_VERSION). */
 NNOP_API const char *nnop_context_create_error(void);
 /** Destroy a context (NULL is fine), in any order with its graphs and plans (a binding's
- * garbage collector may destroy them in any order). Those still alive become orphans: their
+ * garbage collector may destroy them in any order, though, as every call on them, from one
+ * thread at a time with the context's other calls). Those still alive become orphans: their
  * device memory is freed now; nnop_graph_destroy and nnop_plan_destroy free the rest; a plan's
  * shape queries (num_inputs, input/output_desc and _index) still answer and nnop_plan_describe
  * says it is an orphan; execute, engines, compile, warm-up and the graph builders fail with

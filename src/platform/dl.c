@@ -324,22 +324,25 @@ int nnop__env_lists(const char *name, const char *item)
     return 0;
 }
 
-static void join_path(char *out, size_t len, const char *dir, const char *file)
+void nnop__path_join(char *out, size_t len, const char *dir, const char *file)
 {
-    snprintf(out, len, "%s%c%s", dir, nnop__dl_dir_separator(), file);
+    if (dir && dir[0])
+        snprintf(out, len, "%s%c%s", dir, nnop__dl_dir_separator(), file);
+    else
+        put_text(out, len, file);
 }
 
 int nnop__lib_places(const char *file, const char *only, const char *fallback,
                      char places[NNOP__LIB_PLACES][NNOP__LIB_PATH_LEN])
 {
     if (only && only[0]) {
-        join_path(places[0], NNOP__LIB_PATH_LEN, only, file);
+        nnop__path_join(places[0], NNOP__LIB_PATH_LEN, only, file);
         return 1;
     }
     put_text(places[0], NNOP__LIB_PATH_LEN, file);
     if (!fallback || !fallback[0])
         return 1;
-    join_path(places[1], NNOP__LIB_PATH_LEN, fallback, file);
+    nnop__path_join(places[1], NNOP__LIB_PATH_LEN, fallback, file);
     return 2;
 }
 

@@ -92,6 +92,8 @@ void nnop__dl_close(nnop__dl *h); /* NULL is fine */
 int nnop__dl_file_cut(const char *path, char *err, size_t len);
 /* '/' or '\\': what joins a folder and a file name. */
 char nnop__dl_dir_separator(void);
+/* dir/file into out (len bytes), or file alone when dir is NULL or "". */
+void nnop__path_join(char *out, size_t len, const char *dir, const char *file);
 
 /* The environment variable name into buf (len bytes): 0 when set and it fits, else -1 and
  * buf "". */
@@ -123,11 +125,14 @@ int nnop__lib_places(const char *file, const char *only, const char *fallback,
 
 /* ---------------------------------------------------------------- child processes */
 /* Run fn(arg, fd) in a child process (POSIX fork); what it writes to fd (nnop__fd_write)
- * comes back in *out (malloc'd, *n bytes, free it; NULL when nothing came). Returns 0 when
- * the child exited normally, the number of the signal that ended it (SIGBUS: a damaged
- * library it loaded), or -1: no child (Windows, pipe or fork failed), a child silent for
- * timeout_ms (killed), or one that exited with a failure. For a single-threaded caller: the
- * child of a process with other threads may find a lock they held taken forever. */
+ * comes back in *out (malloc'd, *n bytes; free it, NULL is fine). Returns 0 when the child
+ * exited with status 0; the number of the signal that ended it (SIGBUS: a damaged library it
+ * loaded; the child takes the crash signals' default action and writes no core file);
+ * NNOP__CHILD_EXITED + status when it exited with another status (a library calling exit);
+ * or -1: no child (Windows, pipe or fork failed), or one silent for timeout_ms (killed). For
+ * a single-threaded caller: the child of a process with other threads may find a lock they
+ * held taken forever (the timeout ends that wait). */
+#define NNOP__CHILD_EXITED 1000
 int nnop__run_in_child(void (*fn)(void *arg, int fd), void *arg, int timeout_ms,
                        unsigned char **out, size_t *n);
 /* A signal's description ("Bus error"), "" where there is none. */

@@ -12,10 +12,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -336,6 +338,19 @@ static int collect(int fd, int timeout_ms, unsigned char **out, size_t *n)
     }
 }
 
+/* The child dies of what it meets, quietly: the default action for the crash signals (not a
+ * host's handler, a JVM's or a fault handler's, that may hang it), and no core file of a
+ * process with a gigabyte of cuDNN mapped. */
+static void child_setup(void)
+{
+    static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    struct rlimit no_core = {0, 0};
+    size_t i;
+    for (i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
+        (void)signal(crash_signals[i], SIG_DFL);
+    (void)setrlimit(RLIMIT_CORE, &no_core);
+}
+
 int nnop__run_in_child(void (*fn)(void *arg, int fd), void *arg, int timeout_ms,
                        unsigned char **out, size_t *n)
 {
@@ -345,6 +360,10 @@ int nnop__run_in_child(void (*fn)(void *arg, int fd), void *arg, int timeout_ms,
     *n = 0;
     if (pipe(fds) != 0)
         return -1;
+    /* a fork and exec elsewhere must not keep the write end open (EOF would wait for it) */
+    (void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    fflush(NULL); /* nothing buffered is written twice if the child exits through stdio */
     pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -353,6 +372,7 @@ int nnop__run_in_child(void (*fn)(void *arg, int fd), void *arg, int timeout_ms,
     }
     if (pid == 0) {
         close(fds[0]);
+        child_setup();
         fn(arg, fds[1]);
         _exit(0);
     }
@@ -368,7 +388,9 @@ int nnop__run_in_child(void (*fn)(void *arg, int fd), void *arg, int timeout_ms,
         return -1;
     if (WIFSIGNALED(status))
         return WTERMSIG(status);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        return NNOP__CHILD_EXITED + WEXITSTATUS(status);
+    return WIFEXITED(status) ? 0 : -1;
 }
 
 #else

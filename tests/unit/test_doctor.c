@@ -411,11 +411,13 @@ static void test_tool_survives_a_library_that_crashes_the_loader(void **state)
     snprintf(from, sizeof from, "%s/libcudnn_graph.so.9", real);
     snprintf(to, sizeof to, "%s/libcudnn_graph.so.9", dir);
     assert_int_equal(copy_bytes(from, to, 4096), 0);
-    snprintf(env, sizeof env, "NNOP_CUDNN_PATH=%s", dir);
+    nnop__dl_close(h);
+    /* nothing else first on the search path: the cut copy is what the good one finds */
+    snprintf(env, sizeof env, "env -u LD_LIBRARY_PATH NNOP_CUDNN_PATH=%s", dir);
     r = run_doctor(env, "");
     assert_has(r.out, "libcudnn_graph.so.9: truncated file: 4096 bytes");
-    assert_has(r.out, "libcudnn_engines_runtime_compiled.so.9: loading it crashed a probe "
-                      "process (signal");
+    assert_has(r.out, "libcudnn_engines_runtime_compiled.so.9: loading or probing it crashed a "
+                      "probe process (signal");
     assert_verdict_consistent(&r); /* it got to the end: 0 or 1, not a signal */
     free_run(&r);
     assert_int_equal(remove(to), 0);

@@ -9,6 +9,7 @@
 #ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE 1
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
@@ -176,6 +177,47 @@ static void copy_install(char *dir, size_t len, int graph)
     assert_int_equal(symlink(from, to), 0);
 }
 #endif
+
+/* A library that kills the process loading it (here a module raising SIGBUS from its
+ * constructor, in the place of libcudnn_ops.so.9): the isolated probe reports it as not
+ * loaded, naming it and the signal; the other libraries are probed by the next child, and
+ * this process lives on. Runs in every build, with or without a cuDNN. */
+static void test_isolated_probe_reports_a_library_that_kills_its_loader(void **state)
+{
+#if !defined(_WIN32) && defined(NNOP_TEST_CRASH_MODULE)
+    nnop__doctor d;
+    char dir[64], link[128], want[256], *text;
+    const nnop__doc_lib *ops, *adv;
+    (void)state;
+    make_dir(dir, sizeof dir);
+    snprintf(link, sizeof link, "%s/libcudnn_ops.so.9", dir);
+    assert_int_equal(symlink(NNOP_TEST_CRASH_MODULE, link), 0);
+    as_cuda_build(&d, dir);
+    nnop__doctor_probe_isolated(&d);
+    assert_string_equal(d.probe_failure, "");
+    assert_int_equal(d.n_crashed, 1);
+    assert_int_equal(d.progress_fd, -1);
+    ops = nnop__doctor_lib(&d, "cudnn_ops");
+    adv = nnop__doctor_lib(&d, "cudnn_adv");
+    assert_non_null(ops);
+    assert_non_null(adv); /* probed after it, by the next child */
+    assert_false(ops->loaded);
+    snprintf(want, sizeof want, "%s: loading or probing it crashed a probe process (signal %d, ",
+             link, SIGBUS);
+    assert_has(ops->error, want);
+    assert_has(adv->error, "No such file");
+    nnop__doctor_judge(&d);
+    text = report(&d, 0);
+    assert_has(text, "PROBLEM: libcudnn_ops.so.9 (the legacy ops) cannot be loaded: ");
+    assert_has(text, "fix: the file is damaged (a cut download or copy): reinstall it");
+    free(text);
+    assert_int_equal(remove(link), 0);
+    remove_dir(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
 
 static void test_empty_folder_is_every_library_missing(void **state)
 {
@@ -814,7 +856,6 @@ static void test_too_long_nnop_cudnn_path_is_a_problem(void **state)
 #endif
 }
 
-/* NNOP_CUDNN_PATH set to a library file, as people also do, stands for its folder. */
 /* NNOP_CUDNN_PATH set to a file that is no library: one problem that says so, not one for
  * each cuDNN library ("Not a directory" eight times, an outside test found). */
 static void test_nnop_cudnn_path_to_a_file_is_one_problem(void **state)
@@ -850,6 +891,7 @@ static void test_nnop_cudnn_path_to_a_file_is_one_problem(void **state)
 #endif
 }
 
+/* NNOP_CUDNN_PATH set to a library file, as people also do, stands for its folder. */
 static void test_nnop_cudnn_path_may_name_the_library_file(void **state)
 {
 #ifndef _WIN32
@@ -874,6 +916,7 @@ static void test_nnop_cudnn_path_may_name_the_library_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_isolated_probe_reports_a_library_that_kills_its_loader),
             cmocka_unit_test(test_empty_folder_is_every_library_missing),
             cmocka_unit_test(test_text_file_as_runtime_compiled_gives_the_loader_error),
             cmocka_unit_test(test_graph_missing_is_a_problem_and_nothing_is_called),

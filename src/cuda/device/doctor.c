@@ -28,18 +28,23 @@ static void device_lines(nnop__doctor *d, int n)
     }
 }
 
-void nnop__cuda_doctor_facts(nnop__doctor *d)
+void nnop__cuda_doctor_build_facts(nnop__doctor *d)
 {
-    int rt = 0, drv = 0, n = 0;
-    cudaError_t e;
     d->with_cuda = 1;
     d->cudnn_headers = (long)CUDNN_VERSION;
     d->cudart_built = (long)CUDART_VERSION;
     d->cublas_built = (long)CUBLAS_VERSION;
+}
+
+void nnop__cuda_doctor_facts(nnop__doctor *d)
+{
+    int rt = 0, drv = 0, n = 0;
+    cudaError_t e;
+    nnop__cuda_doctor_build_facts(d);
     if (cudaRuntimeGetVersion(&rt) == cudaSuccess)
         d->cudart_loaded = rt;
-    if (cudaDriverGetVersion(&drv) == cudaSuccess)
-        d->driver = drv; /* 0: no driver installed */
+    if (cudaDriverGetVersion(&drv) == cudaSuccess && drv > 0)
+        d->driver = drv; /* else 0 (no driver installed), or the probe's libcuda.so.1 version */
     (void)cudaGetLastError();
     e = cudaGetDeviceCount(&n);
     if (e == cudaSuccess && n > 0) {

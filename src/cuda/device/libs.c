@@ -303,15 +303,6 @@ static int resolve(nnop__dl *h, const lib_symbol *syms, size_t n, void *table, l
     return 0;
 }
 
-/* dir/file when dir is given, else file */
-static void join(char *out, size_t len, const char *dir, const char *file)
-{
-    if (dir && dir[0])
-        say(out, len, "%s%c%s", dir, nnop__dl_dir_separator(), file);
-    else
-        say(out, len, "%s", file);
-}
-
 /* file from the first of its places (nnop__lib_places: `only` alone when given, else by name,
  * else from fallback_dir) that loads; lib->path is the file loaded, lib->error why none was:
  * the first place's error, the one the user's setup explains. */
@@ -345,25 +336,17 @@ static nnop__dl *open_lib(const char *file, const char *only, const char *fallba
  * dnn_lib.error saying which, when one is cut. */
 static int sub_library_cut(const char *dir)
 {
-#ifdef _WIN32
-    static const char *const subs[] = {"cudnn_engines_precompiled64_9.dll",
-                                       "cudnn_engines_runtime_compiled64_9.dll",
-                                       "cudnn_heuristic64_9.dll",
-                                       "cudnn_ops64_9.dll",
-                                       "cudnn_cnn64_9.dll",
-                                       "cudnn_adv64_9.dll"};
-#else
+    /* the ELF files of Linux (nnop__dl_file_cut checks nothing elsewhere) */
     static const char *const subs[] = {"libcudnn_engines_precompiled.so.9",
                                        "libcudnn_engines_runtime_compiled.so.9",
                                        "libcudnn_heuristic.so.9",
                                        "libcudnn_ops.so.9",
                                        "libcudnn_cnn.so.9",
                                        "libcudnn_adv.so.9"};
-#endif
     char path[NNOP__LIB_PATH_LEN], why[LOAD_ERROR_LEN];
     size_t i;
     for (i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        join(path, sizeof path, dir, subs[i]);
+        nnop__path_join(path, sizeof path, dir, subs[i]);
         if (nnop__dl_file_cut(path, why, sizeof why)) {
             say(dnn_lib.error, sizeof dnn_lib.error,
                 "cuDNN could not be loaded: %s (cuDNN would load it at its first use, and the "
@@ -399,7 +382,7 @@ static void load_cudnn(void)
         return;
     }
     nnop__dl_dir_of(dnn_lib.path, dir, sizeof dir);
-    join(graph, sizeof graph, dir, CUDNN_GRAPH_FILE);
+    nnop__path_join(graph, sizeof graph, dir, CUDNN_GRAPH_FILE);
     g = nnop__dl_open(graph, 0, err, sizeof err);
     if (!g) {
         say(dnn_lib.error, sizeof dnn_lib.error,
