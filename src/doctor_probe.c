@@ -135,7 +135,9 @@ int nnop__doctor_before_load(nnop__doctor *d, const char *path, char *err, size_
 /* Load lib->file from the first of its places that loads, by the loader's rule
  * (nnop__lib_places: `only` alone when given, else by name, where one already in this
  * process counts, else from `fallback`). lib->error is why none did: the first place's
- * error, or the fallback's when the file is there but broken, which says more. */
+ * error, or the fallback's when the file is there but broken, which says more. A place
+ * whose loading crashed a probe process ends the search: nnop's loader would crash there
+ * too, not go on to the next. */
 static nnop__dl *open_lib(nnop__doctor *d, nnop__doc_lib *lib, const char *only,
                           const char *fallback)
 {
@@ -146,7 +148,12 @@ static nnop__dl *open_lib(nnop__doctor *d, nnop__doc_lib *lib, const char *only,
         char *why = i == 0 ? lib->error : err;
         size_t why_len = i == 0 ? sizeof lib->error : sizeof err;
         h = nnop__dl_open(places[i], 1, NULL, 0);
-        if (!h && !nnop__doctor_before_load(d, places[i], why, why_len))
+        if (!h && nnop__doctor_before_load(d, places[i], why, why_len)) {
+            if (why != lib->error)
+                copy(lib->error, sizeof lib->error, why);
+            return NULL;
+        }
+        if (!h)
             h = nnop__dl_open(places[i], 0, why, why_len);
         if (h)
             break;
