@@ -426,6 +426,40 @@ static void test_tool_survives_a_library_that_crashes_the_loader(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* A cuBLASLt first on LD_LIBRARY_PATH that kills the process loading it (a module raising
+ * SIGBUS, named for CUDA 12 and 13): reported as damaged, not passed over for the toolkit's
+ * copy, as nnop's own loader would take it by that name and die. */
+static void test_tool_reports_a_crashing_library_found_by_name(void **state)
+{
+#ifdef NNOP_TEST_CRASH_MODULE
+    char dir[] = "/tmp/nnop_doctor_lt_XXXXXX", link[2][128], env[256];
+    const char *line;
+    doctor_run r;
+    int i;
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    for (i = 0; i < 2; i++) {
+        snprintf(link[i], sizeof link[i], "%s/libcublasLt.so.%d", dir, 12 + i);
+        assert_int_equal(symlink(NNOP_TEST_CRASH_MODULE, link[i]), 0);
+    }
+    snprintf(env, sizeof env, "LD_LIBRARY_PATH=%s", dir);
+    r = run_doctor(env, "");
+    line = strstr(r.out, "\nlibcublasLt.so.1");
+    assert_non_null(line);
+    assert_has(line, ": NOT LOADED: libcublasLt.so.1");
+    assert_non_null(strstr(line, "crashed a probe process (signal"));
+    assert_true(strstr(line, "crashed") < strchr(line + 1, '\n'));
+    assert_verdict_consistent(&r);
+    free_run(&r);
+    for (i = 0; i < 2; i++)
+        assert_int_equal(remove(link[i]), 0);
+    assert_int_equal(rmdir(dir), 0);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 #if defined(NNOP_HAVE_CUDA) && defined(NNOP_TEST_CUDNN_BUILD_DIR)
 /* A text file named libcudnn.so.9 first on LD_LIBRARY_PATH: the loader refuses it, nnop takes
  * the one in the folder it was built against, and the doctor says so beside the broken one. */
@@ -488,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_tool_cache_problem_is_in_the_verdict),
         cmocka_unit_test(test_tool_json_is_one_document),
         cmocka_unit_test(test_tool_survives_a_library_that_crashes_the_loader),
+        cmocka_unit_test(test_tool_reports_a_crashing_library_found_by_name),
 #if defined(NNOP_HAVE_CUDA) && defined(NNOP_TEST_CUDNN_BUILD_DIR)
         cmocka_unit_test(test_tool_names_the_cudnn_nnop_loads),
 #endif
