@@ -164,6 +164,30 @@ static void make_deep_folder(char *deep, size_t len, int levels)
     }
 }
 
+/* The first 4 KiB of the build's cuDNN file name, as dir/name (into cut): 0, 77 (no such
+ * file to cut: skipped) or 1 (could not write). */
+static int cut_copy(const char *name, const char *dir, char *cut, size_t len)
+{
+    char path[256], buf[4096];
+    FILE *from, *to;
+    size_t n;
+    snprintf(path, sizeof path, "%s/%s", NNOP_CUDNN_BUILD_DIR, name);
+    from = fopen(path, "rb");
+    if (!from) {
+        printf("no %s to cut: skipped\n", path);
+        return 77;
+    }
+    snprintf(cut, len, "%s/%s", dir, name);
+    to = fopen(cut, "wb");
+    n = fread(buf, 1, sizeof buf, from);
+    fclose(from);
+    if (!to || n != sizeof buf || fwrite(buf, 1, n, to) != n || fclose(to) != 0) {
+        perror(cut);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char dir[64], path[256];
@@ -201,33 +225,21 @@ int main(int argc, char **argv)
         setenv("NNOP_CUDNN_PATH", dir, 1);
         refused_naming(path, "cuDNN could not be loaded");
     } else if (strcmp(mode, "cut") == 0) {
-        char cut[256], buf[4096];
-        FILE *from, *to;
-        size_t n;
-        snprintf(path, sizeof path, "%s/libcudnn.so.9", NNOP_CUDNN_BUILD_DIR);
-        from = fopen(path, "rb");
-        if (!from) {
-            printf("no %s to cut: skipped\n", path);
-            return 77;
-        }
+        char cut[256];
+        int rc;
         make_folder(dir, sizeof dir);
-        snprintf(cut, sizeof cut, "%s/libcudnn.so.9", dir);
-        to = fopen(cut, "wb");
-        n = fread(buf, 1, sizeof buf, from);
-        if (!to || n != sizeof buf || fwrite(buf, 1, n, to) != n || fclose(to) != 0) {
-            perror(cut);
-            return 1;
-        }
-        fclose(from);
+        rc = cut_copy("libcudnn.so.9", dir, cut, sizeof cut);
+        if (rc != 0)
+            return rc;
         setenv("NNOP_CUDNN_PATH", dir, 1);
         refused_naming(cut, "truncated file: 4096 bytes");
     } else if (strcmp(mode, "cutsub") == 0) {
         /* the real libcudnn and graph library linked in, the ops library cut: cuDNN would
          * load it at its first use and die of SIGBUS, so it is refused now */
         static const char *const whole[] = {"libcudnn.so.9", "libcudnn_graph.so.9"};
-        char cut[256], link[256], buf[4096];
-        FILE *from, *to;
-        size_t i, n;
+        char cut[256], link[256];
+        size_t i;
+        int rc;
         make_folder(dir, sizeof dir);
         for (i = 0; i < 2; i++) {
             snprintf(path, sizeof path, "%s/%s", NNOP_CUDNN_BUILD_DIR, whole[i]);
@@ -241,20 +253,9 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-        snprintf(path, sizeof path, "%s/libcudnn_ops.so.9", NNOP_CUDNN_BUILD_DIR);
-        from = fopen(path, "rb");
-        if (!from) {
-            printf("no %s to cut: skipped\n", path);
-            return 77;
-        }
-        snprintf(cut, sizeof cut, "%s/libcudnn_ops.so.9", dir);
-        to = fopen(cut, "wb");
-        n = fread(buf, 1, sizeof buf, from);
-        if (!to || n != sizeof buf || fwrite(buf, 1, n, to) != n || fclose(to) != 0) {
-            perror(cut);
-            return 1;
-        }
-        fclose(from);
+        rc = cut_copy("libcudnn_ops.so.9", dir, cut, sizeof cut);
+        if (rc != 0)
+            return rc;
         setenv("NNOP_CUDNN_PATH", dir, 1);
         refused_naming(cut, "truncated file: 4096 bytes");
     } else if (strcmp(mode, "deep") == 0) {
