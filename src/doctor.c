@@ -326,13 +326,9 @@ nnop_status nnop_cache_file_check(const char *path, char *buf, size_t len)
     nnop__cache_report rep;
     nnop_status st;
     nnop__text t;
+    if (!path || !path[0]) /* a failed call writes nothing (nnop.h) */
+        return NNOP_ERR_INVALID_ARGUMENT;
     nnop__text_init(&t, buf, len);
-    if (!path)
-        return NNOP_ERR_INVALID_ARGUMENT;
-    if (!path[0]) {
-        nnop__textf(&t, "cache file \"\": the path is empty\n");
-        return NNOP_ERR_INVALID_ARGUMENT;
-    }
     memset(&rep, 0, sizeof rep);
     st = nnop__cache_check_file(path, 0, NULL, &rep);
     if (rep.missing && !folder_exists(path)) {

@@ -13,6 +13,10 @@ nnop_status nnop_malloc(nnop_context *ctx, size_t bytes, void **out)
     if (!ctx)
         return NNOP_ERR_INVALID_ARGUMENT;
     nnop__clear_error(ctx);
+    if ((uint64_t)bytes > (uint64_t)NNOP_MAX_TENSOR_ELEMENTS * 4) /* no tensor is that big */
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY,
+                          "nnop_malloc: %zu bytes is more than any tensor takes (%lld)", bytes,
+                          (long long)NNOP_MAX_TENSOR_ELEMENTS * 4);
     if (ctx->backend == NNOP_BACKEND_CUDA)
         return nnop__cuda_malloc(ctx, bytes, out);
     *out = malloc(bytes ? bytes : 1);

@@ -44,6 +44,9 @@ static void judge_cache(cache_check *c, int missing)
         c->state = "unreadable";
         c->fix = "make it a regular file that the programs using it may read and write, or "
                  "give them another cache path";
+    } else if (c->st == NNOP_ERR_INVALID_ARGUMENT) {
+        c->state = "not checked";
+        c->fix = "name the cache file: --cache FILE";
     } else if (c->st != NNOP_OK) {
         c->state = "not checked";
         c->fix = "run nnop-doctor again with more memory free";
@@ -54,7 +57,10 @@ static void check_cache(cache_check *c)
 {
     FILE *f = NULL;
     size_t n;
+    c->text[0] = '\0';
     c->st = nnop_cache_file_check(c->path, c->text, sizeof c->text);
+    if (c->st == NNOP_ERR_INVALID_ARGUMENT) /* the library writes nothing then */
+        snprintf(c->text, sizeof c->text, "cache file \"\": the path is empty");
     n = strlen(c->text);
     if (n && c->text[n - 1] == '\n')
         c->text[n - 1] = '\0';

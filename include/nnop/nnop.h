@@ -18,8 +18,9 @@
  * Errors: every call returns an nnop_status (or, for graph builders, records the first error
  * in the graph). nnop_context_last_error() names the call, argument or node and why. A failed
  * call writes nothing to user memory (tensors, descriptors, text and count arguments keep
- * what they held), with one exception: the handle a create or compile call returns in *out
- * is NULL after a failure, so that it never dangles.
+ * what they held), with two exceptions: the handle a create or compile call returns in *out
+ * is NULL after a failure, so that it never dangles; and nnop_cache_file_check, whose report
+ * on a damaged or unreadable file is its result, writes it with NNOP_ERR_FORMAT or _IO.
  *
  * Libraries (CUDA build): the CUDA runtime is linked; cuDNN 9 and cuBLASLt are loaded when
  * first needed (the first context that may use the GPU), so a program starts without them.
@@ -113,7 +114,7 @@ NNOP_API size_t nnop_diagnose(char *buf, size_t len);
 /* Load the libraries in child processes (POSIX fork; ignored on Windows), so that a damaged
  * one that crashes the loader is reported instead of ending the caller: for single-threaded
  * callers such as nnop-doctor, which always sets it. */
-#define NNOP_DIAGNOSE_ISOLATED 4u
+#define NNOP_DIAGNOSE_ISOLATED 4u /* (other bits are ignored) */
 /** nnop_diagnose with choices. Every library is loaded and checked on its own (the file
  * loaded, its version, the loader's error); each problem found (a cuDNN library missing or
  * not loading, versions that do not fit the build, each other or the driver) comes with its
@@ -260,10 +261,10 @@ NNOP_API const char *nnop_context_create_error(void);
  * garbage collector may destroy them in any order, though, as every call on them, from one
  * thread at a time with the context's other calls). Those still alive become orphans: their
  * device memory is freed now; nnop_graph_destroy and nnop_plan_destroy free the rest; a plan's
- * shape queries (num_inputs, input/output_desc and _index) still answer and nnop_plan_describe
- * says it is an orphan; execute, engines, compile, warm-up and the graph builders fail with
- * NNOP_ERR_INVALID_ARGUMENT and write nothing, with no message (no context is left to hold
- * one). */
+ * shape queries (num_inputs, input/output_desc and _index) and nnop_value_desc still answer,
+ * and nnop_plan_describe says the plan is an orphan; execute, engines, compile, warm-up,
+ * nnop_output and the graph builders fail with NNOP_ERR_INVALID_ARGUMENT (nnop_graph_status
+ * says so) and write nothing, with no message (no context is left to hold one). */
 NNOP_API void nnop_context_destroy(nnop_context *ctx);
 /** The backend the context runs on (never AUTO; NNOP_BACKEND_CPU for a NULL ctx). */
 NNOP_API nnop_backend nnop_context_backend(const nnop_context *ctx);
@@ -278,7 +279,9 @@ NNOP_API nnop_status nnop_context_synchronize(nnop_context *ctx);
 
 /* ---------------------------------------------------------------- tensor memory */
 /** Allocate bytes of tensor memory for the context's backend: device memory on CUDA, host
- * memory on CPU. *out is NULL on failure. Free with nnop_free. */
+ * memory on CPU; 0 bytes gives a pointer to free all the same. More than any tensor can take
+ * (NNOP_MAX_TENSOR_ELEMENTS 4-byte elements) is NNOP_ERR_OUT_OF_MEMORY without trying. *out
+ * is NULL on failure. Free with nnop_free. */
 NNOP_API nnop_status nnop_malloc(nnop_context *ctx, size_t bytes, void **out);
 /** Free memory of nnop_malloc (p NULL is fine). ctx is a context of the backend (and, for
  * CUDA, the device) that allocated p; with ctx NULL nothing is freed. */

@@ -61,11 +61,11 @@ NNOP_API nnop_status nnop_cache_save(nnop_context *ctx);
 NNOP_API nnop_status nnop_cache_load(nnop_context *ctx);
 
 /** Check a plan cache file without loading it (nnop-doctor --cache): a short report goes to
- * buf (snprintf-like, may be NULL with len 0). Returns NNOP_OK for a clean or missing file,
- * NNOP_ERR_FORMAT for a damaged one (its intact entries stay usable), NNOP_ERR_IO when it
- * exists but cannot be read, or is missing and so is its folder (nothing could be saved
- * there), NNOP_ERR_INVALID_ARGUMENT for NULL or "". Entries of every device and cuDNN
- * version are counted. */
+ * buf (snprintf-like, may be NULL with len 0), for these outcomes too: NNOP_OK for a clean or
+ * missing file, NNOP_ERR_FORMAT for a damaged one (its intact entries stay usable),
+ * NNOP_ERR_IO when it exists but cannot be read, or is missing and so is its folder (nothing
+ * could be saved there). A path NULL or "" is NNOP_ERR_INVALID_ARGUMENT, with buf untouched.
+ * Entries of every device and cuDNN version are counted. */
 NNOP_API nnop_status nnop_cache_file_check(const char *path, char *buf, size_t len);
 
 /** Ahead-of-time warm-up: compile g (building, autotuning and runtime-compiling whatever the

@@ -501,7 +501,13 @@ static void test_cpu_malloc_copy_in_copy_out_round_trip(void **state)
     assert_int_equal(nnop_copy_in(ctx, NULL, NULL, 0), NNOP_OK);
     assert_int_equal(nnop_copy_out(ctx, NULL, NULL, 0), NNOP_OK);
     assert_int_equal(nnop_malloc(ctx, 0, &z), NNOP_OK);
+    assert_non_null(z);
     nnop_free(ctx, z);
+    /* more than any tensor: refused before the allocator sees it (ASan aborted on it) */
+    z = &z;
+    assert_int_equal(nnop_malloc(ctx, SIZE_MAX, &z), NNOP_ERR_OUT_OF_MEMORY);
+    assert_null(z);
+    assert_non_null(strstr(nnop_context_last_error(ctx), "more than any tensor"));
     nnop_free(ctx, p);
     nnop_free(ctx, NULL);
     nnop_context_destroy(ctx);
