@@ -241,7 +241,7 @@ static void examine(nnop__doctor *d, unsigned flags)
     if (doctor_lock)
         nnop__mutex_lock(doctor_lock);
     nnop__doctor_init(d, (flags & NNOP_DIAGNOSE_REQUIRE_GPU) != 0);
-    if (flags & NNOP_DIAGNOSE_ISOLATED) { /* the CUDA runtime's first call in the child too */
+    if ((flags & NNOP_DIAGNOSE_ISOLATED) && nnop__fork_available()) { /* CUDA's start too */
         nnop__cuda_doctor_build_facts(d);
         nnop__doctor_probe_isolated(d);
     } else {

@@ -71,7 +71,7 @@ typedef struct nnop__doctor {
     int progress_fd;
     int n_crashed;
     char crashed[NNOP__DOC_MAX_LIBS][NNOP__LIB_PATH_LEN];
-    int crash_signal[NNOP__DOC_MAX_LIBS];
+    int crash_fate[NNOP__DOC_MAX_LIBS]; /* nnop__run_in_child's: a signal, or an exit status */
     char probe_failure[NNOP__DOC_TEXT]; /* why no probe process gave a report; "" none */
     nnop__doc_problem problem[NNOP__DOC_MAX_PROBLEMS];
     int n_problem;
@@ -93,11 +93,13 @@ void nnop__doctor_probe(nnop__doctor *d);
 /* Which libcudnn nnop's own loader (cuda/device/libs.c) takes, by its rules, from the probed
  * facts and the build's folder: called by nnop__doctor_probe in a CUDA build. */
 void nnop__doctor_which_cudnn(nnop__doctor *d);
-/* nnop__doctor_probe in child processes (POSIX): a damaged library that crashes the loader
+/* nnop__doctor_probe and the CUDA runtime facts in child processes, where nnop__fork_available
+ * (POSIX; the caller probes in-process elsewhere): a damaged library that crashes the loader
  * (a file cut short that another one loads, bytes zeroed in the middle) kills a child, not
- * the caller, and is reported as not loaded, the next child probing the rest. Without fork
- * (Windows) it is nnop__doctor_probe. */
+ * the caller, and is reported as not loaded, the next child probing the rest. */
 void nnop__doctor_probe_isolated(nnop__doctor *d);
+/* The index in d->crashed of the step named name, or -1. */
+int nnop__doctor_crashed(const nnop__doctor *d, const char *name);
 /* Before path (a library, or another step that may crash) runs in a probe: 1 (skip it, err
  * says why) when it killed an earlier probe process; else 0, with path first named on
  * progress_fd, so that if it kills this one the next knows what did. */

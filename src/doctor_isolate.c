@@ -67,24 +67,10 @@ static int read_records(const unsigned char *buf, size_t n, nnop__doctor *d, cha
     return 0;
 }
 
-static int already_crashed(const nnop__doctor *d, const char *name)
-{
-    int i;
-    for (i = 0; i < d->n_crashed; i++)
-        if (strcmp(d->crashed[i], name) == 0)
-            return 1;
-    return 0;
-}
-
 void nnop__doctor_probe_isolated(nnop__doctor *d)
 {
     char last[NNOP__LIB_PATH_LEN];
     int round;
-    if (!nnop__fork_available()) { /* no child processes here (Windows) */
-        nnop__cuda_doctor_facts(d);
-        nnop__doctor_probe(d);
-        return;
-    }
     for (round = 0; round <= NNOP__DOC_MAX_LIBS; round++) {
         unsigned char *buf = NULL;
         size_t n = 0;
@@ -95,7 +81,7 @@ void nnop__doctor_probe_isolated(nnop__doctor *d)
         free(buf);
         if (reported)
             return;
-        if (fate <= 0 || !last[0] || already_crashed(d, last) ||
+        if (fate <= 0 || !last[0] || nnop__doctor_crashed(d, last) >= 0 ||
             d->n_crashed == NNOP__DOC_MAX_LIBS) {
             snprintf(d->probe_failure, sizeof d->probe_failure, "%s%s%s",
                      fate < 0    ? "no library probe process could run, or one hung"
@@ -105,6 +91,6 @@ void nnop__doctor_probe_isolated(nnop__doctor *d)
             return;
         }
         snprintf(d->crashed[d->n_crashed], sizeof d->crashed[0], "%s", last);
-        d->crash_signal[d->n_crashed++] = fate;
+        d->crash_fate[d->n_crashed++] = fate;
     }
 }

@@ -106,14 +106,21 @@ static int not_found(const char *err)
            strstr(err, "error 126") || strstr(err, "Not a directory");
 }
 
-int nnop__doctor_before_load(nnop__doctor *d, const char *path, char *err, size_t len)
+int nnop__doctor_crashed(const nnop__doctor *d, const char *name)
 {
     int i;
-    for (i = 0; i < d->n_crashed; i++) {
-        int fate = d->crash_signal[i];
+    for (i = 0; i < d->n_crashed; i++)
+        if (strcmp(d->crashed[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int nnop__doctor_before_load(nnop__doctor *d, const char *path, char *err, size_t len)
+{
+    int i = nnop__doctor_crashed(d, path);
+    if (i >= 0) {
+        int fate = d->crash_fate[i];
         char how[96];
-        if (strcmp(d->crashed[i], path) != 0)
-            continue;
         if (fate >= NNOP__CHILD_EXITED)
             setf(how, sizeof how, "exited with status %d", fate - NNOP__CHILD_EXITED);
         else
@@ -530,6 +537,14 @@ static int no_cudnn_at_all(const nnop__doctor *d)
     return n > 0;
 }
 
+/* "cuBLAS for CUDA 13 (the libcublas-13-* package, or pip install nvidia-cublas-cu13)" */
+static void cuda_package(char *buf, size_t len, const char *name, const char *deb, const char *pip,
+                         long major)
+{
+    setf(buf, len, "%s for CUDA %ld (the %s-%ld-* package, or pip install %s-cu%ld)", name, major,
+         deb, major, pip, major);
+}
+
 /* "cuDNN 9 for CUDA 13 (the cudnn9-cuda-13 package, or pip install nvidia-cudnn-cu13)" */
 static void cudnn_package(const nnop__doctor *d, char *buf, size_t len)
 {
@@ -800,8 +815,10 @@ static void judge_cuda(nnop__doctor *d)
 {
     const nnop__doc_lib *lt = nnop__doctor_lib(d, "cublasLt");
     const nnop__doc_lib *rtc = nnop__doctor_lib(d, "nvrtc");
-    char a[32], b[32];
+    char a[32], b[32], cublas[128], nvrtc[128];
     long cuda_major = d->cudart_built / 1000;
+    cuda_package(cublas, sizeof cublas, "cuBLAS", "libcublas", "nvidia-cublas", cuda_major);
+    cuda_package(nvrtc, sizeof nvrtc, "NVRTC", "cuda-nvrtc", "nvidia-cuda-nvrtc", cuda_major);
     if (lt && !lt->loaded && damaged(lt->error)) {
         /* not a note: nnop's loader (libs.c) would load it too, and the program die */
         nnop__doc_problem *p = problem(d);
@@ -809,10 +826,8 @@ static void judge_cuda(nnop__doctor *d)
              "%s (cuBLASLt) is damaged: %s; a program that starts a GPU context loads it and "
              "would die the same way",
              lt->file, lt->error);
-        setf(p->fix, sizeof p->fix,
-             "reinstall cuBLAS for CUDA %ld (the libcublas-%ld-* package, or pip install "
-             "nvidia-cublas-cu%ld), or remove the damaged copy from %s",
-             cuda_major, cuda_major, cuda_major, search_path_name());
+        setf(p->fix, sizeof p->fix, "reinstall %s, or remove the damaged copy from %s", cublas,
+             search_path_name());
     } else if (lt && !lt->loaded) {
         /* a note, not a problem: without cuBLASLt nnop runs linear layers on its own kernel
          * (include/nnop/nnop.h, "Libraries"), nothing fails */
@@ -821,10 +836,8 @@ static void judge_cuda(nnop__doctor *d)
              "%s (cuBLASLt) cannot be loaded: %s; linear layers run on nnop's own kernel "
              "instead, everything else is unaffected",
              lt->file, lt->error);
-        setf(p->fix, sizeof p->fix,
-             "to run them on cuBLASLt, install cuBLAS for CUDA %ld (the libcublas-%ld-* package, "
-             "or pip install nvidia-cublas-cu%ld) and put its folder on %s",
-             cuda_major, cuda_major, cuda_major, search_path_name());
+        setf(p->fix, sizeof p->fix, "to run them on cuBLASLt, install %s and put its folder on %s",
+             cublas, search_path_name());
     } else if (lt && lt->version && d->cublas_built && lt->version < d->cublas_built) {
         nnop__doc_problem *p = problem(d);
         cudnn_version_text(lt->version, a, sizeof a);
@@ -840,10 +853,8 @@ static void judge_cuda(nnop__doctor *d)
         setf(p->what, sizeof p->what,
              "%s (NVRTC, needed by cuDNN's runtime-compiled engines) cannot be loaded: %s",
              rtc->file, rtc->error);
-        setf(p->fix, sizeof p->fix,
-             "install NVRTC for CUDA %ld (the cuda-nvrtc-%ld-* package, or pip install "
-             "nvidia-cuda-nvrtc-cu%ld) and put its folder on %s",
-             cuda_major, cuda_major, cuda_major, search_path_name());
+        setf(p->fix, sizeof p->fix, "install %s and put its folder on %s", nvrtc,
+             search_path_name());
     }
     if (d->driver && d->cudart_loaded && d->driver < d->cudart_loaded) {
         nnop__doc_problem *p = problem(d);

@@ -140,7 +140,7 @@ const char *nnop__signal_name(int sig);
 /* Write all n bytes to fd: 0, or -1. */
 int nnop__fd_write(int fd, const void *p, size_t n);
 
-/* ---------------------------------------------------------------- processes (tests only) */
+/* ---------------------------------------------------------------- processes (tests; the doctor) */
 /* 1 where nnop__fork works (POSIX), 0 elsewhere (Windows). */
 int nnop__fork_available(void);
 /* fork(): 0 in the child, the child's id in the parent, -1 on failure. */
