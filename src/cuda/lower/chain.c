@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/lower/lower.h"
+#include "cuda/lower/lower_parts.h"
 
 static float *const_floats(const nnop__value *v)
 {

@@ -1,6 +1,6 @@
 /* conv.c: the producers: 2-D convolution forward, the transposed convolution as cuDNN's
  * data-gradient convolution, and the linear layer as a matmul. */
-#include "cuda/lower/lower.h"
+#include "cuda/lower/lower_parts.h"
 
 /* pad, stride and dilation as the convolution descriptor takes them (a transposed conv's are
  * those of the forward conv it is the data gradient of). */

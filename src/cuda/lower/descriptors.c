@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda/lower/lower.h"
+#include "cuda/lower/lower_parts.h"
 
 cudnnDataType_t nnop__dnn_dtype(nnop_dtype t)
 {
@@ -109,9 +109,9 @@ static int rtc_unsafe_tensor(int ndim, const int64_t *dims, const int64_t *strid
 /* A 16-bit 1x1 conv keeps to precompiled engines, its activation split off to the own
  * epilogue kernel. Runtime-compiled engines fuse that activation, but with them the networks
  * ran slower in 3 of 4 runs on the H200 (cuDNN 9.14, autotuned: ConvNeXt-Tiny at batch 1 and
- * 32, EfficientNet-B0 at batch 1; only EfficientNet-B0 at batch 32 gained; bench/results/
- * 2026-12-02-h200-c.md), and each costs a compile at the first plan. Until autotuning times
- * both forms of the step, the one measured faster more often. */
+ * 32, EfficientNet-B0 at batch 1; only EfficientNet-B0 at batch 32 gained; GPU log
+ * 2026-12-02-h200-c, in git history: docs/performance.md), and each costs a compile at the first
+ * plan. Until autotuning times both forms of the step, the one measured faster more often. */
 static int rtc_kept_off_filter(int ndim, const int64_t *dims, nnop_dtype dt, bool filter)
 {
     return filter && dt != NNOP_F32 && ndim == 4 && dims[2] * dims[3] == 1;

@@ -5,7 +5,7 @@
  * view (a virtual FLOAT tensor between). */
 #include <string.h>
 
-#include "cuda/lower/lower.h"
+#include "cuda/lower/lower_parts.h"
 #include "platform/platform.h"
 
 static int over_c(const nnop__node *n)

@@ -4,7 +4,7 @@
  * a tensor are refused: the cuDNN prefix entry splits them off to the own epilogue kernel. */
 #include <stdlib.h>
 
-#include "cuda/lower/lower.h"
+#include "cuda/lower/lower_parts.h"
 
 typedef struct act_map {
     int act;
