@@ -1,5 +1,5 @@
 """launch_steps.py: which step of an nnop plan each GPU launch belongs to, and the GPU time
-per kind of step. Reads what `tools/gpu_run.sh vision-profile` writes with NNOP_LOG=1 and
+per kind of step. Reads what `bench/gpu_bench.sh vision-profile` writes with NNOP_LOG=1 and
 NNOP_PROFILE_ARGS=--launches (bench/profile_kernels.py): the plan's partitions in order (one
 `nnop_log,compile` line each) and one forward's launches in order, per batch.
 

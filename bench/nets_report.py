@@ -1,4 +1,4 @@
-"""nets_report.py: the table of issue 15's networks from one gpu_run.sh vision run: nnop-bench's
+"""nets_report.py: the table of issue 15's networks from one `bench/gpu_bench.sh vision` run: nnop-bench's
 JSON (nb_<net>_b<batch>.json, with and without CUDA graph replay) beside bench/torch_resnet.py's
 lines (torch_<net>.txt: eager, eager CUDA graph, torch.compile reduce-overhead), per network and
 batch; the ratio is nnop's time (CUDA graph) over torch.compile's (lower is better).

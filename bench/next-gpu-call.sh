@@ -13,7 +13,7 @@
 # real driver (unit.doctor*), and a cut cuDNN sub-library refused with NNOP_ERR_VERSION
 # (unit.cudnn_loading_cutsub under NNOP_REQUIRE_GPU=1). The call after it: ResNet-50 beside
 # torch.compile at batch 1, 32 and 256 (issue 12's two borderline goals; on an H200 if one is
-# lent, the goals' card): `tools/gpu_run.sh resnet`.
+# lent, the goals' card): `bench/gpu_bench.sh resnet`.
 set -u
 T0=$(date +%s)
 R=$OUT
@@ -21,9 +21,9 @@ B=$PWD/build-gpu
 mkdir -p "$R/x"
 export NNOP_BUILD_DIR=$B
 export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c tests/unit/test_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') test_cudnn_loading nnop-doctor difftest vision_net resnet50 bench_kernels exports_check $(ls tests/difftest/regress/*.c | xargs -n1 basename | sed 's/[.]c$//; s/^/difftest_/' | tr '\n' ' ')"
-NNOP_DEADLINE=1 tools/gpu_run.sh build-only >"$R/x/build.txt" 2>&1
+tools/gpu_test.sh build >"$R/x/build.txt" 2>&1
 echo "build rc $? at $(date -u +%T)"; grep -E "error|nnop:" "$R/x/build.txt" | head
-rm -f "$R/logs.tgz" "$R/gpu_run.log"
+rm -f "$R/logs.tgz" "$R/gpu_test.log"
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 (cd "$B" && NNOP_REQUIRE_GPU=1 timeout 260 ctest -j4 --output-on-failure --timeout 240 \
     -R '^unit[.]|^gpu[.]|^example[.](vision|resnet50)|^difftest[.]regress' >"$R/ctest.log" 2>&1)
@@ -35,10 +35,10 @@ LEFT=$((${CALL_TOTAL:-560} - ($(date +%s) - T0)))
 [ "$LEFT" -gt 30 ] && NNOP_SKIP_BUILD=1 NNOP_SKIP_CTEST=1 NNOP_DEADLINE=${CALL_DEADLINE:-60} \
     NNOP_DIFFTEST_COUNT=504 NNOP_DIFFTEST_NEW_COUNT=504 NNOP_DIFFTEST_SPECIAL_COUNT=504 \
     NNOP_DIFFTEST_GRAPH_COUNT=504 NNOP_DIFFTEST_MEMCHECK_COUNT=16 NNOP_MEMCHECK_TIMEOUT=60 \
-    timeout "$LEFT" tools/gpu_run.sh tests >"$R/x/tests.txt" 2>&1
+    timeout "$LEFT" tools/gpu_test.sh tests >"$R/x/tests.txt" 2>&1
 echo "tests rc $? at $(date -u +%T)"
 grep -E "^difftest|ERROR SUMMARY|FAIL" "$R/x/tests.txt" | head -12
 echo "== end at $(date -u +%T)"
 mv "$R/logs.tgz" "$R/x/tests_logs.tgz" 2>/dev/null
-rm -f "$R/gpu_run.log"
+rm -f "$R/gpu_test.log"
 tar czf "$R/next.tgz" -C "$R/x" . && rm -rf "$R/x"

@@ -6,7 +6,7 @@ against PyTorch, from one nnop-bench run and its PyTorch peer on the same proble
     python3 bench/torch_problems.py -f bench/problems/conv_sweep.txt --json torch_sweep.json
     python3 bench/sweep_report.py sweep.json torch_sweep.json > sweep.md
 
-The whole sweep does not fit one 600-s device call: `gpu_run.sh sweep` with NNOP_SWEEP_PART=k/n
+The whole sweep does not fit one 600-s device call: `bench/gpu_bench.sh sweep` with NNOP_SWEEP_PART=k/n
 runs a part, and --part NNOP TORCH adds each further part's pair of files (every shape against
 the floor of its own run's peaks, and against the PyTorch peer of that run).
 

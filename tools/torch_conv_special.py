@@ -2,7 +2,7 @@
 infinite inputs, on the shapes where nnop's fp16/bf16 cuDNN convs did not (difftest --special,
 2026-12-04): every k-th input element NaN, +inf, -inf in turn, against float64 on the CPU;
 prints the elements whose NaN/inf status differs. nnop.h's "Numbers" paragraph cites it.
-Run by tools/gpu_run.sh tests; it informs, it does not gate."""
+Run by tools/gpu_test.sh tests; it informs, it does not gate."""
 import torch
 import torch.nn.functional as F
 
