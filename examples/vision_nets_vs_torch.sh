@@ -7,7 +7,7 @@
 # On the CPU backend: relative error (max |diff| / max |ref|) at most 1e-4 in f32 (NCHW and
 # NHWC) and 2e-2 in f16 (it rounds every node's result to f16, as PyTorch eager does; against
 # the f16 reference MobileNetV3's small random logits come to 5.3e-3, against the f32 one to
-# 1.1e-2, bench/results/2026-12-02-h200.md). On the CUDA backend (with
+# 1.1e-2, GPU log 2026-12-02-h200 in git history: docs/performance.md). On the CUDA backend (with
 # NNOP_REQUIRE_GPU=1, or NNOP_VISION_BACKENDS="cpu cuda"): 1e-3 in f32 (TF32 off, both
 # layouts) and 1e-2 in f16 NHWC (issue 15). Exits 77 (CTest: skipped) when python3 has no
 # torch and torchvision.

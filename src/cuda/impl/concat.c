@@ -6,7 +6,7 @@
  * Strided slices (channels-last, batch > 1) stay copies: cuDNN's conv engines take strided
  * outputs on sm_90, but the ones that did ran 2.7-3.7x slower than the packed write, far
  * more than the copy saves (U-Net's 1x1 conv: 4.7 -> 12.8 us at batch 1, 47.9 -> 177.7 us
- * at batch 32; bench/results/2026-12-03-h200-c.md). */
+ * at batch 32; GPU log 2026-12-03-h200-c, in git history: docs/performance.md). */
 #include <stdio.h>
 #include <stdlib.h>
 

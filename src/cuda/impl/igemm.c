@@ -3,12 +3,12 @@
  * more 64 x 64 output tiles than the GPU has SMs (ResNet-50 at batch 1). The own split-K
  * implicit GEMM (kernels/igemm_conv.cu) runs the conv and its whole epilogue chain, residual
  * adds included, before one store. cuDNN 9.14's sm_90 engines run these shapes on a few
- * blocks: ResNet-50's batch-1 3x3 convs took 6-12 us each, launch-bound (bench/results/
- * 2026-12-04-h200-b.md). Needs compute capability 9.0 (thread-block clusters).
- * Experimental: correct on the GPU (gpu.conv_igemm), but on ResNet-50 at batch 1 slower than
- * those engines so far (0.445 against 0.294 ms; ncu: a fixed 2000-3000 instructions a warp
- * on one warp a scheduler, bench/results/2026-12-04-h200-e.md), so igemm_fits takes a conv
- * only where NNOP_ENABLE_IMPL names this entry. */
+ * blocks: ResNet-50's batch-1 3x3 convs took 6-12 us each, launch-bound (GPU log
+ * 2026-12-04-h200-b, in git history: docs/performance.md). Needs compute capability 9.0
+ * (thread-block clusters). Experimental: correct on the GPU (gpu.conv_igemm), but on ResNet-50 at
+ * batch 1 slower than those engines so far (0.445 against 0.294 ms; ncu: a fixed 2000-3000
+ * instructions a warp on one warp a scheduler, GPU log 2026-12-04-h200-e), so igemm_fits takes a
+ * conv only where NNOP_ENABLE_IMPL names this entry. */
 #include <stdio.h>
 #include <string.h>
 
