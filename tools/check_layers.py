@@ -9,6 +9,8 @@ Fails (exit 1) when
   - a file of src/cuda/ is in none of the stages (a new folder or file must be placed);
   - a file outside src/cuda/ includes a header of src/cuda/ (the core reaches the backend
     only through src/internal.h);
+  - a file of src/onnx/ (the ONNX importer, a library above the public API) includes a header
+    of src/ outside src/onnx/: it reaches nnop through include/nnop/*.h only;
   - the include graph of src/ has a cycle.
 usage: tools/check_layers.py [ROOT]   (ROOT: the repository, default: this script's parent)"""
 import os
@@ -69,6 +71,9 @@ def main():
                     continue  # a system or generated header
                 edges[path].append(target)
                 trel = os.path.relpath(target, SRC)
+                if rel.startswith("onnx/") and not trel.startswith("onnx/"):
+                    problems.append(f"src/{rel}:{n}: includes src/{trel}: the ONNX importer "
+                                    "reaches nnop through include/nnop/*.h only")
                 if not trel.startswith("cuda/"):
                     continue
                 theirs = stage_of(os.path.relpath(target, CUDA), order)

@@ -1,0 +1,108 @@
+/* onnx_internal.h: the importer's state shared by its files (load, tensors, operators). */
+#ifndef NNOP_ONNX_INTERNAL_H
+#define NNOP_ONNX_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnop/nnop_onnx.h"
+#include "onnx.pb-c.h"
+
+#if defined(__GNUC__)
+#define OX_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define OX_PRINTF(f, a)
+#endif
+
+/* ONNX element types the importer reads (TensorProto.DataType) */
+enum {
+    OX_FLOAT = 1,
+    OX_UINT8 = 2,
+    OX_INT8 = 3,
+    OX_UINT16 = 4,
+    OX_INT16 = 5,
+    OX_INT32 = 6,
+    OX_INT64 = 7,
+    OX_BOOL = 9,
+    OX_FLOAT16 = 10,
+    OX_DOUBLE = 11,
+    OX_UINT32 = 12,
+    OX_UINT64 = 13,
+    OX_BFLOAT16 = 16
+};
+
+#define OX_MAX_DIMS 8
+
+/* What a name of the ONNX graph stands for. */
+typedef enum ox_kind {
+    OX_UNSET = 0, /* no node made it (yet) */
+    OX_CONST,     /* known at load: initializer, Constant, folded subgraph */
+    OX_VALUE      /* an nnop value computed at run time */
+} ox_kind;
+
+typedef struct ox_tensor {
+    const char *name; /* the proto's string (lives as long as the load) */
+    ox_kind kind;
+    int elem; /* ONNX element type */
+    int ndim; /* 0 for a scalar constant */
+    int64_t dims[OX_MAX_DIMS];
+    /* OX_CONST: numel elements, in f (float types, converted to float32) or i (integers
+     * and bool). */
+    int64_t numel;
+    float *f;
+    int64_t *i;
+    /* OX_VALUE: the value; OX_CONST: its nnop_constant once an op needed one (has_v). */
+    nnop_value v;
+    int has_v;
+} ox_tensor;
+
+typedef struct ox_ctx {
+    nnop_context *ctx;
+    nnop_graph *g;
+    nnop_onnx_options o;
+    int64_t opset; /* of the default domain */
+    ox_tensor *t;
+    size_t nt, cap;
+    size_t *hash; /* open addressing: index + 1 into t, 0 = empty */
+    size_t hcap;
+    const Onnx__NodeProto *node; /* the node being converted, for messages */
+    nnop_status status;
+    char err[1024];
+} ox_ctx;
+
+/* Errors: record status and message (prefixed with the current node) and return status. */
+nnop_status ox_fail(ox_ctx *ox, nnop_status s, const char *fmt, ...) OX_PRINTF(3, 4);
+/* After a builder returned v: NNOP_OK, or the graph's error with the context's message. */
+nnop_status ox_check(ox_ctx *ox, nnop_value v);
+int ox_is_float_elem(int elem);
+const char *ox_elem_name(int elem);
+
+/* Tensors by name. */
+ox_tensor *ox_find(ox_ctx *ox, const char *name);
+ox_tensor *ox_add(ox_ctx *ox, const char *name); /* NULL: out of memory (recorded) */
+/* Decode a TensorProto into a constant of t (name kept). */
+nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorProto *p);
+/* Allocate a constant's storage (float or int) for the dims already set in t. */
+nnop_status ox_const_alloc(ox_ctx *ox, ox_tensor *t, int elem);
+int64_t ox_numel(const int64_t *dims, int ndim);
+/* The nnop value of t: a VALUE's own, or a CONST as an nnop_constant of the run dtype (4-D in
+ * the run layout), made once. */
+nnop_status ox_value_of(ox_ctx *ox, ox_tensor *t, nnop_value *out);
+/* An nnop_constant of n floats with the given dims (4-D: run layout), in the run dtype. */
+nnop_status ox_make_const(ox_ctx *ox, const char *name, const float *data, int ndim,
+                          const int64_t *dims, nnop_value *out);
+/* Broadcast index helper: the flat index into a tensor of dims sd (rank sn) broadcast to
+ * dims od (rank on) at flat output index k. */
+int64_t ox_bcast_index(int64_t k, const int64_t *od, int on, const int64_t *sd, int sn);
+/* numpy broadcast of two shapes; 0 when they do not broadcast. */
+int ox_bcast_shape(const int64_t *a, int an, const int64_t *b, int bn, int64_t *out, int *on);
+/* The element k of a constant as double (float or int storage). */
+double ox_const_get(const ox_tensor *t, int64_t k);
+
+/* Operators: convert node n (all its inputs known). */
+nnop_status ox_convert_node(ox_ctx *ox, const Onnx__NodeProto *n);
+/* Whether the importer knows op_type at all (for the first scan's list of unknown ones). */
+int ox_op_known(const char *op_type);
+
+#endif /* NNOP_ONNX_INTERNAL_H */

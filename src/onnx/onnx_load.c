@@ -1,0 +1,443 @@
+/* onnx_load.c: the importer's entry points: parse a ModelProto with protobuf-c, declare the
+ * inputs, convert the nodes in order, mark the outputs; any failure destroys the graph. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+#if defined(_MSC_VER)
+#define OX_THREAD_LOCAL __declspec(thread)
+#else
+#define OX_THREAD_LOCAL _Thread_local
+#endif
+
+static OX_THREAD_LOCAL char last_error[1024];
+
+/* The largest model read: protobuf's own limit for one message. */
+#define OX_MAX_MODEL_BYTES ((size_t)2147483647)
+
+const char *nnop_onnx_last_error(void)
+{
+    return last_error;
+}
+
+static void set_last(const char *msg)
+{
+    snprintf(last_error, sizeof last_error, "%s", msg);
+}
+
+nnop_status ox_fail(ox_ctx *ox, nnop_status s, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    if (ox->status) /* the first error wins */
+        return ox->status;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ox->status = s;
+    if (ox->node) {
+        const char *name = ox->node->name && *ox->node->name ? ox->node->name : "";
+        snprintf(ox->err, sizeof ox->err, "%s: node '%s' (%s): %s", nnop_status_string(s), name,
+                 ox->node->op_type ? ox->node->op_type : "?", msg);
+    } else
+        snprintf(ox->err, sizeof ox->err, "%s: %s", nnop_status_string(s), msg);
+    return s;
+}
+
+nnop_status ox_check(ox_ctx *ox, nnop_value v)
+{
+    nnop_status s;
+    if (v.id >= 0)
+        return NNOP_OK;
+    s = nnop_graph_status(ox->g);
+    if (s == NNOP_OK)
+        s = NNOP_ERR_INTERNAL;
+    /* a builder's refusal is what nnop cannot run: unsupported, its own status in the text */
+    return ox_fail(ox, s == NNOP_ERR_OUT_OF_MEMORY ? s : NNOP_ERR_UNSUPPORTED,
+                   "nnop refused it: %s", nnop_context_last_error(ox->ctx));
+}
+
+void nnop_onnx_options_init(nnop_onnx_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->dtype = NNOP_F32;
+    o->layout = NNOP_NCHW;
+    o->batch = 1;
+}
+
+static void ox_free(ox_ctx *ox)
+{
+    size_t k;
+    for (k = 0; k < ox->nt; k++) {
+        free(ox->t[k].f);
+        free(ox->t[k].i);
+    }
+    free(ox->t);
+    free(ox->hash);
+}
+
+static nnop_status declare_input(ox_ctx *ox, const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto__Tensor *tt;
+    nnop_tensor_desc d;
+    ox_tensor *t;
+    size_t k;
+    int elem;
+    const char *name = vi->name ? vi->name : "";
+    if (!*name)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "a graph input has no name");
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !vi->type->tensor_type)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "graph input '%s' is not a tensor", name);
+    tt = vi->type->tensor_type;
+    elem = tt->has_elem_type ? tt->elem_type : 0;
+    if (!ox_is_float_elem(elem))
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "graph input '%s' is %s (nnop computes on float "
+                       "tensors)",
+                       name, ox_elem_name(elem));
+    if (!tt->shape)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "graph input '%s' has no shape", name);
+    if (tt->shape->n_dim < 1 || tt->shape->n_dim > NNOP_MAX_DIMS)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "graph input '%s' has %zu dims (nnop: 1 to %d)",
+                       name, tt->shape->n_dim, NNOP_MAX_DIMS);
+    memset(&d, 0, sizeof d);
+    d.dtype = ox->o.dtype;
+    d.ndim = (int)tt->shape->n_dim;
+    for (k = 0; k < tt->shape->n_dim; k++) {
+        const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[k];
+        if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (dim->dim_value < 1)
+                return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                               "graph input '%s' has dim %zu of size "
+                               "%lld",
+                               name, k, (long long)dim->dim_value);
+            d.dims[k] = dim->dim_value;
+        } else
+            d.dims[k] = ox->o.batch; /* symbolic */
+    }
+    for (k = (size_t)d.ndim; k-- > 0;)
+        d.strides[k] = k + 1 == (size_t)d.ndim ? 1 : d.strides[k + 1] * d.dims[k + 1];
+    if (d.ndim == 4)
+        d = nnop_tensor_4d(ox->o.dtype, ox->o.layout, d.dims[0], d.dims[1], d.dims[2], d.dims[3]);
+    t = ox_add(ox, name);
+    if (!t)
+        return ox->status;
+    if (t->kind != OX_UNSET)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "graph input '%s' is declared twice", name);
+    t->kind = OX_VALUE;
+    t->elem = elem;
+    t->ndim = d.ndim;
+    for (k = 0; k < (size_t)d.ndim; k++)
+        t->dims[k] = d.dims[k];
+    t->v = nnop_input(ox->g, name, &d);
+    return ox_check(ox, t->v);
+}
+
+/* op types no converter knows, listed once each, for the first failure's message */
+static void unknown_ops(const Onnx__GraphProto *gp, char *buf, size_t len)
+{
+    size_t k, j, used = 0;
+    buf[0] = 0;
+    for (k = 0; k < gp->n_node; k++) {
+        const char *op = gp->node[k]->op_type ? gp->node[k]->op_type : "";
+        int seen = 0;
+        if (ox_op_known(op))
+            continue;
+        for (j = 0; j < k && !seen; j++)
+            seen = gp->node[j]->op_type && strcmp(gp->node[j]->op_type, op) == 0;
+        if (seen || used + strlen(op) + 3 >= len)
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", op);
+    }
+}
+
+static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
+{
+    const Onnx__GraphProto *gp = m->graph;
+    size_t k, j;
+    nnop_status s;
+    char unknown[256];
+    if (!gp)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "the model has no graph");
+    ox->opset = 0;
+    for (k = 0; k < m->n_opset_import; k++) {
+        const Onnx__OperatorSetIdProto *os = m->opset_import[k];
+        if (!os->domain || !*os->domain || strcmp(os->domain, "ai.onnx") == 0)
+            ox->opset = os->has_version ? os->version : 1;
+    }
+    if (!ox->opset)
+        ox->opset = 1; /* IR version 1 models name no opset */
+    if (gp->n_sparse_initializer)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "sparse initializers");
+    /* operators no converter knows, before anything else: the whole list at once */
+    unknown_ops(gp, unknown, sizeof unknown);
+    for (k = 0; unknown[0] && k < gp->n_node; k++)
+        if (!ox_op_known(gp->node[k]->op_type)) {
+            ox->node = gp->node[k];
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "operator not supported by nnop's importer "
+                           "(the model's unsupported operators: %s)",
+                           unknown);
+        }
+    s = nnop_graph_create(ox->ctx, &ox->g);
+    if (s)
+        return ox_fail(ox, s, "nnop_graph_create: %s", nnop_context_last_error(ox->ctx));
+    for (k = 0; k < gp->n_initializer; k++) {
+        const Onnx__TensorProto *tp = gp->initializer[k];
+        ox_tensor *t;
+        if (!tp->name || !*tp->name)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "initializer %zu has no name", k);
+        t = ox_add(ox, tp->name);
+        if (!t)
+            return ox->status;
+        if (t->kind != OX_UNSET)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "initializer '%s' is given twice", tp->name);
+        if ((s = ox_tensor_from_proto(ox, t, tp)) != NNOP_OK)
+            return s;
+    }
+    /* inputs that are not initializers (IR < 4 lists the initializers among them too) */
+    for (k = 0; k < gp->n_input; k++) {
+        const ox_tensor *t = gp->input[k]->name ? ox_find(ox, gp->input[k]->name) : NULL;
+        if (t && t->kind == OX_CONST)
+            continue;
+        if ((s = declare_input(ox, gp->input[k])) != NNOP_OK)
+            return s;
+    }
+    for (k = 0; k < gp->n_node; k++) {
+        const Onnx__NodeProto *n = gp->node[k];
+        ox->node = n;
+        if (!n->op_type)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "node %zu has no op_type", k);
+        if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "operator of domain '%s'", n->domain);
+        for (j = 0; j < n->n_input; j++) {
+            const ox_tensor *t;
+            if (!n->input[j] || !*n->input[j])
+                continue;
+            t = ox_find(ox, n->input[j]);
+            if (!t || t->kind == OX_UNSET)
+                return ox_fail(ox, NNOP_ERR_FORMAT,
+                               "input '%s' is made by no earlier node (the "
+                               "nodes are not in topological order, or they form a cycle)",
+                               n->input[j]);
+        }
+        if (n->n_output < 1 || !n->output[0] || !*n->output[0])
+            return ox_fail(ox, NNOP_ERR_FORMAT, "no output");
+        if ((s = ox_convert_node(ox, n)) != NNOP_OK)
+            return s;
+        for (j = 0; j < n->n_output; j++) {
+            const ox_tensor *t = n->output[j] && *n->output[j] ? ox_find(ox, n->output[j]) : NULL;
+            if (n->output[j] && *n->output[j] && (!t || t->kind == OX_UNSET))
+                return ox_fail(ox, NNOP_ERR_INTERNAL, "output '%s' was not made", n->output[j]);
+        }
+    }
+    ox->node = NULL;
+    if (gp->n_output < 1)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "the graph has no output");
+    for (k = 0; k < gp->n_output; k++) {
+        const char *name = gp->output[k]->name ? gp->output[k]->name : "";
+        ox_tensor *t = ox_find(ox, name);
+        nnop_value v;
+        if (!t || t->kind == OX_UNSET)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "graph output '%s' is made by no node", name);
+        if (!ox_is_float_elem(t->elem))
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "graph output '%s' is %s (nnop computes "
+                           "float tensors)",
+                           name, ox_elem_name(t->elem));
+        if ((s = ox_value_of(ox, t, &v)) != NNOP_OK)
+            return s;
+        for (j = 0; j < k; j++) {
+            const ox_tensor *o = ox_find(ox, gp->output[j]->name ? gp->output[j]->name : "");
+            if (o && o->v.id == v.id && (o->kind == OX_VALUE || o->has_v))
+                return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                               "graph outputs '%s' and '%s' are one "
+                               "value (nnop outputs a value once)",
+                               o->name, name);
+        }
+        s = nnop_output(ox->g, v, name);
+        if (s)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "graph output '%s': %s", name,
+                           nnop_context_last_error(ox->ctx));
+    }
+    s = nnop_graph_status(ox->g);
+    if (s)
+        return ox_fail(ox, s, "%s", nnop_context_last_error(ox->ctx));
+    return NNOP_OK;
+}
+
+nnop_status nnop_onnx_load_memory(nnop_context *ctx, const void *data, size_t size,
+                                  const nnop_onnx_options *opts, nnop_graph **out)
+{
+    ox_ctx ox;
+    Onnx__ModelProto *m;
+    nnop_status s;
+    size_t k;
+    if (out)
+        *out = NULL;
+    memset(&ox, 0, sizeof ox);
+    nnop_onnx_options_init(&ox.o);
+    if (opts)
+        ox.o = *opts;
+    ox.ctx = ctx;
+    if (!ctx || !out || (!data && size)) {
+        set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_load: ctx, data and out must not be NULL");
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    for (k = 0; k < sizeof ox.o.reserved / sizeof ox.o.reserved[0]; k++)
+        if (ox.o.reserved[k]) {
+            set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_options.reserved must be zero "
+                     "(start from nnop_onnx_options_init)");
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
+    if ((ox.o.dtype != NNOP_F32 && ox.o.dtype != NNOP_F16 && ox.o.dtype != NNOP_BF16) ||
+        (ox.o.layout != NNOP_NCHW && ox.o.layout != NNOP_NHWC) || ox.o.batch < 1 ||
+        ox.o.batch > (int64_t)1 << 31) {
+        set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_options: unknown dtype or layout, or batch "
+                 "not in 1 to 2^31");
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    if (size == 0) {
+        set_last("NNOP_ERR_FORMAT: not an ONNX model: 0 bytes");
+        return NNOP_ERR_FORMAT;
+    }
+    m = onnx__model_proto__unpack(NULL, size, (const uint8_t *)data);
+    if (!m) {
+        set_last("NNOP_ERR_FORMAT: not an ONNX model: the protobuf ModelProto does not parse "
+                 "(truncated or another kind of file)");
+        return NNOP_ERR_FORMAT;
+    }
+    s = load(&ox, m);
+    if (s) {
+        nnop_graph_destroy(ox.g); /* never a half-built graph */
+        ox.g = NULL;
+        set_last(ox.err);
+    } else {
+        *out = ox.g;
+        set_last("");
+    }
+    ox_free(&ox);
+    onnx__model_proto__free_unpacked(m, NULL);
+    return s;
+}
+
+nnop_status nnop_onnx_load_file(nnop_context *ctx, const char *path, const nnop_onnx_options *opts,
+                                nnop_graph **out)
+{
+    FILE *f;
+    long len;
+    void *buf;
+    nnop_status s;
+    char msg[512];
+    if (out)
+        *out = NULL;
+    if (!path) {
+        set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_load_file: path is NULL");
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    f = fopen(path, "rb");
+    if (!f) {
+        snprintf(msg, sizeof msg, "NNOP_ERR_IO: cannot open '%s'", path);
+        set_last(msg);
+        return NNOP_ERR_IO;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        snprintf(msg, sizeof msg, "NNOP_ERR_IO: cannot read '%s' (not a regular file?)", path);
+        set_last(msg);
+        return NNOP_ERR_IO;
+    }
+    if ((unsigned long)len > OX_MAX_MODEL_BYTES) {
+        fclose(f);
+        snprintf(msg, sizeof msg, "NNOP_ERR_FORMAT: '%s' is over 2 GiB (protobuf's limit)", path);
+        set_last(msg);
+        return NNOP_ERR_FORMAT;
+    }
+    buf = malloc(len ? (size_t)len : 1);
+    if (!buf) {
+        fclose(f);
+        set_last("NNOP_ERR_OUT_OF_MEMORY: reading the model");
+        return NNOP_ERR_OUT_OF_MEMORY;
+    }
+    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        free(buf);
+        snprintf(msg, sizeof msg, "NNOP_ERR_IO: cannot read '%s'", path);
+        set_last(msg);
+        return NNOP_ERR_IO;
+    }
+    fclose(f);
+    s = nnop_onnx_load_memory(ctx, buf, (size_t)len, opts, out);
+    free(buf);
+    return s;
+}
+
+nnop_status nnop_onnx_tensor_read(const void *bytes, size_t size, nnop_dtype t,
+                                  nnop_tensor_desc *desc, void **data, char *name, size_t name_len)
+{
+    ox_ctx ox;
+    ox_tensor tt;
+    Onnx__TensorProto *p;
+    nnop_tensor_desc d;
+    void *buf;
+    nnop_status s;
+    int k;
+    if (!desc || !data || (!bytes && size) || nnop_dtype_size(t) == 0) {
+        set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_tensor_read: NULL pointer or bad dtype");
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    p = onnx__tensor_proto__unpack(NULL, size, (const uint8_t *)bytes);
+    if (!p) {
+        set_last("NNOP_ERR_FORMAT: not an ONNX TensorProto");
+        return NNOP_ERR_FORMAT;
+    }
+    memset(&ox, 0, sizeof ox);
+    memset(&tt, 0, sizeof tt);
+    tt.name = p->name ? p->name : "";
+    s = ox_tensor_from_proto(&ox, &tt, p);
+    if (!s && !tt.f)
+        s = ox_fail(&ox, NNOP_ERR_UNSUPPORTED, "tensor '%s' is %s, not a float type", tt.name,
+                    ox_elem_name(tt.elem));
+    if (!s && (tt.ndim > NNOP_MAX_DIMS || tt.numel < 1))
+        s = ox_fail(&ox, NNOP_ERR_UNSUPPORTED, "tensor '%s' is empty", tt.name);
+    if (s) {
+        set_last(ox.err);
+        free(tt.f);
+        free(tt.i);
+        onnx__tensor_proto__free_unpacked(p, NULL);
+        return s;
+    }
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = tt.ndim ? tt.ndim : 1;
+    for (k = 0; k < d.ndim; k++)
+        d.dims[k] = tt.ndim ? tt.dims[k] : 1;
+    for (k = d.ndim - 1; k >= 0; k--)
+        d.strides[k] = k == d.ndim - 1 ? 1 : d.strides[k + 1] * d.dims[k + 1];
+    buf = malloc(nnop_tensor_bytes(&d));
+    if (!buf) {
+        free(tt.f);
+        onnx__tensor_proto__free_unpacked(p, NULL);
+        set_last("NNOP_ERR_OUT_OF_MEMORY: nnop_onnx_tensor_read");
+        return NNOP_ERR_OUT_OF_MEMORY;
+    }
+    nnop_convert(NNOP_F32, tt.f, t, buf, tt.numel);
+    if (name && name_len)
+        snprintf(name, name_len, "%s", tt.name);
+    *desc = d;
+    *data = buf;
+    free(tt.f);
+    onnx__tensor_proto__free_unpacked(p, NULL);
+    set_last("");
+    return NNOP_OK;
+}
+
+void nnop_onnx_free(void *p)
+{
+    free(p);
+}
