@@ -15,6 +15,8 @@
  *                             the prefetch then has little time to run ahead)
  * Besides compile -> first result it prints the context creation and graph building times
  * and the whole of it: process start to first result. */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +167,32 @@ static void describe(const nnop_plan *plan)
     }
 }
 
+/* The first result checked before any time is reported: n fp16 logits, all finite (the
+ * weights are random, so there is no reference to equal; a network of garbage gives NaN). */
+static int logits_finite(nnop_context *ctx, const void *y, int64_t n)
+{
+    uint16_t *h = (uint16_t *)malloc((size_t)n * sizeof *h);
+    float *f = (float *)malloc((size_t)n * sizeof *f);
+    int64_t i, bad = 0;
+    if (!h || !f || nnop_copy_out(ctx, h, y, (size_t)n * sizeof *h) != NNOP_OK ||
+        nnop_convert(NNOP_F16, h, NNOP_F32, f, n) != NNOP_OK) {
+        fprintf(stderr, "check: could not read the logits: %s\n", nnop_context_last_error(ctx));
+        free(h);
+        free(f);
+        return 0;
+    }
+    for (i = 0; i < n; i++)
+        bad += !isfinite(f[i]);
+    if (bad)
+        fprintf(stderr,
+                "check: %lld of %lld logits are not finite: the network is broken, "
+                "nothing timed\n",
+                (long long)bad, (long long)n);
+    free(h);
+    free(f);
+    return bad == 0;
+}
+
 static int run(const args *a, nnop_context *ctx, double start, double create_ms)
 {
     double graph_t0 = now_ms();
@@ -196,6 +224,8 @@ static int run(const args *a, nnop_context *ctx, double start, double create_ms)
         first_ms = now_ms() - t0;
         total_ms = now_ms() - start;
         sampler_enable(0);
+        if (!logits_finite(ctx, y, a->batch * 1000)) /* no time counts for a broken network */
+            return 1;
         per_batch = steady_ms(ctx, plan, in, out);
     } else {
         first_ms = now_ms() - t0;

@@ -10,23 +10,28 @@
 static uint64_t rng = 88172645463325252ull;
 
 /* With bench_resnet50_keep_weights: the host data of every constant, in the order built, so a
- * later build replays them (copies only) instead of generating them again. */
+ * later build replays them (copies only) instead of generating them again. The first build
+ * records, every later one replays (it once replayed kept[0] for the first build's second
+ * constant on: a heap over-read and a network of garbage, issue 43). */
 static void **kept;
+static size_t *kept_bytes;
 static size_t n_kept, cap_kept, replay_at;
-static int keeping;
+static int keeping, replaying;
 
 void bench_resnet50_keep_weights(void)
 {
     keeping = 1;
 }
 
-static void keep(void *h)
+static void keep(void *h, size_t bytes)
 {
     if (n_kept == cap_kept) {
         cap_kept = cap_kept ? 2 * cap_kept : 512;
         kept = (void **)realloc(kept, cap_kept * sizeof *kept);
-        CHECK(kept != NULL);
+        kept_bytes = (size_t *)realloc(kept_bytes, cap_kept * sizeof *kept_bytes);
+        CHECK(kept != NULL && kept_bytes != NULL);
     }
+    kept_bytes[n_kept] = bytes;
     kept[n_kept++] = h;
 }
 
@@ -42,8 +47,10 @@ static nnop_value constant(nnop_graph *g, const nnop_tensor_desc *d, float a, fl
     float *f;
     void *h;
     nnop_value v;
-    if (keeping && replay_at < n_kept)
+    if (replaying) { /* the same graph again: the same constants in the same order */
+        CHECK(replay_at < n_kept && kept_bytes[replay_at] == nnop_tensor_bytes(d));
         return nnop_constant(g, NULL, d, kept[replay_at++]);
+    }
     f = (float *)malloc((size_t)n * sizeof(float));
     h = malloc(nnop_tensor_bytes(d));
     CHECK(f && h);
@@ -53,7 +60,7 @@ static nnop_value constant(nnop_graph *g, const nnop_tensor_desc *d, float a, fl
     v = nnop_constant(g, NULL, d, h);
     free(f);
     if (keeping)
-        keep(h);
+        keep(h, nnop_tensor_bytes(d));
     else
         free(h);
     return v;
@@ -94,6 +101,7 @@ nnop_graph *bench_resnet50_graph(nnop_context *ctx, int64_t n)
     nnop_value y;
     int64_t cin = 64, width = 64;
     int s, b;
+    replaying = keeping && n_kept > 0;
     replay_at = 0;
     CHECK(nnop_graph_create(ctx, &g) == NNOP_OK);
     y = nnop_pool(g, conv_bn(g, nnop_input(g, "x", &xd), 3, 64, 7, 2, 1), NNOP_POOL_MAX, &pp);
@@ -105,5 +113,6 @@ nnop_graph *bench_resnet50_graph(nnop_context *ctx, int64_t n)
     y = nnop_flatten(g, nnop_global_avg_pool(g, y));
     y = nnop_linear(g, y, constant(g, &fd, 0.02f, 0.0f), constant(g, &bd, 0.1f, 0.0f));
     CHECK(nnop_output(g, y, "logits") == NNOP_OK);
+    CHECK(!replaying || replay_at == n_kept);
     return g;
 }

@@ -185,20 +185,46 @@ static int32_t new_value(nnop_graph *g, const nnop_tensor_desc *d, nnop__value_k
     return g->n_values++;
 }
 
-/* The graph's layout is that of its first 4-D input or constant whose strides say NCHW or
- * NHWC. Results computed before it (from degenerate N x 1 x 1 x 1 leaves only) were NCHW by
- * assumption: they take the stated layout now, so one graph never mixes layouts. */
-static void note_leaf_layout(nnop_graph *g, const nnop_tensor_desc *d)
+/* The graph's layout is stated now: results computed before (from degenerate N x 1 x 1 x 1
+ * leaves only) were NCHW by assumption and take it, so one graph never mixes layouts. */
+static void state_layout(nnop_graph *g, nnop_layout l)
 {
     int32_t i;
-    if (g->layout >= 0 || d->ndim != 4 || nnop__layout_ambiguous(d))
-        return;
-    g->layout = (int)nnop__layout_of(d);
+    g->layout = (int)l;
     for (i = 0; i < g->n_values; i++)
         if (g->values[i].layout_assumed) {
-            nnop__set_packed_strides(&g->values[i].desc, (nnop_layout)g->layout);
+            nnop__set_packed_strides(&g->values[i].desc, l);
             g->values[i].layout_assumed = 0;
         }
+}
+
+/* The graph's layout is that of its first 4-D input or constant whose strides say NCHW or
+ * NHWC (or the one nnop_graph_set_layout declared). */
+static void note_leaf_layout(nnop_graph *g, const nnop_tensor_desc *d)
+{
+    if (g->layout >= 0 || d->ndim != 4 || nnop__layout_ambiguous(d))
+        return;
+    state_layout(g, nnop__layout_of(d));
+}
+
+nnop_status nnop_graph_set_layout(nnop_graph *g, nnop_layout l)
+{
+    if (!g)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (!g->ctx)
+        return NNOP_ERR_INVALID_ARGUMENT; /* an orphan: no context to hold a message */
+    if (l != NNOP_NCHW && l != NNOP_NHWC)
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_graph_set_layout: layout %d is neither NNOP_NCHW nor NNOP_NHWC",
+                          (int)l);
+    if (g->layout >= 0 && g->layout != (int)l)
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_graph_set_layout: the graph is %s already (an input or constant "
+                          "states it), not %s",
+                          g->layout == NNOP_NHWC ? "NHWC" : "NCHW",
+                          l == NNOP_NHWC ? "NHWC" : "NCHW");
+    state_layout(g, l);
+    return NNOP_OK;
 }
 
 /* A 4-D result takes the layout of its first 4-D operand that has one of its own, else the

@@ -22,8 +22,9 @@
  * is NULL after a failure, so that it never dangles; and nnop_cache_file_check, whose report
  * on a damaged or unreadable file is its result, writes it with NNOP_ERR_FORMAT or _IO.
  *
- * Libraries (CUDA build): the CUDA runtime is linked; cuDNN 9 and cuBLASLt are loaded when
- * first needed (the first context that may use the GPU), so a program starts without them.
+ * Libraries (CUDA build): the CUDA runtime is linked; cuDNN 9 (9.0 or newer, and not older
+ * than the cuDNN headers nnop was built with) and cuBLASLt are loaded when first needed (the
+ * first context that may use the GPU), so a program starts without them.
  * cuDNN is libcudnn.so.9 (cudnn64_9.dll): from the folder in the environment variable
  * NNOP_CUDNN_PATH alone when it is set (a library file named there stands for its folder;
  * a value over 4095 bytes loads no cuDNN and says so), else where the platform loader finds
@@ -62,7 +63,9 @@
  * has one. So an NHWC graph gives NHWC results and outputs, degenerate shapes included.
  * Until an input or constant states the layout, results are NCHW (as PyTorch's default
  * memory format); when one does, those results take its layout (nnop_value_desc then gives
- * the new strides). A graph none of whose 4-D inputs or constants states one is NCHW.
+ * the new strides). A graph none of whose 4-D inputs or constants states one is NCHW, unless
+ * nnop_graph_set_layout declared the graph's layout: an NHWC graph whose every input is
+ * N x 1 x 1 x 1 (and weights K x 1 x 1 x 1) needs it to give NHWC results.
  *
  * Logging, as ONEDNN_VERBOSE: the environment variable NNOP_LOG, read once when a context is
  * created, prints to stderr. NNOP_LOG=1: a line per context creation (backend, and why AUTO
@@ -393,6 +396,13 @@ NNOP_API nnop_status nnop_graph_create(nnop_context *ctx, nnop_graph **out);
 NNOP_API void nnop_graph_destroy(nnop_graph *g);
 /** First error recorded by a builder (NNOP_OK if none); the message is in the context. */
 NNOP_API nnop_status nnop_graph_status(const nnop_graph *g);
+/** Declare g's layout, for graphs whose 4-D inputs and constants cannot say it themselves
+ * (N x 1 x 1 x 1 has the same strides in both layouts): results whose strides would fit
+ * either layout take l, those built already included. Needed only there; call it before or
+ * after the builders. NNOP_ERR_INVALID_ARGUMENT (the graph unchanged, no sticky error) for a
+ * NULL g, an l other than NNOP_NCHW and NNOP_NHWC, or an l unlike the layout an input or
+ * constant of g already states. */
+NNOP_API nnop_status nnop_graph_set_layout(nnop_graph *g, nnop_layout l);
 
 /** A graph input, bound at execute time, in declaration order. name may be NULL; names given
  * to nnop_input, nnop_constant and nnop_output are copied. */

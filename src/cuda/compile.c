@@ -297,7 +297,7 @@ static nnop_status finish(nnop_plan *p)
     t1 = nnop__monotonic_ns();
     prof->buffers_ns = t1 - t0;
     if (st == NNOP_OK)
-        st = NNOP_CU(p->ctx, cudaDeviceSynchronize());
+        st = nnop__device_wait_queued(p->ctx);
     prof->sync_ns = nnop__monotonic_ns() - t1;
     return st;
 }

@@ -40,6 +40,10 @@ typedef enum dt_kind {
 #define DT_GEN_SPECIAL 2u /* graph inputs hold NaN, +inf and -inf (every 5th-40th element) */
 /* with DT_GEN_SPECIAL, for a GPU: none of them reaches an fp16/bf16 conv on cuDNN (gen.c) */
 #define DT_GEN_SPECIAL_NO_HALF_CONV 4u
+/* tiny spatial tensors on purpose (issue 43): 1x1 and 2x2 values after a GAP or a strided conv
+ * or pool, kernels larger than their input reached through padding, dilations that step past
+ * the input, grouped and depthwise 1x1 convs on 1x1 values, residual branches, long chains */
+#define DT_GEN_TINY 8u
 
 typedef enum dt_arith { DT_MUL, DT_SUB, DT_DIV } dt_arith;
 typedef enum dt_norm { DT_LAYER_NORM_C, DT_LAYER_NORM_CHW, DT_GROUP_NORM, DT_RMS_NORM } dt_norm;

@@ -304,6 +304,13 @@ void dts_run(nnop_context *ctx, const dts_case *c, int fuse, dts_result *r)
     nnop_compile_options_init(&o);
     o.fuse = fuse & 1;
     o.cuda_graph = (fuse & DTS_CUDA_GRAPH) != 0;
+    /* the case's layout, declared before the builders: graphs of N x 1 x 1 x 1 leaves only
+     * cannot state it themselves */
+    if ((r->status = nnop_graph_set_layout(g, c->layout)) != NNOP_OK) {
+        dts_fail(r, r->status, "graph_set_layout: %s", nnop_context_last_error(ctx));
+        nnop_graph_destroy(g);
+        return;
+    }
     c->build(g, c);
     r->status = nnop_graph_compile(g, &o, &p);
     if (r->status == NNOP_ERR_SHAPE || r->status == NNOP_ERR_UNSUPPORTED) {

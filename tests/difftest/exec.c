@@ -147,7 +147,8 @@ int dt_check_descs(nnop_context *ctx, const dt_graph *g, char *msg, size_t len)
     dt_case_of(g, in, &c);
     if (nnop_graph_create(ctx, &ng) != NNOP_OK)
         return 0; /* the run reports it */
-    if (build_values(ng, &c, v) == NNOP_OK)
+    /* declared after the builders here (before them in dts_run): both orders must agree */
+    if (build_values(ng, &c, v) == NNOP_OK && nnop_graph_set_layout(ng, c.layout) == NNOP_OK)
         for (i = 0; i < g->n_nodes && rc == 0; i++) {
             nnop_tensor_desc got, want = dt_desc(g, &g->node[i]);
             memset(&got, 0, sizeof got);

@@ -254,8 +254,13 @@ static int64_t conv_dim(gen *s, int64_t h, int64_t *r, nnop_conv_params *p, int 
 {
     static const int taps[] = {1, 1, 2, 3, 3, 5, 7}, dil[] = {1, 1, 1, 2, 3},
                      str[] = {1, 1, 1, 2, 3};
+    /* tiny: mostly kernels larger than the 1x1-3x3 values, reached through padding */
+    static const int tiny_taps[] = {1, 1, 3, 3, 5, 5, 7, 2};
     int64_t extent;
-    *r = pick(s, taps, COUNT(taps));
+    if (s->flags & DT_GEN_TINY)
+        *r = pick(s, tiny_taps, COUNT(tiny_taps));
+    else
+        *r = pick(s, taps, COUNT(taps));
     p->dilation[i] = pick(s, dil, COUNT(dil));
     p->stride[i] = pick(s, str, COUNT(str));
     p->pad[i] = rnd_int(s, 0, (int)*r + 1);
@@ -598,6 +603,60 @@ static int gen_new_op(gen *s, int x)
                     : gen_deconv(s, x);
 }
 
+/* A grouped or depthwise 1x1 conv (pad 0 or 1) keeping the channels: the class of the
+ * squeeze-excitation and mobile blocks on 1x1 values */
+static int gen_grouped_1x1(gen *s, int x)
+{
+    const dt_node *xv = &s->g->node[x];
+    int64_t c = xv->dims[1], groups = conv_groups(s, c), wd[4];
+    nnop_conv_params p;
+    int w, i;
+    memset(&p, 0, sizeof p);
+    p.groups = groups;
+    p.stride[0] = p.stride[1] = 1;
+    p.dilation[0] = rnd_int(s, 1, 2), p.dilation[1] = rnd_int(s, 1, 2);
+    p.pad[0] = rnd_int(s, 0, 1), p.pad[1] = rnd_int(s, 0, 1);
+    if (xv->dims[0] * c * (xv->dims[2] + 2 * p.pad[0]) * (xv->dims[3] + 2 * p.pad[1]) >
+        DT_MAX_ELEMS)
+        return gen_act(s, x);
+    wd[0] = c, wd[1] = c / groups, wd[2] = wd[3] = 1;
+    w = add_tensor(s, DT_CONST, 4, wd, 1.0f / (float)sqrt((double)wd[1]), 0);
+    i = add_op2(s, DT_CONV, x, w);
+    if (i < 0)
+        return -1;
+    s->g->node[i].conv = p;
+    set_dims(&s->g->node[i], 4, xv->dims[0], c, xv->dims[2] + 2 * p.pad[0],
+             xv->dims[3] + 2 * p.pad[1]);
+    return i;
+}
+
+/* A strided conv or pool, or a GAP: a value shrunk towards 1x1 */
+static int gen_shrink(gen *s, int x)
+{
+    const dt_node *xv = &s->g->node[x];
+    int r = rnd_int(s, 0, 9);
+    if (xv->dims[2] * xv->dims[3] == 1)
+        return gen_grouped_1x1(s, x);
+    if (r < 4)
+        return gen_reduce(s, x, DT_GAP);
+    return r < 7 ? gen_pool(s, x) : gen_conv(s, x);
+}
+
+/* One op after x in a tiny-spatial graph: convs and residual joins on 1x1 and 2x2 values */
+static int gen_tiny_step(gen *s, int x, int r)
+{
+    return r < 26   ? gen_conv(s, x)
+           : r < 36 ? gen_shrink(s, x)
+           : r < 44 ? gen_grouped_1x1(s, x)
+           : r < 50 ? gen_bias(s, x)
+           : r < 60 ? gen_act(s, x)
+           : r < 65 ? gen_clamp(s, x)
+           : r < 70 ? gen_batchnorm(s, x)
+           : r < 85 ? gen_add(s, x)
+           : r < 92 ? gen_reduce(s, x, DT_FLATTEN)
+                    : add_op1(s, DT_SOFTMAX, x);
+}
+
 /* One op after x: the next value of the main chain */
 static int gen_step(gen *s, int x)
 {
@@ -613,6 +672,8 @@ static int gen_step(gen *s, int x)
                : r < 85 ? gen_add(s, x)
                         : add_op1(s, DT_SOFTMAX, x);
     }
+    if (s->flags & DT_GEN_TINY)
+        return gen_tiny_step(s, x, r);
     return r < 24   ? gen_conv(s, x)
            : r < 32 ? gen_bias(s, x)
            : r < 45 ? gen_act(s, x)
@@ -634,6 +695,8 @@ static int first_input(gen *s)
         return add_tensor(s, DT_INPUT, 2, d, input_scale(s), 0);
     d[2] = pick(s, size_choices, COUNT(size_choices));
     d[3] = pick(s, size_choices, COUNT(size_choices));
+    if (s->flags & DT_GEN_TINY) /* 1x1 to 3x3 mostly, else shrunk by the steps */
+        d[2] = rnd_int(s, 1, chance(s, 70) ? 3 : 9), d[3] = rnd_int(s, 1, chance(s, 70) ? 3 : 9);
     if (chance(s, 15)) /* 1xN and Nx1 images */
         d[rnd_int(s, 2, 3)] = 1;
     return add_tensor(s, DT_INPUT, 4, d, input_scale(s), 0);
@@ -683,7 +746,8 @@ static void gen_outputs(gen *s, int last)
 }
 
 /* nnop.h: a graph none of whose 4-D inputs or constants states its layout (all N x 1 x 1 x 1
- * and the like) is NCHW, whatever layout its descriptors were made with. */
+ * and the like) is NCHW, whatever layout its descriptors were made with; the runs declare the
+ * case's layout (nnop_graph_set_layout), so the old seeds' graphs say NCHW there. */
 static void settle_graph_layout(dt_graph *g)
 {
     int i;
@@ -717,13 +781,14 @@ int dt_generate_ex(uint64_t seed, unsigned flags, dt_graph *g)
     g->dtype = (nnop_dtype)rnd_int(&s, 0, 2);
     g->layout = (nnop_layout)rnd_int(&s, 0, 1);
     x = first_input(&s);
-    steps = rnd_int(&s, 1, 10);
+    steps = (flags & DT_GEN_TINY) ? rnd_int(&s, 3, 14) : rnd_int(&s, 1, 10);
     for (i = 0; i < steps && x >= 0 && g->n_nodes + 8 < DT_MAX_NODES; i++)
         x = gen_step(&s, x);
     if (x < 0)
         return -1;
     gen_outputs(&s, x);
-    settle_graph_layout(g);
+    if (!(flags & DT_GEN_TINY)) /* tiny graphs keep their layout: the runs declare it */
+        settle_graph_layout(g);
     return (flags & DT_GEN_SPECIAL_NO_HALF_CONV) ? spare_half_convs(g) : 0;
 }
 

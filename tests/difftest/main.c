@@ -1,7 +1,7 @@
 /* difftest: the random differential tester of nnop, from the outside (nnop.h only).
  *
  *   difftest [--seed S] [--count N] [--backend cpu|cuda] [--time-limit SEC] [--repro-dir DIR]
- *            [--oracle-every K] [--case SEED] [--new-ops] [--special] [--verbose]
+ *            [--oracle-every K] [--case SEED] [--new-ops] [--special] [--tiny] [--verbose]
  *
  * Each case is a seeded random graph, run with the CPU backend (fused) as the reference and
  * then fused and unfused on the backend under test (CPU: unfused only), with poisoned outputs;
@@ -14,7 +14,10 @@
  * --special: graph inputs hold NaN, +inf and -inf (every 5th to 40th element), which must
  * reach the outputs as PyTorch's rules say (nnop.h); the same seeds give other graphs. With
  * --backend cuda, none reaches an fp16/bf16 conv that cuDNN runs (all but depthwise ones):
- * cuDNN's engines do not keep IEEE rules there (nnop.h), which PyTorch shares. */
+ * cuDNN's engines do not keep IEEE rules there (nnop.h), which PyTorch shares.
+ * --tiny: graphs of tiny spatial values (issue 43): 1x1 and 2x2 after a GAP or a strided conv
+ * or pool, kernels larger than their input through padding, dilations past the input, grouped
+ * and depthwise 1x1 convs on 1x1 values, residual branches, chains of up to 14 steps. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -65,7 +68,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed S] [--count N] [--backend cpu|cuda] "
                     "[--time-limit SEC] [--repro-dir DIR] [--oracle-every K] [--case SEED] "
-                    "[--new-ops] [--special] [--cuda-graph] [--verbose]\n");
+                    "[--new-ops] [--special] [--tiny] [--cuda-graph] [--verbose]\n");
 }
 
 /* one option with its value; 0 = understood */
@@ -110,6 +113,10 @@ static int parse(options *o, int argc, char **argv)
         }
         if (strcmp(argv[i], "--special") == 0) {
             o->gen_flags |= DT_GEN_SPECIAL;
+            continue;
+        }
+        if (strcmp(argv[i], "--tiny") == 0) {
+            o->gen_flags |= DT_GEN_TINY;
             continue;
         }
         if (strcmp(argv[i], "--cuda-graph") == 0) {

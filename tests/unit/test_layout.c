@@ -203,6 +203,77 @@ static void test_nan_propagates_through_relu_family(void **state)
     }
 }
 
+/* Issue 43: a 1x1x1x1 NHWC input and a conv K2 1x1 pad (1,0) (weights 2x1x1x1): nothing in
+ * the graph can state NHWC, so the output is NCHW unless the graph's layout is declared;
+ * declared before or after the builders, it is NHWC [6,1,2,2] with the values of the NCHW run
+ * in NHWC order. */
+static nnop_graph *degenerate_graph(int declare, nnop_value *y)
+{
+    nnop_graph *g = NULL;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NHWC, 1, 1, 1, 1);
+    nnop_conv_params p = {{1, 0}, {1, 1}, {1, 1}, 1};
+    assert_int_equal(nnop_graph_create(ctx_, &g), NNOP_OK);
+    if (declare == 1)
+        assert_int_equal(nnop_graph_set_layout(g, NNOP_NHWC), NNOP_OK);
+    *y = nnop_conv(g, nnop_input(g, "x", &xd), const_4d(g, NNOP_NHWC, 2, 1, 1, 1, 43), &p);
+    assert_int_equal(nnop_output(g, *y, "y"), NNOP_OK);
+    if (declare == 2)
+        assert_int_equal(nnop_graph_set_layout(g, NNOP_NHWC), NNOP_OK);
+    return g;
+}
+
+static void run_degenerate(nnop_graph *g, float *y_logical)
+{
+    float x = 0.75f, y[6];
+    const void *in[1] = {&x};
+    void *out[1] = {y};
+    nnop_plan *p = NULL;
+    nnop_tensor_desc yd;
+    assert_int_equal(nnop_graph_compile(g, NULL, &p), NNOP_OK);
+    assert_int_equal(nnop_plan_output_desc(p, 0, &yd), NNOP_OK);
+    nnop_test_poison(y, sizeof y);
+    assert_int_equal(nnop_plan_execute(p, in, out), NNOP_OK);
+    nnop_test_unpack(&yd, y, y_logical);
+    nnop_plan_destroy(p);
+}
+
+static void test_degenerate_graph_declares_its_layout(void **state)
+{
+    nnop_value y;
+    float plain[6], declared[6];
+    int declare, i;
+    nnop_graph *g = degenerate_graph(0, &y);
+    (void)state;
+    assert_strides_of(g, y, NNOP_NCHW); /* nnop.h: undeclared, nothing states one */
+    run_degenerate(g, plain);
+    nnop_graph_destroy(g);
+    for (declare = 1; declare <= 2; declare++) {
+        g = degenerate_graph(declare, &y);
+        assert_strides_of(g, y, NNOP_NHWC);
+        run_degenerate(g, declared);
+        for (i = 0; i < 6; i++)
+            assert_true(plain[i] == declared[i] && !isnan(plain[i]));
+        nnop_graph_destroy(g);
+    }
+}
+
+static void test_set_layout_refuses_a_conflict(void **state)
+{
+    nnop_graph *g = NULL;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 3, 4, 4);
+    (void)state;
+    assert_int_equal(nnop_graph_set_layout(NULL, NNOP_NHWC), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_graph_create(ctx_, &g), NNOP_OK);
+    assert_int_equal(nnop_graph_set_layout(g, (nnop_layout)7), NNOP_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(nnop_context_last_error(ctx_), "neither NNOP_NCHW nor NNOP_NHWC"));
+    nnop_input(g, "x", &xd);
+    assert_int_equal(nnop_graph_set_layout(g, NNOP_NHWC), NNOP_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(nnop_context_last_error(ctx_), "NCHW already"));
+    assert_int_equal(nnop_graph_status(g), NNOP_OK); /* not sticky */
+    assert_int_equal(nnop_graph_set_layout(g, NNOP_NCHW), NNOP_OK);
+    nnop_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +283,8 @@ int main(void)
             cmocka_unit_test(test_weights_in_another_layout_are_refused),
             cmocka_unit_test(test_depthwise_weights_fit_both_layouts),
             cmocka_unit_test(test_nan_propagates_through_relu_family),
+            cmocka_unit_test(test_degenerate_graph_declares_its_layout),
+            cmocka_unit_test(test_set_layout_refuses_a_conflict),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -324,6 +324,16 @@ nnop_status nnop__device_join(nnop_context *ctx)
     return NNOP_CU(ctx, cudaStreamWaitEvent(ctx->cuda->stream, ctx->cuda->join_ev, 0));
 }
 
+/* Only what this context queued: a device-wide synchronization would wait for every other
+ * tenant's work and fails while any thread captures a CUDA graph (issue 43). */
+nnop_status nnop__device_wait_queued(nnop_context *ctx)
+{
+    nnop_status st = NNOP_CU(ctx, cudaStreamSynchronize(ctx->cuda->stream));
+    if (st == NNOP_OK && ctx->cuda->side)
+        st = NNOP_CU(ctx, cudaStreamSynchronize(ctx->cuda->side));
+    return st;
+}
+
 nnop_status nnop__cuda_synchronize(nnop_context *ctx)
 {
     int prev;

@@ -64,6 +64,10 @@ nnop_status nnop__device_fork(nnop_context *ctx);
 nnop_status nnop__device_unfork(nnop_context *ctx);
 nnop_status nnop__device_join(nnop_context *ctx);
 
+/* Wait for the work ctx queued on its streams (the context's and the side stream), never
+ * for the device as a whole. The device must be current (between enter and leave). */
+nnop_status nnop__device_wait_queued(nnop_context *ctx);
+
 /* The stream the context's work is queued on. */
 cudaStream_t nnop__cuda_stream(const nnop_context *ctx);
 /* Make ctx->cuda->deser hold at least n handles (n <= NNOP_DESER_MAX_THREADS - 1); returns

@@ -29,20 +29,23 @@ void nnop__cuda_free(nnop_context *ctx, void *p)
 nnop_status nnop__cuda_copy(nnop_context *ctx, void *dst, const void *src, size_t bytes,
                             int to_device)
 {
-    /* wait for the context's stream first: it may be non-blocking w.r.t. cudaMemcpy's */
+    /* On the context's stream, after what it queued, then waited for: not cudaMemcpy, whose
+     * legacy default stream would wait for every blocking stream of the device and fails
+     * while another thread captures one into a CUDA graph (issue 43). */
     int prev;
     nnop_status st = nnop__device_enter(ctx, &prev);
     cudaError_t e = cudaSuccess;
-    if (st == NNOP_OK) /* the device is current already: no second guard */
-        st = NNOP_CU(ctx, cudaStreamSynchronize(ctx->cuda->stream));
     if (st == NNOP_OK)
-        e = cudaMemcpy(dst, src, bytes,
-                       to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+        e = cudaMemcpyAsync(dst, src, bytes,
+                            to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                            ctx->cuda->stream);
+    if (st == NNOP_OK && e == cudaSuccess)
+        e = cudaStreamSynchronize(ctx->cuda->stream);
     nnop__device_leave(prev);
     if (st != NNOP_OK)
         return st;
     if (e != cudaSuccess)
-        return nnop__fail(ctx, NNOP_ERR_CUDA, "%s: cudaMemcpy(%zu bytes) failed: %s",
+        return nnop__fail(ctx, NNOP_ERR_CUDA, "%s: cudaMemcpyAsync(%zu bytes) failed: %s",
                           to_device ? "nnop_copy_in" : "nnop_copy_out", bytes,
                           cudaGetErrorString(e));
     return NNOP_OK;
