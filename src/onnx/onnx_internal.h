@@ -55,6 +55,7 @@ typedef struct ox_tensor {
     /* OX_VALUE: the value; OX_CONST: its nnop_constant once an op needed one (has_v). */
     nnop_value v;
     int has_v;
+    int used; /* a node or the graph's outputs read it */
 } ox_tensor;
 
 typedef struct ox_ctx {
@@ -81,6 +82,8 @@ const char *ox_elem_name(int elem);
 /* Tensors by name. */
 ox_tensor *ox_find(ox_ctx *ox, const char *name);
 ox_tensor *ox_add(ox_ctx *ox, const char *name); /* NULL: out of memory (recorded) */
+/* whether a node or the graph's outputs read the tensor of that name */
+int ox_used(ox_ctx *ox, const char *name);
 /* Decode a TensorProto into a constant of t (name kept). */
 nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorProto *p);
 /* Allocate a constant's storage (float or int) for the dims already set in t. */

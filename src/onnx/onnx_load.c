@@ -184,6 +184,23 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
                            "(the model's unsupported operators: %s)",
                            unknown);
         }
+    /* what is read: node inputs and graph outputs (unread extra outputs need not be made) */
+    for (k = 0; k < gp->n_node; k++)
+        for (j = 0; j < gp->node[k]->n_input; j++) {
+            const char *name = gp->node[k]->input[j];
+            ox_tensor *t;
+            if (!name || !*name)
+                continue;
+            if (!(t = ox_add(ox, name)))
+                return ox->status;
+            t->used = 1;
+        }
+    for (k = 0; k < gp->n_output; k++) {
+        ox_tensor *t = gp->output[k]->name ? ox_add(ox, gp->output[k]->name) : NULL;
+        if (!t)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "graph output %zu has no name", k);
+        t->used = 1;
+    }
     s = nnop_graph_create(ox->ctx, &ox->g);
     if (s)
         return ox_fail(ox, s, "nnop_graph_create: %s", nnop_context_last_error(ox->ctx));
@@ -232,7 +249,7 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
             return s;
         for (j = 0; j < n->n_output; j++) {
             const ox_tensor *t = n->output[j] && *n->output[j] ? ox_find(ox, n->output[j]) : NULL;
-            if (n->output[j] && *n->output[j] && (!t || t->kind == OX_UNSET))
+            if (t && t->used && t->kind == OX_UNSET)
                 return ox_fail(ox, NNOP_ERR_INTERNAL, "output '%s' was not made", n->output[j]);
         }
     }

@@ -113,6 +113,12 @@ static int has_out(const Onnx__NodeProto *n, size_t k)
     return k < n->n_output && n->output[k] && *n->output[k];
 }
 
+/* an output that something reads (an unread mask or statistic is left unmade) */
+static int out_used(ox_ctx *ox, const Onnx__NodeProto *n, size_t k)
+{
+    return has_out(n, k) && ox_used(ox, n->output[k]);
+}
+
 static nnop_status need_in(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, ox_tensor **out)
 {
     *out = in(ox, n, k);
@@ -134,7 +140,7 @@ static nnop_status only_output0(ox_ctx *ox, const Onnx__NodeProto *n, const char
 {
     size_t k;
     for (k = 1; k < n->n_output; k++)
-        if (has_out(n, k))
+        if (out_used(ox, n, k))
             return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "output %zu ('%s', %s) is not supported", k,
                            n->output[k], what);
     return NNOP_OK;
@@ -190,8 +196,10 @@ static nnop_status set_alias(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, con
     copy = ox->t[idx];
     if (copy.kind == OX_VALUE) {
         const char *name = t->name;
+        int used = t->used;
         *t = copy;
         t->name = name;
+        t->used = used;
         return NNOP_OK;
     }
     t->ndim = copy.ndim;
@@ -582,7 +590,7 @@ static nnop_status op_dropout(ox_ctx *ox, const Onnx__NodeProto *n)
         s = attr_i(ox, n, "is_test", 0, &is_test);
     if (s)
         return s;
-    if (has_out(n, 1))
+    if (out_used(ox, n, 1))
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "output 1 ('%s', the mask)", n->output[1]);
     tm = in(ox, n, 2); /* opset 12: training_mode */
     if (tm && (tm->kind != OX_CONST || tm->numel != 1 || ox_const_get(tm, 0) != 0.0))
@@ -792,6 +800,33 @@ have_a:
         : kind == BIN_MUL ? nnop_mul(ox->g, va, vb)
                           : nnop_div(ox->g, va, vb);
     return set_value(ox, n, 0, y, a ? a->elem : b->elem);
+}
+
+/* Sum of values of one shape (older exporters' residual add): a chain of adds */
+static nnop_status op_sum(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    ox_tensor *first, *t;
+    nnop_value acc, v;
+    size_t k;
+    nnop_status s = check_attrs(ox, n, no_attrs);
+    if (!s)
+        s = need_value(ox, n, 0, &first, &acc);
+    if (s)
+        return s;
+    if (n->n_input == 1)
+        return set_alias(ox, n, 0, first);
+    for (k = 1; k < n->n_input; k++) {
+        if ((s = need_value(ox, n, k, &t, &v)) != NNOP_OK)
+            return s;
+        if (!same_dims(t->dims, t->ndim, first->dims, first->ndim))
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "inputs of different shapes (nnop sums "
+                           "values of one shape)");
+        acc = nnop_add(ox->g, acc, v);
+        if ((s = ox_check(ox, acc)) != NNOP_OK)
+            return s;
+    }
+    return set_value(ox, n, 0, acc, first->elem);
 }
 
 /* ---------------------------------------------------------------- conv and pooling */
@@ -1743,6 +1778,12 @@ static nnop_status op_concat(ox_ctx *ox, const Onnx__NodeProto *n)
     return set_value(ox, n, 0, y, first->elem);
 }
 
+/* whether a cast from float type a to float type b keeps every value */
+static int float_widens(int a, int b)
+{
+    return ox_is_float_elem(a) && (b == OX_DOUBLE || (b == OX_FLOAT && a != OX_DOUBLE));
+}
+
 static nnop_status op_cast(ox_ctx *ox, const Onnx__NodeProto *n)
 {
     static const char *const attrs[] = {"to", "saturate", "round_mode", NULL};
@@ -1758,6 +1799,13 @@ static nnop_status op_cast(ox_ctx *ox, const Onnx__NodeProto *n)
         return s;
     if (to == xt->elem)
         return set_alias(ox, n, 0, xt);
+    if (xt->kind != OX_CONST && float_widens(xt->elem, (int)to)) {
+        /* widening a float type keeps every value: the same value, of the new type */
+        s = set_alias(ox, n, 0, xt);
+        if (!s)
+            ox_find(ox, n->output[0])->elem = (int)to;
+        return s;
+    }
     if (xt->kind != OX_CONST)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "a cast of %s to %s computed at run time",
                        ox_elem_name(xt->elem), ox_elem_name((int)to));
@@ -1971,6 +2019,7 @@ static const ox_op ops[] = {
         {"Softmax", op_softmax},
         {"Squeeze", op_squeeze},
         {"Sub", op_binary},
+        {"Sum", op_sum},
         {"Tanh", op_act},
         {"Unsqueeze", op_squeeze},
 };

@@ -99,6 +99,12 @@ ox_tensor *ox_find(ox_ctx *ox, const char *name)
     return NULL;
 }
 
+int ox_used(ox_ctx *ox, const char *name)
+{
+    const ox_tensor *t = ox_find(ox, name);
+    return t && t->used;
+}
+
 static int rehash(ox_ctx *ox, size_t hcap)
 {
     size_t i, *h = (size_t *)calloc(hcap, sizeof *h);

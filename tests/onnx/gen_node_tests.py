@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """gen_node_tests.py OUT_DIR: write ONNX's node conformance tests (OUT_DIR/node/test_*/model.onnx
-with test_data_set_*/input_*.pb and output_*.pb) from the installed onnx package.
+with test_data_set_*/input_*.pb and output_*.pb) from the installed onnx package, and its light
+model-zoo networks (OUT_DIR/light/test_<net>/, same layout: the package's model and expected
+output, with the input its backend test runner feeds them: arange(n) / n in the input's shape).
 
 `python3 -m onnx.backend.test.cmd_tools generate-data -o DIR` writes them with onnx < 1.19;
 newer releases write only the model tests there, so this calls the same writer with the node
@@ -39,6 +41,49 @@ def write_index(node_dir):
         f.writelines(lines)
 
 
+def write_light(out):
+    """onnx/backend/test/data/light/light_<net>.onnx and light_<net>_output_0.pb as tests."""
+    import shutil
+
+    import numpy as np
+    from onnx import numpy_helper
+
+    src = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+    dst = os.path.join(out, "light")
+    if not os.path.isdir(src):
+        return 0
+    os.makedirs(dst, exist_ok=True)
+    n = 0
+    for f in sorted(os.listdir(src)):
+        if not f.startswith("light_") or not f.endswith(".onnx"):
+            continue
+        net = f[len("light_"):-len(".onnx")]
+        expected = os.path.join(src, f"light_{net}_output_0.pb")
+        if not os.path.isfile(expected):
+            continue
+        d = os.path.join(dst, f"test_{net}")
+        ds = os.path.join(d, "test_data_set_0")
+        os.makedirs(ds, exist_ok=True)
+        shutil.copyfile(os.path.join(src, f), os.path.join(d, "model.onnx"))
+        shutil.copyfile(expected, os.path.join(ds, "output_0.pb"))
+        m = onnx.load(os.path.join(src, f))
+        inits = {i.name for i in m.graph.initializer}
+        k = 0
+        for x in m.graph.input:
+            if x.name in inits:
+                continue
+            shape = tuple(dd.dim_value if dd.HasField("dim_value") else 1
+                          for dd in x.type.tensor_type.shape.dim)
+            count = int(np.prod(shape))
+            value = (np.arange(count).reshape(shape) / count).astype(np.float32)
+            with open(os.path.join(ds, f"input_{k}.pb"), "wb") as fo:
+                fo.write(numpy_helper.from_array(value, x.name).SerializeToString())
+            k += 1
+        n += 1
+    write_index(dst)
+    return n
+
+
 def main():
     out = sys.argv[1]
     stamp = os.path.join(out, "node", ".onnx_version")
@@ -53,10 +98,12 @@ def main():
     cmd_tools.model_test.collect_testcases = node_test.collect_testcases
     cmd_tools.generate_data(argparse.Namespace(output=out))
     write_index(os.path.join(out, "node"))
+    nets = write_light(out)
     with open(stamp, "w", encoding="utf-8") as f:
         f.write(onnx.__version__ + "\n")
     n = len([d for d in os.listdir(os.path.join(out, "node")) if d.startswith("test_")])
-    print(f"gen_node_tests: {n} node tests of onnx {onnx.__version__} in {out}/node")
+    print(f"gen_node_tests: {n} node tests of onnx {onnx.__version__} in {out}/node, "
+          f"{nets} light networks in {out}/light")
     return 0
 
 

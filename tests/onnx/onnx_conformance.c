@@ -365,9 +365,9 @@ int main(int argc, char **argv)
         return 1;
     }
     qsort(res, (size_t)ntests, sizeof *res, cmp_why);
-    printf("\nONNX node tests, %s backend, %s, %s: %d passed, %d refused, %d failed (%d of "
+    printf("\nONNX tests of %s, %s backend, %s, %s: %d passed, %d refused, %d failed (%d of "
            "operators the importer does not know, %d skipped)\n",
-           nnop_context_backend(ctx) == NNOP_BACKEND_CUDA ? "CUDA" : "CPU",
+           root, nnop_context_backend(ctx) == NNOP_BACKEND_CUDA ? "CUDA" : "CPU",
            o.dtype == NNOP_F32   ? "f32"
            : o.dtype == NNOP_F16 ? "f16"
                                  : "bf16",
