@@ -1,5 +1,5 @@
 // epilogue.cuh: the pointwise epilogue ops (nnop__epi_op) on float values, shared by the
-// epilogue kernels (kernels.cu) and the kernels that run an epilogue after their own
+// epilogue kernels (epilogue.cu) and the kernels that run an epilogue after their own
 // producer (depthwise.cu): activations, per-channel and broadcast operands.
 #ifndef NNOP_CUDA_EPILOGUE_CUH
 #define NNOP_CUDA_EPILOGUE_CUH

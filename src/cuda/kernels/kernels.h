@@ -250,20 +250,26 @@ typedef struct nnop__deconv_kparams {
 } nnop__deconv_kparams;
 cudaError_t nnop__k_deconv(const nnop__deconv_kparams *p, cudaStream_t s);
 
-/* Each launcher queues one kernel on s and returns cudaGetLastError(). */
+/* Each launcher queues one kernel on s and returns cudaGetLastError(). The pointwise chain as
+ * its own pass (epilogue.cu). */
 cudaError_t nnop__k_epilogue(const nnop__epi_params *p, cudaStream_t s);
 /* y[p, c] = c < cin ? x[p, c] : 0 for p < pixels, c < cout (channels-last, elem_size 2 or 4
- * bytes): the zero-padded input of a C=3 first layer. */
+ * bytes): the zero-padded input of a C=3 first layer (copy.cu). */
 cudaError_t nnop__k_pad_channels(const void *x, void *y, int elem_size, int64_t pixels, int cin,
                                  int cout, cudaStream_t s);
-/* w[i] *= s[i / per_row] for i < n (float32 math, rounded to w's dtype); s is device memory. */
+/* w[i] *= s[i / per_row] for i < n (float32 math, rounded to w's dtype); s is device memory
+ * (fold.cu). */
 cudaError_t nnop__k_scale_rows(void *w, int dtype, int64_t n, int64_t per_row, const float *s,
                                cudaStream_t st);
-/* Keep the GPU busy for about ns nanoseconds (timing: lets the host queue work ahead). */
+/* Keep the GPU busy for about ns nanoseconds (timing: lets the host queue work ahead;
+ * spin.cu). */
 cudaError_t nnop__k_spin(int64_t ns, cudaStream_t s);
+/* A linear layer: the gate's matrix-vector kernel where it fits, else a warp an output
+ * (linear.cu). */
 cudaError_t nnop__k_linear(const nnop__linear_kparams *p, cudaStream_t s);
+/* Max or average pooling (pool.cu). */
 cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s);
-/* y[n, c] (strides of yv) = mean over H, W of x. sums: float scratch of
+/* y[n, c] (strides of yv) = mean over H, W of x (gap.cu). sums: float scratch of
  * nnop__gap_scratch_bytes(xv, dtype) bytes (NULL when that is 0, or to run in one pass): a
  * channels-last x of few samples and many positions is then summed in chunks of H*W by more
  * blocks, the chunks added in a second kernel, in a fixed order. */
@@ -276,10 +282,10 @@ cudaError_t nnop__k_gap(const void *x, void *y, int dtype, const nnop__kview *xv
 size_t nnop__gap_sums_bytes(const nnop__kview *xv, int dtype);
 cudaError_t nnop__k_gap_sums(const void *x, int dtype, const nnop__kview *xv, float *sums,
                              int *chunks, cudaStream_t s);
-/* softmax over C at every (n, h, w); x and y share the view */
+/* softmax over C at every (n, h, w); x and y share the view (softmax.cu) */
 cudaError_t nnop__k_softmax(const void *x, void *y, int dtype, const nnop__kview *v,
                             cudaStream_t s);
-/* y (packed N x C*H*W) = x in logical N, C, H, W order */
+/* y (packed N x C*H*W) = x in logical N, C, H, W order (copy.cu) */
 cudaError_t nnop__k_flatten(const void *x, void *y, int dtype, const nnop__kview *xv,
                             cudaStream_t s);
 
