@@ -127,7 +127,7 @@ enum {
                                             * compile takes the fallback without searching again */
 };
 
-#define NNOP_CACHE_MAX_IO 16 /* as NNOP_STEP_MAX_IO (src/cuda/lower/lower.h) */
+#define NNOP_CACHE_MAX_IO 16 /* as NNOP_STEP_MAX_IO (src/cuda/lower/lower_parts.h) */
 
 typedef struct nnop__cache_io {
     int64_t uid;   /* CUDNN_ATTR_TENSOR_UNIQUE_ID */

@@ -98,7 +98,7 @@ void nnop__deser_free(struct nnop__cuda_plan *cp);
 #define NNOP_AUTOTUNE_TOP_K 6 /* candidates an autotuning selection times */
 /* Further knob choices of the fastest of them that autotuning times: an engine's first
  * config is not always its fastest (ResNet-50 at batch 256: 5.381 -> 5.292 ms of GPU time a
- * forward, bench/results/2026-12-04-h200-c.md call 2) */
+ * forward, GPU log 2026-12-04-h200-c call 2, in git history: docs/performance.md) */
 #define NNOP_AUTOTUNE_VARIANTS 12
 typedef struct nnop__cand {
     cudnnBackendDescriptor_t cfg; /* owned until taken (NULL then) */
