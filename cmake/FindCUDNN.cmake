@@ -17,7 +17,7 @@
 # Result: CUDNN_FOUND, CUDNN_VERSION (9.x.y), CUDNN_VERSION_NUMBER (90x0y as in cudnn.h),
 # CUDNN_ROOT_DIR, CUDNN_INCLUDE_DIR, CUDNN_LIBRARY, CUDNN_LIBRARY_DIR, CUDNN_DLL_DIR (Windows),
 # imported target CUDNN::cudnn. Fails at configure when the found major is not 9, or when the
-# version is below CUDNN_MIN_VERSION (a number like 90200) if the caller set it.
+# version is below CUDNN_MIN_VERSION (a number like 90000) if the caller set it.
 
 # Results of the previous module (cached) must not outlive a change of CUDNN_ROOT.
 unset(CUDNN_INCLUDE_DIR CACHE)

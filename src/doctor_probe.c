@@ -502,7 +502,7 @@ static const char *search_path_name(void)
 #endif
 }
 
-/* The start of a fix that puts folder (words: "the folder of cuDNN 9.2.0 or newer") where
+/* The start of a fix that puts folder (words: "the folder of cuDNN 9.14.0 or newer") where
  * nnop looks for cuDNN: while NNOP_CUDNN_PATH is set nnop looks in that folder alone
  * (src/cuda/device/libs.c), so the loader's search path cannot help then. */
 static void cudnn_folder_fix(const nnop__doctor *d, char *buf, size_t len, const char *folder)

@@ -12,9 +12,10 @@
 #define NNOP_ERROR_LEN        2048
 #define NNOP_LOAD_THREADS_MAX 8 /* nnop_context_options.load_threads */
 #define NNOP_NAME_LEN         48
-/* Oldest cuDNN the CUDA backend runs on: the 9.x backend API with engine-config workspace
- * queries (9.2). The context refuses an older one; the doctor reports it. */
-#define NNOP_CUDNN_MIN_VERSION 90200
+/* Oldest cuDNN the CUDA backend runs on: the first 9.x backend API (9.0). What later 9.x
+ * releases added is asked for only under a run-time version gate (src/cuda/engine/engine.h:
+ * nnop__cfg_workspace_way). The context refuses an older one; the doctor reports it. */
+#define NNOP_CUDNN_MIN_VERSION 90000
 #define NNOP_MAX_NODE_INPUTS   NNOP_MAX_CONCAT_INPUTS /* concat; the other ops take 1 to 5 */
 #define NNOP_NONE_ID           INT32_MAX              /* nnop_none(): an absent optional operand */
 /* A public nnop_value id is the value's index in its graph (below NNOP_MAX_GRAPH_VALUES =

@@ -5,7 +5,8 @@
 # report (the version, the header and the library from that root), build the library and the
 # doctor with warnings as errors, check that device.c's compile line finds that cudnn.h, and
 # that the doctor, pointed at the wheel with NNOP_CUDNN_PATH, loads that release's libraries.
-# A version below the floor (src/internal.h) must be refused at configure instead.
+# A version below the floor (src/internal.h; 9.0 since issue 48, so no 9.x release) must be
+# refused at configure instead.
 set -eu
 SRC=$(cd "${1:?usage: test_cudnn_wheels.sh SOURCE_DIR VERSION...}" && pwd)
 shift
@@ -50,9 +51,10 @@ for v in "$@"; do
         rm -rf "$W/$v" "$b"
         continue
     fi
+    # one CUDA architecture: the kernels do not see cuDNN, and five releases are built
     cmake -S "$SRC" -B "$b" -DCUDNN_ROOT="$root" -DNNOP_WERROR=ON -DNNOP_BUILD_TESTS=OFF \
         -DNNOP_BUILD_EXAMPLES=OFF -DNNOP_BUILD_BENCH=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-        >"$W/$v.log" 2>&1 || { cat "$W/$v.log"; fail "configure against $v"; }
+        -DNNOP_CUDA_ARCHITECTURES=90 >"$W/$v.log" 2>&1 || { cat "$W/$v.log"; fail "configure against $v"; }
     report=$(grep "^-- nnop: CUDA" "$W/$v.log") || { cat "$W/$v.log"; fail "no cuDNN line in the report"; }
     echo "$report"
     case "$report" in

@@ -6,7 +6,9 @@
 #     one the run-time loader falls back to (nothing of cuDNN is linked), and its cudnn.h is
 #     the one the compile line finds (not the toolkit's);
 #   - CUDNN_PATH (environment) to the same tree: the same;
-#   - CUDNN_ROOT=<9.0 tree>: configure stops, naming the floor (below 9.2);
+#   - CUDNN_ROOT=<9.0 tree>: found (9.0 is the floor, src/internal.h);
+#   - the module with CUDNN_MIN_VERSION above the tree's version: configure stops, naming it;
+#   - CUDNN_ROOT=<8.9 tree>: configure stops (cuDNN 9 only);
 #   - a pip wheel's layout (lib/libcudnn.so.9 only): found;
 #   - CUDNN_ROOT to a folder without cuDNN: configure stops (no silent fallback);
 #   - Windows installer (include/12.8, lib/12.8/x64, bin/12.8) and zip layouts, configured
@@ -42,6 +44,8 @@ fake_tree() {
 }
 fake_tree "$W/cudnn-9.5" 5 lib libcudnn.so libcudnn.so.9
 fake_tree "$W/cudnn-9.0" 0 lib libcudnn.so libcudnn.so.9
+fake_tree "$W/cudnn-8.9" 9 lib libcudnn.so libcudnn.so.9
+sed -i "s/^#define \(CUDNN[A-Z_]*_MAJOR\) .*/#define \1 8/" "$W"/cudnn-8.9/include/cudnn*.h
 fake_tree "$W/wheel/nvidia/cudnn" 7 lib libcudnn.so.9
 mkdir -p "$W/empty"
 
@@ -80,12 +84,33 @@ CUDNN_PATH="$W/cudnn-9.5" configure env95 || { cat "$W/env95.log"; fail "configu
 grep -q "cuDNN 9.5.0 at $W/cudnn-9.5" "$W/env95.log" || { cat "$W/env95.log"; fail "not 9.5"; }
 echo "ok"
 
-echo "== CUDNN_ROOT to a 9.0 tree: below the floor"
-if configure root90 -DCUDNN_ROOT="$W/cudnn-9.0"; then
-    cat "$W/root90.log"
-    fail "configure accepted cuDNN 9.0"
+echo "== CUDNN_ROOT to a 9.0 tree: the floor, accepted"
+configure root90 -DCUDNN_ROOT="$W/cudnn-9.0" || { cat "$W/root90.log"; fail "configure refused cuDNN 9.0"; }
+grep -q "cuDNN 9.0.0 at $W/cudnn-9.0" "$W/root90.log" || { cat "$W/root90.log"; fail "not 9.0"; }
+echo "ok"
+
+echo "== a floor above the found version (the module's CUDNN_MIN_VERSION): refused"
+mkdir -p "$W/floorproj"
+cat >"$W/floorproj/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.22)
+project(findfloor C)
+list(APPEND CMAKE_MODULE_PATH "$SRC/cmake")
+set(CUDNN_MIN_VERSION 90100)
+find_package(CUDNN REQUIRED)
+CM
+if cmake -S "$W/floorproj" -B "$W/b-floor" -DCUDNN_ROOT="$W/cudnn-9.0" >"$W/floor.log" 2>&1; then
+    cat "$W/floor.log"
+    fail "configure accepted cuDNN 9.0 below a floor of 9.1"
 fi
-grep -q "nnop needs cuDNN >= 9.2.0" "$W/root90.log" || { cat "$W/root90.log"; fail "no floor in the error"; }
+grep -q "nnop needs cuDNN >= 9.1.0" "$W/floor.log" || { cat "$W/floor.log"; fail "no floor in the error"; }
+echo "ok: refused"
+
+echo "== CUDNN_ROOT to a cuDNN 8 tree: refused"
+if configure root89 -DCUDNN_ROOT="$W/cudnn-8.9"; then
+    cat "$W/root89.log"
+    fail "configure accepted cuDNN 8.9"
+fi
+grep -q "nnop needs cuDNN 9.x" "$W/root89.log" || { cat "$W/root89.log"; fail "no major in the error"; }
 echo "ok: refused"
 
 echo "== a pip wheel's layout (lib/libcudnn.so.9 only)"
@@ -120,7 +145,7 @@ cmake_minimum_required(VERSION 3.22)
 project(findwin C)
 list(APPEND CMAKE_MODULE_PATH "$SRC/cmake")
 set(CUDAToolkit_VERSION_MAJOR 12)
-set(CUDNN_MIN_VERSION 90200)
+set(CUDNN_MIN_VERSION 90000)
 find_package(CUDNN REQUIRED)
 CM
     for t in installer zip; do

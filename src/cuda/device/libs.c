@@ -324,12 +324,31 @@ static nnop__dl *open_lib(const char *file, const char *only, const char *fallba
 }
 
 #ifdef _WIN32
-#define CUDNN_FILE       "cudnn64_9.dll"
-#define CUDNN_GRAPH_FILE "cudnn_graph64_9.dll"
+#define CUDNN_FILE             "cudnn64_9.dll"
+#define CUDNN_GRAPH_FILE       "cudnn_graph64_9.dll"
+#define CUDNN_PRECOMPILED_FILE "cudnn_engines_precompiled64_9.dll"
 #else
-#define CUDNN_FILE       "libcudnn.so.9"
-#define CUDNN_GRAPH_FILE "libcudnn_graph.so.9"
+#define CUDNN_FILE             "libcudnn.so.9"
+#define CUDNN_GRAPH_FILE       "libcudnn_graph.so.9"
+#define CUDNN_PRECOMPILED_FILE "libcudnn_engines_precompiled.so.9"
 #endif
+
+static char precompiled_missing[NNOP__LIB_PATH_LEN];
+
+/* Whether cuDNN's precompiled engines are in dir: an installation of the runtime-compiled
+ * engines alone (cuDNN's "JIT" configuration, a subset) runs every graph that an NVRTC engine
+ * takes, and a precompiled-only compile there fails; its message says why (engine.c). */
+static void note_precompiled(const char *dir)
+{
+    char path[NNOP__LIB_PATH_LEN];
+    FILE *f;
+    nnop__path_join(path, sizeof path, dir, CUDNN_PRECOMPILED_FILE);
+    f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    else
+        say(precompiled_missing, sizeof precompiled_missing, "%s", path);
+}
 
 /* cuDNN loads its other libraries from its own folder when a call first needs them; a copy
  * cut short there would kill the program then (SIGBUS), so each is checked now: 1, with
@@ -400,6 +419,8 @@ static void load_cudnn(void)
     if (resolve(h, dnn_symbols, N_SYMBOLS(dnn_symbols), &dnn_api, &dnn_lib, CUDNN_FILE) != 0) {
         dnn_api = dnn_missing;
         dnn_lib.path[0] = '\0';
+    } else {
+        note_precompiled(dir);
     }
     /* loaded libraries stay loaded: cuDNN's are C++ libraries (see doctor_probe.c) */
 }
@@ -457,4 +478,10 @@ const char *nnop__cudnn_loaded_path(void)
 {
     (void)nnop__cudnn();
     return dnn_lib.path;
+}
+
+const char *nnop__cudnn_precompiled_missing(void)
+{
+    (void)nnop__cudnn();
+    return precompiled_missing;
 }

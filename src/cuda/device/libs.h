@@ -68,6 +68,9 @@ const char *nnop__cudnn_load_error(void);
 const char *nnop__cublaslt_load_error(void);
 /* The file that was loaded ("" when none, or where the platform cannot tell). */
 const char *nnop__cudnn_loaded_path(void);
+/* Where cuDNN's precompiled engines library was looked for beside the loaded libcudnn and is
+ * not ("" when it is there, or no cuDNN loaded): only runtime-compiled engines run then. */
+const char *nnop__cudnn_precompiled_missing(void);
 
 #ifndef NNOP_LIBS_NO_MACROS /* libs.c itself sees the libraries' own declarations */
 #define cudnnGetVersion               (*nnop__cudnn()->get_version)

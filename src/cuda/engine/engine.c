@@ -77,6 +77,27 @@ static int autotuning(const nnop_context *ctx)
     return nnop__cand_limit(&ctx->opts, ctx->opts.policy) > 1;
 }
 
+/* Candidate c failed (why): counted, its config dropped; returns 0. */
+static int drop(search *s, nnop__cand *c, const char *why)
+{
+    int n = snprintf(s->last_fail, sizeof s->last_fail, "eng%lld: ", (long long)c->engine);
+    nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n, why);
+    s->failed++;
+    (void)cudnnBackendDestroyDescriptor(c->cfg);
+    c->cfg = NULL;
+    return 0;
+}
+
+/* 1 when the engine config of c says, before any plan is built, that it needs more workspace
+ * than the limit (cuDNN 9.2 and later: a runtime-compiled engine over the limit is then not
+ * compiled for nothing); on 9.0 and 9.1 the plan built from it says so (try_cand). */
+static int config_over_limit(nnop_context *ctx, const nnop__cand *c)
+{
+    int64_t ws = 0;
+    return ctx->opts.workspace_limit && nnop__dnn_cfg_workspace(ctx, c->cfg, &ws) &&
+           (size_t)ws > ctx->opts.workspace_limit;
+}
+
 /* Build candidate i (and time it when timed), keeping it when it is the first or the
  * fastest; 1 when it built and ran, 0 when it failed (counted, config dropped). */
 static int try_cand(nnop_plan *p, nnop__dnn_step *st, search *s, int i, int timed)
@@ -86,18 +107,14 @@ static int try_cand(nnop_plan *p, nnop__dnn_step *st, search *s, int i, int time
     cudnnBackendDescriptor_t plan = NULL;
     int64_t ws = 0;
     float us = 0.0f;
-    if (nnop__dnn_build_plan(ctx, c->cfg, &plan, &ws) != NNOP_OK ||
-        (ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
+    if (config_over_limit(ctx, c))
+        return drop(s, c, "over the workspace limit (its engine config says so; no plan built)");
+    if (nnop__dnn_build_plan(ctx, c->cfg, &plan, &ws) != NNOP_OK)
+        return drop(s, c, nnop__error_body(ctx));
+    if ((ctx->opts.workspace_limit && (size_t)ws > ctx->opts.workspace_limit) ||
         (timed && nnop__dnn_time_plan(ctx, st, plan, ws, &us) != NNOP_OK)) {
-        int n = snprintf(s->last_fail, sizeof s->last_fail, "eng%lld: ", (long long)c->engine);
-        nnop__copy_text(s->last_fail + n, sizeof s->last_fail - (size_t)n,
-                        plan ? "over the workspace limit or failed to run" : nnop__error_body(ctx));
-        if (plan)
-            (void)cudnnBackendDestroyDescriptor(plan);
-        s->failed++;
-        (void)cudnnBackendDestroyDescriptor(c->cfg);
-        c->cfg = NULL;
-        return 0;
+        (void)cudnnBackendDestroyDescriptor(plan);
+        return drop(s, c, "over the workspace limit or failed to run");
     }
     if (!st->plan || us < st->time_us)
         keep(st, s, i, plan, ws, us);
@@ -213,6 +230,18 @@ static void remember(struct nnop__cuda_plan *cp, nnop__dnn_step *st, const nnop_
     cp->memo_step[cp->n_memo++] = st;
 }
 
+/* The start of the no-engine message's note where the loaded cuDNN has no precompiled
+ * engines (a runtime-compiled-only installation): "" when it has them. */
+static const char *precompiled_note(const nnop_context *ctx)
+{
+    if (!nnop__cudnn_precompiled_missing()[0])
+        return "";
+    return ctx->opts.policy == NNOP_POLICY_PRECOMPILED_ONLY
+                   ? " (the precompiled-only policy needs cuDNN's precompiled engines, and the "
+                     "loaded cuDNN has none: no "
+                   : " (the loaded cuDNN has no precompiled engines: no ";
+}
+
 /* Heuristics (or the plan cache) for a step with no twin earlier in the plan. */
 static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp *fp, char *why,
                                 size_t len)
@@ -248,12 +277,13 @@ static nnop_status select_fresh(nnop_plan *p, nnop__dnn_step *st, const nnop__fp
         return NNOP_OK;
     }
     snprintf(why, len,
-             "no engine: heuristics A/B/FALLBACK offered %d/%d/%d engines, %d refused by policy, "
-             "%d engine-0 fallbacks refused for a fused graph, %d runtime-compiled refused (%s), "
-             "%d failed%s%s",
-             s->cands.per_mode[0], s->cands.per_mode[1], s->cands.per_mode[2], s->skipped_policy,
-             s->skipped_eng0, s->skipped_shape, rtc_rule_text(st->rtc_unsafe), s->failed,
-             s->failed ? "; last: " : "", s->last_fail);
+             "no engine%s%s%s: heuristics A/B/FALLBACK offered %d/%d/%d engines, %d refused by "
+             "policy, %d engine-0 fallbacks refused for a fused graph, %d runtime-compiled "
+             "refused (%s), %d failed%s%s",
+             precompiled_note(ctx), nnop__cudnn_precompiled_missing(),
+             precompiled_note(ctx)[0] ? ")" : "", s->cands.per_mode[0], s->cands.per_mode[1],
+             s->cands.per_mode[2], s->skipped_policy, s->skipped_eng0, s->skipped_shape,
+             rtc_rule_text(st->rtc_unsafe), s->failed, s->failed ? "; last: " : "", s->last_fail);
     if (cache && s->failed == 0) /* refused outright, not a failure to build or run */
         nnop__dnn_no_engine_to_cache(ctx, fp);
     nnop__free(s);

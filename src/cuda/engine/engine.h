@@ -21,6 +21,16 @@ nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg
 cudnnStatus_t nnop__plan_from_json(cudnnHandle_t h, const void *json, size_t len,
                                    cudnnBackendDescriptor_t *plan, int64_t *workspace,
                                    const char **call);
+/* Where the loaded cuDNN (cudnnGetVersion()) tells a candidate's workspace size: its engine
+ * config, before any plan is built (CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, from cuDNN 9.2), or
+ * only the execution plan built from it (CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, every 9.x:
+ * 9.0 and 9.1 know no other way). */
+typedef enum nnop__ws_way { NNOP_WS_FROM_PLAN = 0, NNOP_WS_FROM_CONFIG } nnop__ws_way;
+#define NNOP_CFG_WORKSPACE_MIN 90200
+nnop__ws_way nnop__cfg_workspace_way(size_t cudnn_version);
+/* 1 and cfg's workspace in *ws where the loaded cuDNN tells it before a plan is built; 0 where
+ * it does not (cuDNN older than 9.2, or the query failed): only the plan tells it then. */
+int nnop__dnn_cfg_workspace(const nnop_context *ctx, cudnnBackendDescriptor_t cfg, int64_t *ws);
 /* A variant pack binding ptrs (in s->uids order) and the workspace ws. */
 nnop_status nnop__dnn_make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
                                  cudnnBackendDescriptor_t *out);

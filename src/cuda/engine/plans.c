@@ -29,6 +29,27 @@ nnop_status nnop__dnn_build_plan(nnop_context *ctx, cudnnBackendDescriptor_t cfg
     return st;
 }
 
+/* CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE by its value (cudnn_graph.h of 9.2 and later): nnop
+ * also builds against the 9.0 and 9.1 headers, which lack the name. */
+#define ATTR_ENGINECFG_WORKSPACE_SIZE ((cudnnBackendAttributeName_t)303)
+
+nnop__ws_way nnop__cfg_workspace_way(size_t cudnn_version)
+{
+    return cudnn_version >= NNOP_CFG_WORKSPACE_MIN ? NNOP_WS_FROM_CONFIG : NNOP_WS_FROM_PLAN;
+}
+
+int nnop__dnn_cfg_workspace(const nnop_context *ctx, cudnnBackendDescriptor_t cfg, int64_t *ws)
+{
+    int64_t n = 0, v = 0;
+    if (nnop__cfg_workspace_way(ctx->cuda->cudnn_version) != NNOP_WS_FROM_CONFIG ||
+        cudnnBackendGetAttribute(cfg, ATTR_ENGINECFG_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &v) !=
+                CUDNN_STATUS_SUCCESS ||
+        n != 1 || v < 0)
+        return 0;
+    *ws = v;
+    return 1;
+}
+
 static nnop_status make_vpack(nnop_context *ctx, const nnop__dnn_step *s, void **ptrs, void *ws,
                               cudnnBackendDescriptor_t *out)
 {
