@@ -615,7 +615,8 @@ static int gen_grouped_1x1(gen *s, int x)
     p.groups = groups;
     p.stride[0] = p.stride[1] = 1;
     p.dilation[0] = rnd_int(s, 1, 2), p.dilation[1] = rnd_int(s, 1, 2);
-    p.pad[0] = rnd_int(s, 0, 1), p.pad[1] = rnd_int(s, 0, 1);
+    if (chance(s, 30))
+        p.pad[0] = rnd_int(s, 0, 1), p.pad[1] = rnd_int(s, 0, 1);
     if (xv->dims[0] * c * (xv->dims[2] + 2 * p.pad[0]) * (xv->dims[3] + 2 * p.pad[1]) >
         DT_MAX_ELEMS)
         return gen_act(s, x);
@@ -642,9 +643,22 @@ static int gen_shrink(gen *s, int x)
     return r < 7 ? gen_pool(s, x) : gen_conv(s, x);
 }
 
-/* One op after x in a tiny-spatial graph: convs and residual joins on 1x1 and 2x2 values */
+/* One op after x in a tiny-spatial graph: convs and residual joins on 1x1 and 2x2 values;
+ * on a 1x1 value mostly the blocks of a network's head (1x1 convs with residual adds, grouped
+ * 1x1 convs, pointwise chains), as exporters' squeeze-excitation and classifier tails are */
 static int gen_tiny_step(gen *s, int x, int r)
 {
+    const dt_node *xv = &s->g->node[x];
+    if (xv->ndim == 4 && xv->dims[2] * xv->dims[3] == 1)
+        return r < 30   ? gen_add(s, x)
+               : r < 44 ? gen_grouped_1x1(s, x)
+               : r < 54 ? gen_conv(s, x)
+               : r < 64 ? gen_act(s, x)
+               : r < 71 ? gen_clamp(s, x)
+               : r < 78 ? gen_bias(s, x)
+               : r < 84 ? gen_batchnorm(s, x)
+               : r < 93 ? gen_reduce(s, x, DT_FLATTEN)
+                        : add_op1(s, DT_SOFTMAX, x);
     return r < 26   ? gen_conv(s, x)
            : r < 36 ? gen_shrink(s, x)
            : r < 44 ? gen_grouped_1x1(s, x)
