@@ -1,4 +1,5 @@
-/* onnx_internal.h: the importer's state shared by its files (load, tensors, operators). */
+/* onnx_internal.h: the importer's state shared by its files (load, tensors, the converters'
+ * helpers, the converters by operator family). */
 #ifndef NNOP_ONNX_INTERNAL_H
 #define NNOP_ONNX_INTERNAL_H
 
@@ -103,9 +104,95 @@ int ox_bcast_shape(const int64_t *a, int an, const int64_t *b, int bn, int64_t *
 /* The element k of a constant as double (float or int storage). */
 double ox_const_get(const ox_tensor *t, int64_t k);
 
-/* Operators: convert node n (all its inputs known). */
+/* Operators: convert node n (all its inputs known); the table is onnx_ops.c's. */
 nnop_status ox_convert_node(ox_ctx *ox, const Onnx__NodeProto *n);
 /* Whether the importer knows op_type at all (for the first scan's list of unknown ones). */
 int ox_op_known(const char *op_type);
+
+/* What the converters share (onnx_node.c). Attributes: */
+const Onnx__AttributeProto *ox_attr(const Onnx__NodeProto *n, const char *name);
+/* Every attribute of n must be one of known (NULL-terminated): one the converter does not
+ * read could change the result. */
+nnop_status ox_check_attrs(ox_ctx *ox, const Onnx__NodeProto *n, const char *const *known);
+extern const char *const ox_no_attrs[]; /* {"consumed_inputs", NULL} */
+nnop_status ox_attr_i(ox_ctx *ox, const Onnx__NodeProto *n, const char *name, int64_t def,
+                      int64_t *out);
+nnop_status ox_attr_f(ox_ctx *ox, const Onnx__NodeProto *n, const char *name, float def,
+                      float *out);
+/* ints attribute: *count -1 when absent */
+nnop_status ox_attr_ints(ox_ctx *ox, const Onnx__NodeProto *n, const char *name, const int64_t **v,
+                         int *count);
+/* string attribute compared with s; absent means def */
+int ox_attr_s_is(const Onnx__NodeProto *n, const char *name, const char *def, const char *s);
+/* Inputs: input k or NULL when absent; need_in fails on an absent one; need_value gives the
+ * input as a run-time float value (a constant becomes an nnop constant). */
+ox_tensor *ox_in(ox_ctx *ox, const Onnx__NodeProto *n, size_t k);
+nnop_status ox_need_in(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, ox_tensor **out);
+nnop_status ox_need_value(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, ox_tensor **t,
+                          nnop_value *v);
+/* constant input k as a list of int64 (shape, axes, pads); absent: *count -1 */
+nnop_status ox_const_ints(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const char *what,
+                          const int64_t **v, int64_t *count);
+/* constant scalar float input k (Clip bounds, Dropout ratio); absent: *present 0 */
+nnop_status ox_const_scalar(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const char *what,
+                            double *v, int *present);
+/* Outputs: whether something reads output k (an unread mask or statistic is left unmade);
+ * only_output0 refuses a read output other than 0 (training or index outputs). */
+int ox_out_used(ox_ctx *ox, const Onnx__NodeProto *n, size_t k);
+nnop_status ox_only_output0(ox_ctx *ox, const Onnx__NodeProto *n, const char *what);
+/* output k's tensor, new (NULL: recorded error) */
+ox_tensor *ox_out_tensor(ox_ctx *ox, const Onnx__NodeProto *n, size_t k);
+/* output k is the run-time value v (its dims read from the graph) */
+nnop_status ox_set_value(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, nnop_value v, int elem);
+/* output k is src under another name */
+nnop_status ox_set_alias(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const ox_tensor *src);
+/* a new constant output k with the given dims; storage to fill by the caller (the table may
+ * have moved: pointers into ox->t taken before are stale) */
+ox_tensor *ox_set_const(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, int elem, int ndim,
+                        const int64_t *dims);
+/* Shapes: "[a, b, ...]" into buf; equality; a negative axis counted from the end. */
+void ox_shape_str(char *buf, size_t len, const int64_t *dims, int ndim);
+int ox_same_dims(const int64_t *a, int an, const int64_t *b, int bn);
+int64_t ox_norm_axis(int64_t axis, int rank);
+/* y = x * a[c] + b[c] per channel (dim 1), an exact inference batch-norm; affine1: scalars. */
+nnop_status ox_affine(ox_ctx *ox, nnop_value x, const float *a, const float *b, int64_t c,
+                      nnop_value *out);
+nnop_status ox_affine1(ox_ctx *ox, const ox_tensor *xt, nnop_value x, float a, float b,
+                       nnop_value *out);
+
+/* The converters, one per operator family (n: the node, all its inputs known). */
+/* onnx_pointwise.c */
+nnop_status ox_op_act(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_clip(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_prelu(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_identity(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_dropout(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_binary(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_sum(ox_ctx *ox, const Onnx__NodeProto *n);
+/* onnx_conv.c */
+nnop_status ox_op_conv(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_conv_transpose(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_global_pool(ox_ctx *ox, const Onnx__NodeProto *n);
+/* onnx_norm.c */
+nnop_status ox_op_batchnorm(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_instance_norm(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_group_norm(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_layer_norm(ox_ctx *ox, const Onnx__NodeProto *n);
+/* onnx_linear.c */
+nnop_status ox_op_gemm(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_softmax(ox_ctx *ox, const Onnx__NodeProto *n);
+/* onnx_shape.c */
+nnop_status ox_op_flatten(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_reshape(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_squeeze(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_concat(ox_ctx *ox, const Onnx__NodeProto *n);
+/* onnx_fold.c */
+nnop_status ox_op_constant(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_shape(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_gather(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_cast(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_constant_of_shape(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n);
 
 #endif /* NNOP_ONNX_INTERNAL_H */

@@ -1,0 +1,278 @@
+/* onnx_conv.c: the window operators: Conv, ConvTranspose, Max/AveragePool and the global
+ * pools, with their pads, strides and dilations. */
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ---------------------------------------------------------------- conv and pooling */
+/* pads of a 2-D window op from pads / auto_pad: symmetric only */
+static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_tensor *x,
+                               const int64_t *k, const int64_t *stride, const int64_t *dil,
+                               int64_t *pad)
+{
+    const int64_t *p;
+    int np, i;
+    nnop_status s = ox_attr_ints(ox, n, "pads", &p, &np);
+    if (s)
+        return s;
+    pad[0] = pad[1] = 0;
+    if (ox_attr_s_is(n, "auto_pad", "NOTSET", "SAME_UPPER") ||
+        ox_attr_s_is(n, "auto_pad", "NOTSET", "SAME_LOWER")) {
+        for (i = 0; i < 2; i++) {
+            int64_t in_ = x->dims[2 + i], out = (in_ + stride[i] - 1) / stride[i];
+            int64_t total = (out - 1) * stride[i] + (k[i] - 1) * dil[i] + 1 - in_;
+            if (total < 0)
+                total = 0;
+            if (total % 2)
+                return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                               "auto_pad SAME pads axis %d by %lld "
+                               "(nnop pads both sides alike)",
+                               2 + i, (long long)total);
+            pad[i] = total / 2;
+        }
+        return NNOP_OK;
+    }
+    if (!ox_attr_s_is(n, "auto_pad", "NOTSET", "NOTSET") &&
+        !ox_attr_s_is(n, "auto_pad", "NOTSET", "VALID"))
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute auto_pad: unknown value");
+    if (ox_attr_s_is(n, "auto_pad", "NOTSET", "VALID"))
+        return NNOP_OK;
+    if (np == -1)
+        return NNOP_OK;
+    if (np != 4)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "attribute pads has %d values, not 4", np);
+    for (i = 0; i < 2; i++) {
+        if (p[i] != p[i + 2])
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "attribute pads [%lld, %lld, %lld, %lld] "
+                           "(nnop pads both sides alike)",
+                           (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3]);
+        if (p[i] < 0)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "negative pads");
+        pad[i] = p[i];
+    }
+    return NNOP_OK;
+}
+
+/* a 2-ints attribute (strides, dilations), default 1 */
+static nnop_status pair_attr(ox_ctx *ox, const Onnx__NodeProto *n, const char *name, int64_t *v)
+{
+    const int64_t *p;
+    int np;
+    nnop_status s = ox_attr_ints(ox, n, name, &p, &np);
+    v[0] = v[1] = 1;
+    if (s || np == -1)
+        return s;
+    if (np != 2)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "attribute %s has %d values, not 2", name, np);
+    if (p[0] < 1 || p[1] < 1)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute %s below 1", name);
+    v[0] = p[0];
+    v[1] = p[1];
+    return NNOP_OK;
+}
+
+static nnop_status need_4d(ox_ctx *ox, const ox_tensor *x, const char *what)
+{
+    if (x->ndim != 4)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "%d-D %s (nnop runs 2-D spatial ops on N,C,H,W)",
+                       x->ndim, what);
+    return NNOP_OK;
+}
+
+nnop_status ox_op_conv(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"auto_pad", "dilations", "group", "kernel_shape",
+                                        "pads",     "strides",   NULL};
+    ox_tensor *xt, *wt, *bt;
+    nnop_value x, w, b, y;
+    nnop_conv_params p;
+    const int64_t *ks;
+    int nks;
+    int64_t k[2];
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_value(ox, n, 0, &xt, &x);
+    if (!s)
+        s = need_4d(ox, xt, "input");
+    if (!s)
+        s = ox_need_in(ox, n, 1, &wt);
+    if (!s)
+        s = need_4d(ox, wt, "weight");
+    if (!s)
+        s = ox_value_of(ox, wt, &w);
+    if (!s)
+        s = ox_attr_ints(ox, n, "kernel_shape", &ks, &nks);
+    if (s)
+        return s;
+    k[0] = wt->dims[2];
+    k[1] = wt->dims[3];
+    if (nks != -1 && (nks != 2 || ks[0] != k[0] || ks[1] != k[1]))
+        return ox_fail(ox, NNOP_ERR_FORMAT, "kernel_shape differs from the weight's");
+    memset(&p, 0, sizeof p);
+    s = pair_attr(ox, n, "strides", p.stride);
+    if (!s)
+        s = pair_attr(ox, n, "dilations", p.dilation);
+    if (!s)
+        s = ox_attr_i(ox, n, "group", 1, &p.groups);
+    if (!s)
+        s = window_pads(ox, n, xt, k, p.stride, p.dilation, p.pad);
+    if (s)
+        return s;
+    y = nnop_conv(ox->g, x, w, &p);
+    if ((s = ox_check(ox, y)) != NNOP_OK)
+        return s;
+    bt = ox_in(ox, n, 2);
+    if (bt) {
+        s = ox_value_of(ox, bt, &b);
+        if (s)
+            return s;
+        y = nnop_bias(ox->g, y, b);
+    }
+    return ox_set_value(ox, n, 0, y, xt->elem);
+}
+
+nnop_status ox_op_conv_transpose(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"auto_pad",       "dilations", "group",   "kernel_shape",
+                                        "output_padding", "pads",      "strides", NULL};
+    ox_tensor *xt, *wt, *bt;
+    nnop_value x, w, b, y;
+    nnop_conv_transpose_params p;
+    const int64_t *v;
+    int nv, i;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_value(ox, n, 0, &xt, &x);
+    if (!s)
+        s = need_4d(ox, xt, "input");
+    if (!s)
+        s = ox_need_in(ox, n, 1, &wt);
+    if (!s)
+        s = need_4d(ox, wt, "weight");
+    if (!s)
+        s = ox_value_of(ox, wt, &w);
+    if (s)
+        return s;
+    if (!ox_attr_s_is(n, "auto_pad", "NOTSET", "NOTSET"))
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute auto_pad other than NOTSET");
+    memset(&p, 0, sizeof p);
+    s = pair_attr(ox, n, "strides", p.stride);
+    if (!s)
+        s = pair_attr(ox, n, "dilations", p.dilation);
+    if (!s)
+        s = ox_attr_i(ox, n, "group", 1, &p.groups);
+    if (!s)
+        s = ox_attr_ints(ox, n, "output_padding", &v, &nv);
+    if (s)
+        return s;
+    if (nv == 2) {
+        p.output_pad[0] = v[0];
+        p.output_pad[1] = v[1];
+    } else if (nv != -1)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "attribute output_padding has %d values", nv);
+    s = ox_attr_ints(ox, n, "pads", &v, &nv);
+    if (s)
+        return s;
+    if (nv == 4) {
+        for (i = 0; i < 2; i++) {
+            if (v[i] != v[i + 2] || v[i] < 0)
+                return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                               "attribute pads [%lld, %lld, %lld, "
+                               "%lld] (nnop pads both sides alike)",
+                               (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3]);
+            p.pad[i] = v[i];
+        }
+    } else if (nv != -1)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "attribute pads has %d values", nv);
+    y = nnop_conv_transpose(ox->g, x, w, &p);
+    if ((s = ox_check(ox, y)) != NNOP_OK)
+        return s;
+    bt = ox_in(ox, n, 2);
+    if (bt) {
+        s = ox_value_of(ox, bt, &b);
+        if (s)
+            return s;
+        y = nnop_bias(ox->g, y, b);
+    }
+    return ox_set_value(ox, n, 0, y, xt->elem);
+}
+
+nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"auto_pad",      "ceil_mode",    "count_include_pad",
+                                        "dilations",     "kernel_shape", "pads",
+                                        "storage_order", "strides",      NULL};
+    int is_max = n->op_type[0] == 'M';
+    ox_tensor *xt;
+    nnop_value x, y;
+    nnop_pool_params p;
+    const int64_t *ks;
+    int nks, i;
+    int64_t dil[2], ceil_mode = 0, cip = 0;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_only_output0(ox, n, "the indices");
+    if (!s)
+        s = ox_need_value(ox, n, 0, &xt, &x);
+    if (!s)
+        s = need_4d(ox, xt, "input");
+    if (!s)
+        s = ox_attr_ints(ox, n, "kernel_shape", &ks, &nks);
+    if (s)
+        return s;
+    if (nks != 2)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "attribute kernel_shape has %d values, not 2", nks);
+    memset(&p, 0, sizeof p);
+    p.window[0] = ks[0];
+    p.window[1] = ks[1];
+    s = pair_attr(ox, n, "strides", p.stride);
+    if (!s)
+        s = pair_attr(ox, n, "dilations", dil);
+    if (!s)
+        s = ox_attr_i(ox, n, "ceil_mode", 0, &ceil_mode);
+    if (!s)
+        s = ox_attr_i(ox, n, "count_include_pad", 0, &cip);
+    if (s)
+        return s;
+    if (dil[0] != 1 || dil[1] != 1)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute dilations other than 1");
+    s = window_pads(ox, n, xt, p.window, p.stride, dil, p.pad);
+    if (s)
+        return s;
+    if (ceil_mode) { /* fine while rounding up gives the same size */
+        for (i = 0; i < 2; i++) {
+            int64_t span = xt->dims[2 + i] + 2 * p.pad[i] - p.window[i];
+            if (span >= 0 && span % p.stride[i])
+                return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                               "ceil_mode 1 where it adds a partial window (axis %d)", 2 + i);
+        }
+    }
+    p.count_include_pad = (int)cip;
+    y = nnop_pool(ox->g, x, is_max ? NNOP_POOL_MAX : NNOP_POOL_AVG, &p);
+    return ox_set_value(ox, n, 0, y, xt->elem);
+}
+
+nnop_status ox_op_global_pool(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    ox_tensor *xt;
+    nnop_value x, y;
+    nnop_status s = ox_check_attrs(ox, n, ox_no_attrs);
+    if (!s)
+        s = ox_need_value(ox, n, 0, &xt, &x);
+    if (!s)
+        s = need_4d(ox, xt, "input");
+    if (s)
+        return s;
+    if (n->op_type[6] == 'A') {
+        y = nnop_global_avg_pool(ox->g, x);
+    } else {
+        nnop_pool_params p;
+        memset(&p, 0, sizeof p);
+        p.window[0] = xt->dims[2];
+        p.window[1] = xt->dims[3];
+        p.stride[0] = p.stride[1] = 1;
+        y = nnop_pool(ox->g, x, NNOP_POOL_MAX, &p);
+    }
+    return ox_set_value(ox, n, 0, y, xt->elem);
+}

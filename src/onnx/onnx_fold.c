@@ -1,0 +1,339 @@
+/* onnx_fold.c: the constant subgraphs exporters write, folded at load: Constant, Shape,
+ * Gather, Cast (also the widening casts of run-time values), ConstantOfShape and Slice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+nnop_status ox_op_constant(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    const Onnx__AttributeProto *a;
+    ox_tensor *t;
+    nnop_status s;
+    size_t k;
+    int64_t dims[1] = {0}; /* a scalar reads none */
+    if (n->n_attribute != 1)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "%zu attributes (one expected)", n->n_attribute);
+    a = n->attribute[0];
+    if (a->name && strcmp(a->name, "value") == 0 && a->t) {
+        t = ox_out_tensor(ox, n, 0);
+        if (!t)
+            return ox->status;
+        s = ox_tensor_from_proto(ox, t, a->t);
+        if (s)
+            t->kind = OX_UNSET;
+        return s;
+    }
+    if (!a->name)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "attribute without a name");
+    if (strcmp(a->name, "value_float") == 0 || strcmp(a->name, "value_int") == 0) {
+        int isf = a->name[6] == 'f';
+        t = ox_set_const(ox, n, 0, isf ? OX_FLOAT : OX_INT64, 0, dims);
+        if (!t)
+            return ox->status;
+        if (isf)
+            t->f[0] = a->f;
+        else
+            t->i[0] = a->i;
+        return NNOP_OK;
+    }
+    if (strcmp(a->name, "value_floats") == 0 || strcmp(a->name, "value_ints") == 0) {
+        int isf = a->name[6] == 'f';
+        dims[0] = (int64_t)(isf ? a->n_floats : a->n_ints);
+        t = ox_set_const(ox, n, 0, isf ? OX_FLOAT : OX_INT64, 1, dims);
+        if (!t)
+            return ox->status;
+        for (k = 0; k < (size_t)dims[0]; k++) {
+            if (isf)
+                t->f[k] = a->floats[k];
+            else
+                t->i[k] = a->ints[k];
+        }
+        return NNOP_OK;
+    }
+    return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute '%s'", a->name);
+}
+
+nnop_status ox_op_shape(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"start", "end", NULL};
+    ox_tensor *xt, *t;
+    int64_t start, end, len;
+    int d;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_in(ox, n, 0, &xt);
+    if (!s)
+        s = ox_attr_i(ox, n, "start", 0, &start);
+    if (!s)
+        s = ox_attr_i(ox, n, "end", xt->ndim, &end);
+    if (s)
+        return s;
+    start = ox_norm_axis(start, xt->ndim);
+    end = ox_norm_axis(end, xt->ndim);
+    start = start < 0 ? 0 : start > xt->ndim ? xt->ndim : start;
+    end = end < 0 ? 0 : end > xt->ndim ? xt->ndim : end;
+    len = end > start ? end - start : 0;
+    {
+        int ndim = xt->ndim;
+        int64_t dims[OX_MAX_DIMS];
+        memcpy(dims, xt->dims, sizeof dims);
+        t = ox_set_const(ox, n, 0, OX_INT64, 1, &len);
+        if (!t)
+            return ox->status;
+        for (d = 0; d < len; d++)
+            t->i[d] = dims[start + d];
+        (void)ndim;
+    }
+    return NNOP_OK;
+}
+
+nnop_status ox_op_gather(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"axis", NULL};
+    ox_tensor *xt, *it, *t;
+    int64_t axis, od[OX_MAX_DIMS], outer = 1, inner = 1, k, j, q;
+    int on = 0, d;
+    size_t ix, ii;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_in(ox, n, 0, &xt);
+    if (!s)
+        s = ox_need_in(ox, n, 1, &it);
+    if (!s)
+        s = ox_attr_i(ox, n, "axis", 0, &axis);
+    if (s)
+        return s;
+    if (xt->kind != OX_CONST || it->kind != OX_CONST)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "a gather computed at run time (nnop folds "
+                       "gathers of constants)");
+    if (!it->i)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "indices are not integers");
+    axis = ox_norm_axis(axis, xt->ndim);
+    if (axis < 0 || axis >= xt->ndim || xt->ndim + it->ndim - 1 > OX_MAX_DIMS)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "axis out of range");
+    for (d = 0; d < axis; d++)
+        od[on++] = xt->dims[d], outer *= xt->dims[d];
+    for (d = 0; d < it->ndim; d++)
+        od[on++] = it->dims[d];
+    for (d = (int)axis + 1; d < xt->ndim; d++)
+        od[on++] = xt->dims[d], inner *= xt->dims[d];
+    ix = (size_t)(xt - ox->t);
+    ii = (size_t)(it - ox->t);
+    t = ox_set_const(ox, n, 0, xt->elem, on, od);
+    if (!t)
+        return ox->status;
+    xt = &ox->t[ix];
+    it = &ox->t[ii];
+    for (k = 0; k < outer; k++)
+        for (j = 0; j < it->numel; j++) {
+            int64_t idx = it->i[j], ax = xt->dims[axis];
+            if (idx < 0)
+                idx += ax;
+            if (idx < 0 || idx >= ax)
+                return ox_fail(ox, NNOP_ERR_FORMAT, "index %lld out of range", (long long)it->i[j]);
+            for (q = 0; q < inner; q++) {
+                int64_t src = (k * ax + idx) * inner + q, dst = (k * it->numel + j) * inner + q;
+                if (t->f)
+                    t->f[dst] = xt->f[src];
+                else
+                    t->i[dst] = xt->i[src];
+            }
+        }
+    return NNOP_OK;
+}
+
+/* whether a cast from float type a to float type b keeps every value */
+static int float_widens(int a, int b)
+{
+    return ox_is_float_elem(a) && (b == OX_DOUBLE || (b == OX_FLOAT && a != OX_DOUBLE));
+}
+
+nnop_status ox_op_cast(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"to", "saturate", "round_mode", NULL};
+    ox_tensor *xt, *t;
+    int64_t to, k;
+    size_t ix;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_in(ox, n, 0, &xt);
+    if (!s)
+        s = ox_attr_i(ox, n, "to", 0, &to);
+    if (s)
+        return s;
+    if (to == xt->elem)
+        return ox_set_alias(ox, n, 0, xt);
+    if (xt->kind != OX_CONST && float_widens(xt->elem, (int)to)) {
+        /* widening a float type keeps every value: the same value, of the new type */
+        s = ox_set_alias(ox, n, 0, xt);
+        if (!s)
+            ox_find(ox, n->output[0])->elem = (int)to;
+        return s;
+    }
+    if (xt->kind != OX_CONST)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "a cast of %s to %s computed at run time",
+                       ox_elem_name(xt->elem), ox_elem_name((int)to));
+    if (!ox_is_float_elem((int)to) &&
+        (to < OX_UINT8 || to > OX_UINT64 || to == 8 || to == 10 || to == 11))
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "a cast to %s", ox_elem_name((int)to));
+    ix = (size_t)(xt - ox->t);
+    t = ox_set_const(ox, n, 0, (int)to, xt->ndim, xt->dims);
+    if (!t)
+        return ox->status;
+    xt = &ox->t[ix];
+    for (k = 0; k < t->numel; k++) {
+        double v = ox_const_get(xt, k);
+        if (t->f) {
+            float f = (float)v;
+            if (to == OX_FLOAT16 || to == OX_BFLOAT16) { /* round as the type stores it */
+                nnop_dtype dt = to == OX_FLOAT16 ? NNOP_F16 : NNOP_BF16;
+                uint16_t h;
+                nnop_convert(NNOP_F32, &f, dt, &h, 1);
+                nnop_convert(dt, &h, NNOP_F32, &f, 1);
+            }
+            t->f[k] = f;
+        } else if (to == OX_BOOL)
+            t->i[k] = v != 0.0;
+        else if (!(v == v) || v >= 9.2e18 || v <= -9.2e18)
+            t->i[k] = xt->i ? xt->i[k] : 0;
+        else
+            t->i[k] = xt->i ? xt->i[k] : (int64_t)v;
+    }
+    return NNOP_OK;
+}
+
+nnop_status ox_op_constant_of_shape(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"value", NULL};
+    const Onnx__AttributeProto *a = ox_attr(n, "value");
+    const int64_t *sh;
+    int64_t cnt, k;
+    ox_tensor tmp, *t;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_const_ints(ox, n, 0, "shape", &sh, &cnt);
+    if (s)
+        return s;
+    if (cnt < 0 || cnt > OX_MAX_DIMS)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "shape of %lld dims", (long long)cnt);
+    memset(&tmp, 0, sizeof tmp);
+    tmp.name = "value";
+    if (a && a->t) {
+        s = ox_tensor_from_proto(ox, &tmp, a->t);
+        if (!s && tmp.numel != 1)
+            s = ox_fail(ox, NNOP_ERR_FORMAT, "attribute value has %lld elements",
+                        (long long)tmp.numel);
+    } else {
+        int64_t one = 1;
+        tmp.ndim = 1;
+        tmp.dims[0] = one;
+        s = ox_const_alloc(ox, &tmp, OX_FLOAT);
+        if (!s)
+            tmp.f[0] = 0.0f;
+    }
+    if (!s) {
+        t = ox_set_const(ox, n, 0, tmp.elem, (int)cnt, sh);
+        if (!t)
+            s = ox->status;
+        else
+            for (k = 0; k < t->numel; k++) {
+                if (t->f)
+                    t->f[k] = tmp.f[0];
+                else
+                    t->i[k] = tmp.i[0];
+            }
+    }
+    free(tmp.f);
+    free(tmp.i);
+    return s;
+}
+
+nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"starts", "ends", "axes", NULL};
+    ox_tensor *xt, *t;
+    const int64_t *st, *en, *ax = NULL, *sp = NULL;
+    int64_t cs, ce, ca = -1, cp = -1, b[OX_MAX_DIMS], step[OX_MAX_DIMS], od[OX_MAX_DIMS], k;
+    int d, nsv;
+    size_t ix;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_in(ox, n, 0, &xt);
+    if (s)
+        return s;
+    if (ox->opset < 10) {
+        int c1, c2, c3;
+        s = ox_attr_ints(ox, n, "starts", &st, &c1);
+        if (!s)
+            s = ox_attr_ints(ox, n, "ends", &en, &c2);
+        if (!s)
+            s = ox_attr_ints(ox, n, "axes", &ax, &c3);
+        cs = c1;
+        ce = c2;
+        ca = c3;
+    } else {
+        s = ox_const_ints(ox, n, 1, "starts", &st, &cs);
+        if (!s)
+            s = ox_const_ints(ox, n, 2, "ends", &en, &ce);
+        if (!s)
+            s = ox_const_ints(ox, n, 3, "axes", &ax, &ca);
+        if (!s)
+            s = ox_const_ints(ox, n, 4, "steps", &sp, &cp);
+    }
+    if (s)
+        return s;
+    if (xt->kind != OX_CONST)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "a slice computed at run time (nnop folds "
+                       "slices of constants)");
+    if (cs < 0 || cs != ce || (ca >= 0 && ca != cs) || (cp >= 0 && cp != cs))
+        return ox_fail(ox, NNOP_ERR_FORMAT, "starts, ends, axes and steps differ in length");
+    for (d = 0; d < xt->ndim; d++) {
+        b[d] = 0;
+        step[d] = 1;
+        od[d] = xt->dims[d];
+    }
+    for (nsv = 0; nsv < cs; nsv++) {
+        int64_t a = ax ? ox_norm_axis(ax[nsv], xt->ndim) : nsv, dim, lo, hi, sv;
+        if (a < 0 || a >= xt->ndim)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "axis out of range");
+        dim = xt->dims[a];
+        sv = sp ? sp[nsv] : 1;
+        if (sv == 0)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "step 0");
+        lo = st[nsv] < 0 ? st[nsv] + dim : st[nsv];
+        hi = en[nsv] < -dim ? -1 : en[nsv] < 0 ? en[nsv] + dim : en[nsv];
+        if (sv > 0) {
+            lo = lo < 0 ? 0 : lo > dim ? dim : lo;
+            hi = hi < 0 ? 0 : hi > dim ? dim : hi;
+            od[a] = hi > lo ? (hi - lo + sv - 1) / sv : 0;
+        } else {
+            lo = lo < 0 ? -1 : lo > dim - 1 ? dim - 1 : lo;
+            hi = hi < -1 ? -1 : hi > dim - 1 ? dim - 1 : hi;
+            od[a] = lo > hi ? (lo - hi + (-sv) - 1) / (-sv) : 0;
+        }
+        b[a] = lo;
+        step[a] = sv;
+    }
+    ix = (size_t)(xt - ox->t);
+    t = ox_set_const(ox, n, 0, xt->elem, xt->ndim, od);
+    if (!t)
+        return ox->status;
+    xt = &ox->t[ix];
+    for (k = 0; k < t->numel; k++) {
+        int64_t rem = k, src = 0, stride = 1;
+        for (d = xt->ndim - 1; d >= 0; d--) {
+            int64_t c = rem % od[d];
+            rem /= od[d];
+            src += (b[d] + c * step[d]) * stride;
+            stride *= xt->dims[d];
+        }
+        if (t->f)
+            t->f[k] = xt->f[src];
+        else
+            t->i[k] = xt->i[src];
+    }
+    return NNOP_OK;
+}
