@@ -24,6 +24,10 @@
 #   gpu-system  the same ctest on the system cuDNN (9.14, /usr/lib/x86_64-linux-gnu)
 #   resnet      ResNet-50 fp16 NHWC batch 1 and 32 (nnop-bench --perf, prefer-precompiled)
 #               on the subset, the system cuDNN 9.14 and PyTorch's 9.19, same build
+#   wscost      what a workspace limit costs the compile: ResNet-50 batch 32 with
+#               --workspace-limit 1 MiB and without, on the subset (below 9.2 every candidate's
+#               plan is built to learn its workspace) and on the system cuDNN (from 9.2 the
+#               engine config says it before any plan is built); compile_ms of each
 #   vision      the issue-15 networks against PyTorch (tools/export_vision_net.py reference,
 #               examples/vision_net), CUDA f16 NHWC, on the subset
 # Writes $OUT/summary.md (pass counts, failures, messages, times) and $OUT/logs.tgz.
@@ -190,6 +194,18 @@ if stage resnet; then
         finish
     done
     grep -hE "cuDNN|cudnn" "$LOGS"/resnet_*_b1.err | sort -u | head -6 >>"$SUMMARY"
+fi
+
+if stage wscost; then
+    for c in "$SUB/lib" "$SYSTEM_CUDNN"; do
+        for lim in 0 1048576; do
+            f=$LOGS/wscost_$(echo "$c" | tr / _)_$lim
+            on "$c" timeout "$(cap 120)" "$BUILD/tools/nnop-bench" --backend cuda --perf --no-peaks \
+                --reps 1 --net resnet50 --batch 32 --dt f16 --layout nhwc --workspace-limit "$lim" \
+                >"$f.txt" 2>"$f.err"
+            say "- ResNet-50 b32, workspace limit $lim, on $c: rc $?: $(grep -E '^resnet50' "$f.txt" | awk '{print "compile_ms", $5}')"
+        done
+    done
 fi
 
 if stage vision; then
