@@ -33,6 +33,8 @@
 # Writes $OUT/summary.md (pass counts, failures, messages, times) and $OUT/logs.tgz.
 #
 #   usage: tools/cudnn_gpu_run.sh 9.0.0.312 [build,doctor,gpu,nvrtc,refuse,gpu-system,resnet]
+#   a second call on the warm machine (the build kept; stages without build skip it):
+#          tools/cudnn_gpu_run.sh 9.0.0.312 resnet,wscost,vision
 set -u
 VERSION=${1:?usage: tools/cudnn_gpu_run.sh VERSION [STAGES]}
 STAGES=${2:-build,doctor,gpu,nvrtc,refuse,gpu-system,resnet}
@@ -124,6 +126,12 @@ if stage build; then
     fi
     say "- build: $(($(date +%s) - t0)) s against the headers of cuDNN $VERSION"
     finish
+fi
+
+# a call without the build stage uses the build a warm machine kept from an earlier call
+if [ ! -x "$BUILD/tools/nnop-bench" ]; then
+    say "- no build in $BUILD: ask for the build stage"
+    exit 1
 fi
 
 # ctest_gpu NAME CUDNN_DIR: the GPU tests on that cuDNN; pass counts and failures to the summary
