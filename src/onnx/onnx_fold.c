@@ -264,7 +264,7 @@ nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n)
     if (s)
         return s;
     if (ox->opset < 10) {
-        int c1, c2, c3;
+        int c1 = -1, c2 = -1, c3 = -1;
         s = ox_attr_ints(ox, n, "starts", &st, &c1);
         if (!s)
             s = ox_attr_ints(ox, n, "ends", &en, &c2);

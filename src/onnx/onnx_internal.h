@@ -34,6 +34,11 @@ enum {
 };
 
 #define OX_MAX_DIMS 8
+/* What a load makes beyond the file's bytes, so that a small file cannot ask for gigabytes:
+ * constants folded at load, OX_MAX_FOLDED elements in all; one buffer sized by a value's dims
+ * (a constant broadcast to it, per-channel parameters), OX_MAX_MADE elements. */
+#define OX_MAX_FOLDED ((int64_t)1 << 26)
+#define OX_MAX_MADE   ((int64_t)1 << 26)
 
 /* What a name of the ONNX graph stands for. */
 typedef enum ox_kind {
@@ -68,6 +73,7 @@ typedef struct ox_ctx {
     size_t nt, cap;
     size_t *hash; /* open addressing: index + 1 into t, 0 = empty */
     size_t hcap;
+    int64_t folded;              /* elements of the constants folded so far (OX_MAX_FOLDED) */
     const Onnx__NodeProto *node; /* the node being converted, for messages */
     nnop_status status;
     char err[1024];
@@ -150,6 +156,9 @@ nnop_status ox_set_alias(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const o
  * have moved: pointers into ox->t taken before are stale) */
 ox_tensor *ox_set_const(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, int elem, int ndim,
                         const int64_t *dims);
+/* n elements of one buffer sized by dims, not by the file's bytes: refused (recorded) above
+ * OX_MAX_MADE or when negative. */
+nnop_status ox_made(ox_ctx *ox, int64_t n, const char *what);
 /* Shapes: "[a, b, ...]" into buf; equality; a negative axis counted from the end. */
 void ox_shape_str(char *buf, size_t len, const int64_t *dims, int ndim);
 int ox_same_dims(const int64_t *a, int an, const int64_t *b, int bn);

@@ -82,6 +82,8 @@ nnop_status ox_op_gemm(ox_ctx *ox, const Onnx__NodeProto *n)
                            (long long)m, (long long)nn);
         } else {
             int rows = ct->ndim == 2 && ct->dims[0] != 1;
+            if ((s = ox_made(ox, ox_numel(od, 2), "C broadcast")) != NNOP_OK)
+                return s;
             cvec = (float *)malloc((size_t)(m * nn) * sizeof(float));
             if (!cvec)
                 return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");

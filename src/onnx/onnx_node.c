@@ -180,6 +180,26 @@ nnop_status ox_set_value(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, nnop_va
     return NNOP_OK;
 }
 
+nnop_status ox_made(ox_ctx *ox, int64_t n, const char *what)
+{
+    if (n < 0 || n > OX_MAX_MADE)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "%s of %lld elements (the importer makes at most %lld at load)", what,
+                       (long long)n, (long long)OX_MAX_MADE);
+    return NNOP_OK;
+}
+
+/* n more elements of folded constants */
+static nnop_status fold_budget(ox_ctx *ox, int64_t n)
+{
+    if (n > OX_MAX_FOLDED - ox->folded)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "constants of over %lld elements in all folded at load",
+                       (long long)OX_MAX_FOLDED);
+    ox->folded += n;
+    return NNOP_OK;
+}
+
 /* output k is src under another name */
 nnop_status ox_set_alias(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const ox_tensor *src)
 {
@@ -200,7 +220,9 @@ nnop_status ox_set_alias(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const o
     }
     t->ndim = copy.ndim;
     memcpy(t->dims, copy.dims, sizeof t->dims);
-    s = ox_const_alloc(ox, t, copy.elem);
+    s = fold_budget(ox, copy.numel);
+    if (!s)
+        s = ox_const_alloc(ox, t, copy.elem);
     if (s)
         return s;
     if (copy.f)
@@ -225,6 +247,10 @@ ox_tensor *ox_set_const(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, int elem
     t->ndim = ndim;
     for (d = 0; d < ndim; d++)
         t->dims[d] = dims[d];
+    if (ox_numel(dims, ndim) >= 0 && fold_budget(ox, ox_numel(dims, ndim))) {
+        t->ndim = 0;
+        return NULL;
+    }
     if (ox_const_alloc(ox, t, elem)) {
         t->kind = OX_UNSET;
         return NULL;
@@ -311,10 +337,13 @@ const char *const ox_no_attrs[] = {"consumed_inputs", NULL};
 nnop_status ox_affine(ox_ctx *ox, nnop_value x, const float *a, const float *b, int64_t c,
                       nnop_value *out)
 {
-    float *buf = (float *)malloc((size_t)c * 4 * sizeof(float));
+    float *buf;
     nnop_value gamma, beta, mean, var;
-    nnop_status s;
+    nnop_status s = ox_made(ox, c, "a per-channel affine");
     int64_t k;
+    if (s)
+        return s;
+    buf = (float *)malloc((size_t)c * 4 * sizeof(float));
     if (!buf)
         return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");
     for (k = 0; k < c; k++) {
@@ -348,6 +377,8 @@ nnop_status ox_affine1(ox_ctx *ox, const ox_tensor *xt, nnop_value x, float a, f
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                        "a scale or shift of a %d-D value (nnop needs a channel dim)", xt->ndim);
     c = xt->dims[1];
+    if ((s = ox_made(ox, c, "a per-channel affine")) != NNOP_OK)
+        return s;
     ab = (float *)malloc((size_t)c * 2 * sizeof(float));
     if (!ab)
         return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");

@@ -56,6 +56,8 @@ static nnop_status channel_param(ox_ctx *ox, ox_tensor *t, int64_t c, int64_t gr
                        "parameter '%s' has %lld elements for %lld "
                        "channels",
                        t->name, (long long)t->numel, (long long)c);
+    if ((s = ox_made(ox, c, "a per-channel parameter")) != NNOP_OK)
+        return s;
     buf = (float *)malloc((size_t)c * sizeof(float));
     if (!buf)
         return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");
@@ -186,6 +188,8 @@ nnop_status ox_op_layer_norm(ox_ctx *ox, const Onnx__NodeProto *n)
                                              t->ndim, od, &on))
                     return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "parameter '%s' shape", t->name);
             }
+            if ((s = ox_made(ox, total, "a parameter")) != NNOP_OK)
+                return s;
             buf = (float *)malloc((size_t)total * sizeof(float));
             if (!buf)
                 return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");

@@ -151,6 +151,8 @@ nnop_status ox_op_prelu(ox_ctx *ox, const Onnx__NodeProto *n)
                        "channel",
                        st->name);
     c = xt->dims[1];
+    if ((s = ox_made(ox, c, "a per-channel slope")) != NNOP_OK)
+        return s;
     buf = (float *)malloc((size_t)c * 2 * sizeof(float));
     if (!buf)
         return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");
@@ -358,6 +360,8 @@ have_a:
             if (ox_same_dims(bd, bn, od, on) && !uniform) {
                 s = ox_value_of(ox, b, &vb);
             } else if ((uniform || per_channel) && on >= 2 && kind != BIN_DIV) {
+                if ((s = ox_made(ox, c, "a per-channel operand")) != NNOP_OK)
+                    return s;
                 ab = (float *)malloc((size_t)c * 2 * sizeof(float));
                 if (!ab)
                     return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");
@@ -374,6 +378,8 @@ have_a:
                 int64_t total = ox_numel(od, on);
                 if (total <= 0)
                     return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "empty operand");
+                if ((s = ox_made(ox, total, "a constant broadcast")) != NNOP_OK)
+                    return s;
                 full = (float *)malloc((size_t)total * sizeof(float));
                 if (!full)
                     return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");

@@ -96,6 +96,9 @@ nnop_status ox_op_reshape(ox_ctx *ox, const Onnx__NodeProto *n)
             infer = d;
         } else if (od[d] < 0)
             return ox_fail(ox, NNOP_ERR_FORMAT, "shape has %lld", (long long)od[d]);
+        else if (od[d] && known > NNOP_MAX_TENSOR_ELEMENTS / od[d])
+            return ox_fail(ox, NNOP_ERR_FORMAT, "shape of over %lld elements",
+                           (long long)NNOP_MAX_TENSOR_ELEMENTS);
         else
             known *= od[d];
     }

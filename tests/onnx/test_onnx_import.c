@@ -128,7 +128,8 @@ static uint8_t *make_model(size_t *len, int variant)
     static const int64_t wdims[4] = {4, 3, 3, 3}, bdims[1] = {4}, fdims[2] = {10, 4}, fbd[1] = {10},
                          one[1] = {1};
     static int64_t pads[4] = {1, 1, 1, 1}, k2[2] = {2, 2}, minus1 = -1;
-    static const int64_t huge[1] = {(int64_t)1 << 39};
+    static const int64_t huge[1] = {(int64_t)1 << 39}, two[1] = {2};
+    static int64_t big = (int64_t)1 << 62, wide[2] = {1 << 14, 1 << 14};
     builder *b = (builder *)calloc(1, sizeof *b);
     uint8_t *buf;
     int k;
@@ -198,6 +199,12 @@ static uint8_t *make_model(size_t *len, int variant)
     b->g.n_initializer = 7;
     if (variant == 1) /* an initializer whose dims claim 2^39 elements and hold 4 */
         b->inits[1].dims = (int64_t *)huge;
+    if (variant == 4) /* the Reshape target [N, 2^62] (fuzz_onnx: the product overflowed) */
+        b->inits[5].int64_data = &big;
+    if (variant == 5) { /* 2^28 floats folded from a 40-byte shape (fuzz_onnx: 3 GB asked) */
+        init_i(b, 7, S[SH2], wide, two, 1, 2);
+        b->g.n_initializer = 8;
+    }
     /* conv -> relu -> maxpool -> gap -> Shape/Gather/Unsqueeze/Concat -> Reshape -> gemm ->
      * softmax */
     io[0][0] = S[X], io[0][1] = S[W], io[0][2] = S[B], io[0][3] = S[C];
@@ -216,7 +223,9 @@ static uint8_t *make_model(size_t *len, int variant)
     io[3][0] = S[P], io[3][1] = S[G];
     node(b, 3, "GlobalAveragePool", "gap", io[3], 1, &io[3][1], 1);
     io[4][0] = S[G], io[4][1] = S[SHP];
-    node(b, 4, "Shape", "shape", io[4], 1, &io[4][1], 1);
+    node(b, 4, variant == 5 ? "ConstantOfShape" : "Shape", "shape", io[4], 1, &io[4][1], 1);
+    if (variant == 5)
+        io[4][0] = S[SH2];
     io[5][0] = S[SHP], io[5][1] = S[I0], io[5][2] = S[N];
     node(b, 5, "Gather", "gather", io[5], 2, &io[5][2], 1);
     b->nodes[5].attribute = &b->attrp[b->nattr];
@@ -367,6 +376,13 @@ int main(void)
     expect_refused(ctx, bad, cut, NNOP_ERR_FORMAT, "tensor 'B'");
     free(bad);
     expect_refused(ctx, model, 0, NNOP_ERR_FORMAT, "0 bytes");
+    /* what fuzz_onnx found: a shape whose product overflows, a small file folding gigabytes */
+    bad = make_model(&cut, 4);
+    expect_refused(ctx, bad, cut, NNOP_ERR_FORMAT, "node 'reshape' (Reshape): shape of over");
+    free(bad);
+    bad = make_model(&cut, 5);
+    expect_refused(ctx, bad, cut, NNOP_ERR_UNSUPPORTED, "folded at load");
+    free(bad);
 
     /* every truncation: refused, or (a cut at a field boundary) a smaller valid model */
     for (cut = 0; cut < len; cut++) {
