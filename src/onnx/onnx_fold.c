@@ -303,6 +303,8 @@ nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n)
         sv = sp ? sp[nsv] : 1;
         if (sv == 0)
             return ox_fail(ox, NNOP_ERR_FORMAT, "step 0");
+        /* a step past the dim takes one element either way (and keeps the sums below in range) */
+        sv = sv > dim + 1 ? dim + 1 : sv < -dim - 1 ? -dim - 1 : sv;
         lo = st[nsv] < 0 ? st[nsv] + dim : st[nsv];
         hi = en[nsv] < -dim ? -1 : en[nsv] < 0 ? en[nsv] + dim : en[nsv];
         if (sv > 0) {
