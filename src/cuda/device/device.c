@@ -84,6 +84,19 @@ nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call,
                       cudaGetErrorString(e), file, line);
 }
 
+/* cuDNN 9.0 and 9.5 fail the first descriptor they finalize, a tensor's, when
+ * their precompiled engines library is missing (9.0: NOT_INITIALIZED, 9.5: SUBLIBRARY_LOADING_
+ * FAILED, 1008, seen on an H100 with a runtime-compiled-only subset, issue 48): name the file,
+ * as cuDNN's own message does not. */
+static const char *missing_note(cudnnStatus_t s, const char *call)
+{
+    if ((s != CUDNN_STATUS_NOT_INITIALIZED && (int)s != 1008) || !strstr(call, "Finalize") ||
+        !nnop__cudnn_precompiled_missing()[0])
+        return "";
+    return " (cuDNN's graph API needs its precompiled engines library even where only "
+           "runtime-compiled engines run, and it is missing: ";
+}
+
 nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *call,
                               const char *file, int line)
 {
@@ -96,8 +109,10 @@ nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *ca
     st = (s / 1000 == 3)                  ? NNOP_ERR_UNSUPPORTED
          : s == CUDNN_STATUS_ALLOC_FAILED ? NNOP_ERR_OUT_OF_MEMORY
                                           : NNOP_ERR_CUDNN;
-    return nnop__fail(ctx, st, "%s failed: %s (%d): %s [%s:%d]", call, cudnnGetErrorString(s),
-                      (int)s, msg, file, line);
+    return nnop__fail(ctx, st, "%s failed: %s (%d): %s [%s:%d]%s%s%s", call, cudnnGetErrorString(s),
+                      (int)s, msg, file, line, missing_note(s, call),
+                      missing_note(s, call)[0] ? nnop__cudnn_precompiled_missing() : "",
+                      missing_note(s, call)[0] ? ")" : "");
 }
 
 void nnop__copy_text(char *dst, size_t len, const char *src)
