@@ -5,6 +5,13 @@
  * from two threads at once gives wrong results with NNOP_OK, and two plans of one context
  * run at once race on its error message. Give each thread its own context (a shared
  * nnop_plan_cache lets them share compiled plans), or serialize the calls on one context.
+ * Many contexts on one device compile, execute and capture at once: nnop waits only for what
+ * its context queued (its stream), never for the device (no cudaDeviceSynchronize, no legacy
+ * default stream), and captures its CUDA graphs in cudaStreamCaptureModeThreadLocal, so one
+ * thread's capture does not fail another's calls (tests/unit/test_concurrency.c: 32 threads,
+ * one shared cache, 30 runs on an H100 alike). A capture of your own in
+ * cudaStreamCaptureModeGlobal forbids other threads' cudaMalloc and cudaFree, which nnop's
+ * compile and destroy call: capture in ThreadLocal or Relaxed mode beside nnop.
  *
  * Devices (CUDA backend): each call on a context makes the context's device (options.device)
  * current for the call and the caller's current device current again before it returns, as
