@@ -111,6 +111,7 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
         nnop_context_options_init(&ctx->opts);
     ctx->opts.cache_path = NULL; /* replaced by the cache's own copy */
     ctx->log = nnop__log_level();
+    ctx->debug_poison = nnop__debug_poison();
     ctx->opts.plan_cache = NULL;
     st = check_options(ctx, &ctx->opts);
     if (st == NNOP_OK) /* before the backend: CUDA init binds it to the device (loads it) */

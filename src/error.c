@@ -62,6 +62,12 @@ int nnop__log_level(void)
     return 0;
 }
 
+int nnop__debug_poison(void)
+{
+    char v[16];
+    return nnop__env_get("NNOP_DEBUG_POISON", v, sizeof v) == 0 && strcmp(v, "1") == 0;
+}
+
 const char *nnop__error_body(const nnop_context *ctx)
 {
     const char *s = ctx->last_error;

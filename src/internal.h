@@ -170,6 +170,7 @@ struct nnop_context {
     struct nnop__oneshot *oneshot;
     struct nnop_plan_cache *plan_cache; /* src/cache.c: own or shared, never NULL once created */
     int log;              /* NNOP_LOG read at creation: 0 off, 1 compiles, 2 also executes */
+    int debug_poison;     /* NNOP_DEBUG_POISON=1 read at creation (nnop.h) */
     int32_t log_plans;    /* plans compiled, numbering them in the log */
     uint32_t graphs_made; /* numbers the graphs' tags */
     /* Graphs and plans not yet destroyed: nnop_context_destroy orphans them (graph.c,
@@ -214,6 +215,8 @@ nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...) 
 const char *nnop__error_body(const nnop_context *ctx);
 /* NNOP_LOG as a level: unset, empty or 0 is 0 (off), else its number (1, 2). */
 int nnop__log_level(void);
+/* NNOP_DEBUG_POISON=1 in the environment (nnop.h, Logging). */
+int nnop__debug_poison(void);
 nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap)
         NNOP_PRINTF(3, 0);
 void nnop__clear_error(nnop_context *ctx);

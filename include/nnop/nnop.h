@@ -93,7 +93,10 @@
  * turns on experimental ones, today "own implicit-GEMM conv" (16-bit channels-last convs too
  * small to fill the GPU, as a split-K tensor-core implicit GEMM; sm_90 only). NNOP_NORM_RTC=1
  * lets cuDNN's runtime-compiled norm-forward engines run (excluded by default: see
- * nnop_layer_norm). */
+ * nnop_layer_norm). NNOP_DEBUG_POISON=1 (read at context creation; CUDA backend): before each
+ * execute the plan's intermediate buffers and workspaces are filled with 0xFF bytes (NaN in
+ * every dtype), so a step that reads memory no step of that execute wrote gives NaN instead
+ * of old values; for testing, as it costs a memset of them per execute. */
 #ifndef NNOP_NNOP_H
 #define NNOP_NNOP_H
 

@@ -190,7 +190,7 @@ static nnop_status place(nnop_plan *p, liveness *l, int32_t n_buf)
                     (char *)p->cuda->slot[p->cuda->slice_in[v]] +
                     p->cuda->slice_off[v] * (int64_t)nnop_dtype_size(p->g->values[v].desc.dtype);
     if (st == NNOP_OK)
-        p->cuda->arena_bytes = off[n_buf];
+        p->cuda->arena_bytes = off[n_buf], p->cuda->arena = arena;
     nnop__free(off);
     return st;
 }

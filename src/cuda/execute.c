@@ -158,6 +158,24 @@ static nnop_status bind(nnop_plan *p, int32_t v, const void *ptr, const char *wh
     return NNOP_OK;
 }
 
+/* NNOP_DEBUG_POISON=1: every byte of the intermediates' arena and the workspaces 0xFF (NaN in
+ * every float dtype) before the steps run, so a step that reads what no step of this execute
+ * wrote (padding, a partial tile, a stale intermediate) gives NaN instead of old values. */
+static nnop_status poison_scratch(nnop_plan *p)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    cudaStream_t s = p->ctx->cuda->stream;
+    nnop_status st = NNOP_OK;
+    if (cp->arena && cp->arena_bytes)
+        st = NNOP_CU(p->ctx, cudaMemsetAsync(cp->arena, 0xFF, (size_t)cp->arena_bytes, s));
+    if (st == NNOP_OK && cp->workspace && cp->workspace_bytes)
+        st = NNOP_CU(p->ctx, cudaMemsetAsync(cp->workspace, 0xFF, (size_t)cp->workspace_bytes, s));
+    if (st == NNOP_OK && cp->side_workspace && cp->side_workspace_bytes)
+        st = NNOP_CU(p->ctx, cudaMemsetAsync(cp->side_workspace, 0xFF,
+                                             (size_t)cp->side_workspace_bytes, s));
+    return st;
+}
+
 static nnop_status plan_execute(nnop_plan *p, const void *const *in, void *const *out)
 {
     int32_t i;
@@ -175,6 +193,8 @@ static nnop_status plan_execute(nnop_plan *p, const void *const *in, void *const
             p->cuda->out_ptr[i] = out[i];
         }
     }
+    if (st == NNOP_OK && p->ctx->debug_poison)
+        st = poison_scratch(p);
     if (st != NNOP_OK)
         return st;
     if (p->opts.cuda_graph && !p->cuda->graph_failed)

@@ -262,33 +262,58 @@ static void dts_read_output(nnop_context *ctx, const dts_case *c, nnop_plan *p, 
         dts_fail(r, NNOP_OK, "output %d could not be read back", i);
 }
 
-/* Inputs from their seeds, poisoned outputs, execute, read back, free */
-static void dts_execute(nnop_context *ctx, const dts_case *c, nnop_plan *p, dts_result *r)
+/* Inputs from their seeds and poisoned outputs in fresh buffers; 0 on success */
+static int dts_buffers(nnop_context *ctx, const dts_case *c, nnop_plan *p, int n_out, void **in,
+                       void **out)
 {
-    void *in[64] = {0}, *out[DTS_MAX_OUT] = {0};
-    int i, ok = c->n_in <= 64 && nnop_plan_num_inputs(p) == c->n_in && r->n_out <= DTS_MAX_OUT;
+    int i, ok = c->n_in <= 64 && nnop_plan_num_inputs(p) == c->n_in && n_out <= DTS_MAX_OUT;
     for (i = 0; ok && i < c->n_in; i++) {
         nnop_tensor_desc d = dts_desc(c->dtype, c->layout, c->in[i].ndim, c->in[i].dims);
         void *host = dts_host_data(c, &c->in[i], &d);
         ok = host && (in[i] = dts_device_copy(ctx, &d, host)) != NULL;
         free(host);
     }
-    for (i = 0; ok && i < r->n_out; i++) {
+    for (i = 0; ok && i < n_out; i++) {
         nnop_tensor_desc d;
         ok = nnop_plan_output_desc(p, i, &d) == NNOP_OK &&
              (out[i] = dts_device_copy(ctx, &d, NULL)) != NULL;
     }
-    if (!ok)
-        dts_fail(r, NNOP_OK,
-                 "could not set up the inputs and outputs (or the plan's counts differ)");
-    else if ((r->status = nnop_plan_execute(p, (const void *const *)in, out)) != NNOP_OK)
-        dts_fail(r, r->status, "execute: %s", nnop_context_last_error(ctx));
-    for (i = 0; i < r->n_out && r->outcome == DTS_RAN; i++)
-        dts_read_output(ctx, c, p, i, out[i], r);
+    return ok ? 0 : -1;
+}
+
+static void dts_free_buffers(nnop_context *ctx, const dts_case *c, int n_out, void **in, void **out)
+{
+    int i;
     for (i = 0; i < c->n_in && i < 64; i++)
         nnop_free(ctx, in[i]);
-    for (i = 0; i < r->n_out && i < DTS_MAX_OUT; i++)
+    for (i = 0; i < n_out && i < DTS_MAX_OUT; i++)
         nnop_free(ctx, out[i]);
+}
+
+/* Inputs from their seeds, poisoned outputs, execute, read back, free; with DTS_REBIND a
+ * first execute on other buffers before the one read */
+static void dts_execute(nnop_context *ctx, const dts_case *c, nnop_plan *p, int fuse, dts_result *r)
+{
+    void *in[64] = {0}, *out[DTS_MAX_OUT] = {0}, *in0[64] = {0}, *out0[DTS_MAX_OUT] = {0};
+    int i, ok = 1;
+    if (fuse & DTS_REBIND) {
+        ok = dts_buffers(ctx, c, p, r->n_out, in0, out0) == 0;
+        if (ok && (r->status = nnop_plan_execute(p, (const void *const *)in0, out0)) != NNOP_OK) {
+            dts_fail(r, r->status, "execute (first binding): %s", nnop_context_last_error(ctx));
+            ok = 0;
+        }
+    }
+    if (ok && dts_buffers(ctx, c, p, r->n_out, in, out) != 0)
+        dts_fail(r, NNOP_OK,
+                 "could not set up the inputs and outputs (or the plan's counts differ)");
+    else if (ok && (r->status = nnop_plan_execute(p, (const void *const *)in, out)) != NNOP_OK)
+        dts_fail(r, r->status, "execute: %s", nnop_context_last_error(ctx));
+    else if (!ok && r->outcome == DTS_RAN)
+        dts_fail(r, NNOP_OK, "could not set up the first binding's buffers");
+    for (i = 0; i < r->n_out && r->outcome == DTS_RAN; i++)
+        dts_read_output(ctx, c, p, i, out[i], r);
+    dts_free_buffers(ctx, c, r->n_out, in, out);
+    dts_free_buffers(ctx, c, r->n_out, in0, out0);
 }
 
 void dts_run(nnop_context *ctx, const dts_case *c, int fuse, dts_result *r)
@@ -321,7 +346,7 @@ void dts_run(nnop_context *ctx, const dts_case *c, int fuse, dts_result *r)
     } else {
         r->n_out = nnop_plan_num_outputs(p);
         nnop_plan_describe(p, r->plan, sizeof r->plan);
-        dts_execute(ctx, c, p, r);
+        dts_execute(ctx, c, p, fuse, r);
     }
     nnop_plan_destroy(p);
     nnop_graph_destroy(g);

@@ -73,6 +73,9 @@ nnop_value dts_input(nnop_graph *g, const dts_case *c, const dts_tensor *x);
 /* Build, compile, execute on ctx with poisoned outputs, read back. fuse: 0 or 1 (the compile
  * option), plus DTS_CUDA_GRAPH for a plan replayed as a CUDA graph. */
 #define DTS_CUDA_GRAPH 2
+/* DTS_REBIND: execute first with one set of buffers, then with another (the inputs copied
+ * anew, the outputs poisoned), and read the second: the rebinding path of a plan */
+#define DTS_REBIND 4
 void dts_run(nnop_context *ctx, const dts_case *c, int fuse, dts_result *r);
 void dts_result_free(dts_result *r);
 /* A reproducer's main: the run under test against the reference; 0 agree (or refused), 1

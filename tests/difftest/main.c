@@ -15,6 +15,9 @@
  * reach the outputs as PyTorch's rules say (nnop.h); the same seeds give other graphs. With
  * --backend cuda, none reaches an fp16/bf16 conv that cuDNN runs (all but depthwise ones):
  * cuDNN's engines do not keep IEEE rules there (nnop.h), which PyTorch shares.
+ * --rebind: each plan under test runs first on one set of buffers, then on another (inputs
+ * copied anew, outputs poisoned), whose results are checked: the rebinding path. With
+ * NNOP_DEBUG_POISON=1 the GPU's intermediates are NaN before each execute (nnop.h).
  * --tiny: graphs of tiny spatial values (issue 43): 1x1 and 2x2 after a GAP or a strided conv
  * or pool, kernels larger than their input through padding, dilations past the input, grouped
  * and depthwise 1x1 convs on 1x1 values, residual branches, chains of up to 14 steps. */
@@ -37,6 +40,8 @@ typedef struct options {
     unsigned gen_flags; /* DT_GEN_*: --new-ops, --special */
     int single;         /* --case: run that case seed alone */
     int cuda_graph;     /* --cuda-graph: plans replayed as CUDA graphs (side streams) */
+    int rebind;         /* --rebind: each plan executed on a first set of buffers, then read
+                         * from a second */
     uint64_t case_seed;
 } options;
 
@@ -68,7 +73,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed S] [--count N] [--backend cpu|cuda] "
                     "[--time-limit SEC] [--repro-dir DIR] [--oracle-every K] [--case SEED] "
-                    "[--new-ops] [--special] [--tiny] [--cuda-graph] [--verbose]\n");
+                    "[--new-ops] [--special] [--tiny] [--cuda-graph] [--rebind] [--verbose]\n");
 }
 
 /* one option with its value; 0 = understood */
@@ -121,6 +126,10 @@ static int parse(options *o, int argc, char **argv)
         }
         if (strcmp(argv[i], "--cuda-graph") == 0) {
             o->cuda_graph = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--rebind") == 0) {
+            o->rebind = 1;
             continue;
         }
         seed_given |= strcmp(argv[i], "--seed") == 0;
@@ -224,7 +233,10 @@ static int check_run(tester *t, const dt_graph *g, const dts_case *c, int fuse,
     nnop_backend b = t->o.backend;
     snprintf(what, sizeof what, "%s %s%s vs cpu fused", b == NNOP_BACKEND_CUDA ? "cuda" : "cpu",
              fuse ? "fused" : "unfused", t->o.cuda_graph ? " cuda-graph" : "");
-    dts_run(t->dut, c, fuse | (t->o.cuda_graph ? DTS_CUDA_GRAPH : 0), &r);
+    if (t->o.rebind)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " rebound");
+    dts_run(t->dut, c,
+            fuse | (t->o.cuda_graph ? DTS_CUDA_GRAPH : 0) | (t->o.rebind ? DTS_REBIND : 0), &r);
     if (r.outcome == DTS_REFUSED) {
         *refused = 1;
         count_reason(&t->s, r.message);
@@ -234,8 +246,11 @@ static int check_run(tester *t, const dt_graph *g, const dts_case *c, int fuse,
     } else if (!dt_agree_f(g, r.out, ref->out, msg, sizeof msg)) {
         failed = 1;
     }
-    if (failed) {
-        report_failure(t, g, what, msg, b, fuse, NULL);
+    if (failed) { /* the reproducer runs as this did: CUDA graph, rebinding */
+        report_failure(t, g, what, msg, b,
+                       fuse | (t->o.cuda_graph ? DTS_CUDA_GRAPH : 0) |
+                               (t->o.rebind ? DTS_REBIND : 0),
+                       NULL);
         fprintf(stderr, "    plan:\n%s\n", r.plan);
     }
     dts_result_free(&r);

@@ -352,9 +352,9 @@ int dt_write_repro(const char *dir, const dt_graph *g, nnop_backend backend, int
     int n_in;
     snprintf(name, sizeof name, "repro_%s_%s_%016" PRIx64,
              backend == NNOP_BACKEND_CUDA ? "cuda" : "cpu",
-             expected ? "oracle"
-             : fuse   ? "fused"
-                      : "unfused",
+             expected     ? "oracle"
+             : (fuse & 1) ? "fused"
+                          : "unfused",
              g->seed);
     snprintf(path, path_len, "%s/%s.c", dir, name);
     make_dir(dir); /* may exist already */

@@ -130,6 +130,7 @@ struct nnop__cuda_plan {
     void *side_workspace;
     int64_t side_workspace_bytes;
     int64_t arena_bytes;
+    void *arena; /* the partition outputs' buffers (compile.c), arena_bytes long */
     /* whole-plan CUDA graph (compile option cuda_graph), keyed by the user pointers */
     cudaGraphExec_t gexec[NNOP_GRAPH_SETS];
     void **gkey; /* per kept graph, then this call's: the inputs' and outputs' pointers */
