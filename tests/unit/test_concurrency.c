@@ -191,6 +191,7 @@ static void worker_main(void *arg)
     unsigned char *got = (unsigned char *)malloc(w->out_bytes);
     buffers b;
     int r;
+    memset(&b, 0, sizeof b);
     if (p && got && make_buffers(w, ctx, p, &b) == NNOP_OK) {
         for (r = 0; r < ROUNDS && !w->error[0]; r++) {
             execute_check(w, ctx, p, &b, r & 1, got);
@@ -199,10 +200,11 @@ static void worker_main(void *arg)
         }
         if (second && !w->error[0])
             execute_check(w, ctx, second, &b, 0, got);
-        free_buffers(ctx, &b);
     } else if (!w->error[0]) {
         note(w, "buffers", NNOP_ERR_OUT_OF_MEMORY, ctx);
     }
+    if (ctx)
+        free_buffers(ctx, &b);
     free(got);
     nnop_plan_destroy(second);
     nnop_plan_destroy(p);
