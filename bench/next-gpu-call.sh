@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
-# The next GPU call (repo root, .deps carried: carry [".deps"]; updated 2026-12-05, sixth
-# session): every unit test (the cuDNN-loading modes, cutsub new, and the doctor on a machine
-# with a driver), every GPU test program, the four vision networks and ResNet-50 against
-# PyTorch, the differential tester's regression repros, the whole own-kernel table of
-# bench_kernels, then with the time left (CALL_TOTAL, default 560 s, less the time spent) the
-# fixed-seed difftest sets with memcheck.
-# The sixth session had no GPU (device loans paused); none of its code ran on one. What it
-# must show here: the bilinear resize kernel's copy along an axis that keeps its size
-# (gpu.new_ops bilinear_keep_*, the difftest sets with resize), plans orphaned by
-# nnop_context_destroy freeing their device memory (unit.context on the GPU), the library
-# built from one object library (the whole build), the doctor's child-process probe with a
-# real driver (unit.doctor*), and a cut cuDNN sub-library refused with NNOP_ERR_VERSION
-# (unit.cudnn_loading_cutsub under NNOP_REQUIRE_GPU=1). The call after it: ResNet-50 beside
-# torch.compile at batch 1, 32 and 256 (issue 12's two borderline goals; on an H200 if one is
-# lent, the goals' card): `bench/gpu_bench.sh resnet`.
+# The next GPU call (repo root, .deps carried: carry [".deps"]; updated 2026-12-06, seventh
+# session): every unit test, every GPU test program, the vision networks and ResNet-50 against
+# PyTorch, the regression repros, then the random graphs with the GPU's intermediates poisoned
+# and every plan rebound (NNOP_DEBUG_POISON=1, difftest --rebind; tiny spatial graphs and the
+# issue-15 ops), the own-kernel table of bench_kernels, and with the time left (CALL_TOTAL,
+# default 560 s) the fixed-seed difftest sets with memcheck.
+# What the seventh session ran on the H100 (four calls): the concurrency storm (30 runs x 32
+# threads, f16 NHWC and f32 NCHW), the GPU suite after the kernel split, 4,975 tiny-spatial
+# graphs (0 wrong), cuDNN 9.0/9.5 subsets (they fail without the precompiled engines). What it
+# did not run there and this call must show: NNOP_DEBUG_POISON and --rebind (written after
+# the device time was spent; the outside tester's NaN class was not reproduced without them),
+# the precompiled-engines note in a failed finalize's message, and tools/gpu_test.sh itself.
+# Then: the ONNX tests on the CUDA backend (protobuf-c is not on the machine: carry
+# libprotobuf-c1 and libprotobuf-c-dev debs in .deps, and pip's onnx there), `ctest -L onnx`.
 set -u
 T0=$(date +%s)
 R=$OUT
@@ -29,6 +28,13 @@ export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
     -R '^unit[.]|^gpu[.]|^example[.](vision|resnet50)|^difftest[.]regress' >"$R/ctest.log" 2>&1)
 echo "ctest rc $? at $(date -u +%T)"
 grep -E "tests passed|tests failed|\(Failed\)|Timeout|\(Skipped\)|Not Run" "$R/ctest.log" | tail -20
+# issue 43: memory no step wrote reads as NaN, and each plan runs on a second set of buffers
+NNOP_DEBUG_POISON=1 timeout 130 "$B/tests/difftest/difftest" --seed 4545 --backend cuda --tiny \
+    --rebind --time-limit 120 --repro-dir "$R/x/rep" >"$R/x/tiny_poison.txt" 2>&1
+echo "tiny poisoned rc $? at $(date -u +%T)"; tail -10 "$R/x/tiny_poison.txt" | head -8
+NNOP_DEBUG_POISON=1 timeout 70 "$B/tests/difftest/difftest" --seed 4646 --backend cuda --rebind \
+    --new-ops --time-limit 60 --repro-dir "$R/x/rep" >"$R/x/new_ops_poison.txt" 2>&1
+echo "new-ops poisoned rc $? at $(date -u +%T)"; tail -10 "$R/x/new_ops_poison.txt" | head -8
 timeout 120 "$B/bench/bench_kernels" >"$R/bench_kernels.md" 2>&1
 grep -E "^\| [a-z]|lowest" "$R/bench_kernels.md" | cut -c1-150
 LEFT=$((${CALL_TOTAL:-560} - ($(date +%s) - T0)))
