@@ -190,12 +190,10 @@ void nnop_plan_destroy(nnop_plan *p)
     nnop__free(p);
 }
 
-nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs, void *const *outputs)
+/* nnop_plan_execute on a plan with a context: the arguments checked, then the backend. */
+static nnop_status execute_checked(nnop_plan *p, const void *const *inputs, void *const *outputs)
 {
     int32_t i;
-    if (!p || !p->ctx) /* an orphan has no buffers, and no context to hold a message */
-        return NNOP_ERR_INVALID_ARGUMENT;
-    nnop__clear_error(p->ctx);
     if ((p->g->n_inputs > 0 && !inputs) || !outputs)
         return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_plan_execute: %s array is NULL",
                           outputs ? "inputs" : "outputs");
@@ -209,18 +207,27 @@ nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs, void *con
             return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
                               "nnop_plan_execute: outputs[%d] ('%s') is NULL", (int)i,
                               p->g->values[p->g->outputs[i]].name);
-    if (p->ctx->log >= 2) { /* NNOP_LOG=2: one line per execute, host time */
-        uint64_t t0 = nnop__monotonic_ns();
-        nnop_status st = p->cuda ? nnop__cuda_plan_execute(p, inputs, outputs)
-                                 : nnop__cpu_plan_execute(p, inputs, outputs);
-        fprintf(stderr, "nnop_log,exec,%s,plan %d,%d partitions,%s,%.3f ms (host)\n",
-                p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)p->n_parts, nnop_status_string(st),
-                (double)(nnop__monotonic_ns() - t0) / 1e6);
-        return st;
-    }
     if (p->cuda)
         return nnop__cuda_plan_execute(p, inputs, outputs);
     return nnop__cpu_plan_execute(p, inputs, outputs);
+}
+
+nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs, void *const *outputs)
+{
+    uint64_t t0;
+    nnop_status st;
+    if (!p || !p->ctx) /* an orphan has no buffers, and no context to hold a message */
+        return NNOP_ERR_INVALID_ARGUMENT;
+    nnop__clear_error(p->ctx);
+    if (p->ctx->log < 2)
+        return execute_checked(p, inputs, outputs);
+    /* NNOP_LOG=2: one line per execute, host time, failed ones included (their status) */
+    t0 = nnop__monotonic_ns();
+    st = execute_checked(p, inputs, outputs);
+    fprintf(stderr, "nnop_log,exec,%s,plan %d,%d partitions,%s,%.3f ms (host)\n",
+            p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)p->n_parts, nnop_status_string(st),
+            (double)(nnop__monotonic_ns() - t0) / 1e6);
+    return st;
 }
 
 int nnop_plan_num_inputs(const nnop_plan *p)
@@ -268,30 +275,19 @@ static const char *bound_name(const nnop_plan *p, int32_t id, int output)
     return output ? p->g->values[id].output_name : p->g->values[id].name;
 }
 
-/* Index of the first of the plan's inputs (outputs) named name, or -1 with the names there
- * are. Names are kept to NNOP_NAME_LEN - 1 bytes, and compared as kept. */
+/* Index of the first of the plan's inputs (outputs) named name, or -1. Names are kept to
+ * NNOP_NAME_LEN - 1 bytes, and compared as kept. A miss is an answer, not a failure: the
+ * context's last error stays as it was (nnop_plan_input_name lists the names there are). */
 static int index_by_name(const nnop_plan *p, int output, const char *name)
 {
-    const char *fn = output ? "nnop_plan_output_index" : "nnop_plan_input_index";
     const int32_t *ids = output ? p->g->outputs : p->g->inputs;
     const int32_t n = output ? p->g->n_outputs : p->g->n_inputs;
-    char list[512];
-    nnop__text t;
     int32_t i;
-    if (!name) {
-        nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "%s: name is NULL", fn);
+    if (!name)
         return -1;
-    }
     for (i = 0; i < n; i++)
         if (strncmp(bound_name(p, ids[i], output), name, NNOP_NAME_LEN - 1) == 0)
             return (int)i;
-    nnop__text_init(&t, list, sizeof list);
-    for (i = 0; i < n && t.used + NNOP_NAME_LEN + 32 < sizeof list; i++)
-        nnop__textf(&t, "%s'%s'", i ? ", " : "", bound_name(p, ids[i], output));
-    if (i < n)
-        nnop__textf(&t, " and %d more", (int)(n - i));
-    nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "%s: no '%s' among the plan's %d (%s)", fn, name,
-               (int)n, n ? list : "none");
     return -1;
 }
 
@@ -303,6 +299,20 @@ int nnop_plan_input_index(const nnop_plan *p, const char *name)
 int nnop_plan_output_index(const nnop_plan *p, const char *name)
 {
     return p ? index_by_name(p, 1, name) : -1;
+}
+
+const char *nnop_plan_input_name(const nnop_plan *p, int i)
+{
+    if (!p || i < 0 || i >= p->g->n_inputs)
+        return NULL;
+    return bound_name(p, p->g->inputs[i], 0);
+}
+
+const char *nnop_plan_output_name(const nnop_plan *p, int i)
+{
+    if (!p || i < 0 || i >= p->g->n_outputs)
+        return NULL;
+    return bound_name(p, p->g->outputs[i], 1);
 }
 
 size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)

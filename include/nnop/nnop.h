@@ -81,7 +81,8 @@
  * policy <p>,cache <hit|miss|->,<ms>,<bytes> B" (the implementation as nnop_plan_describe gives
  * it; the time is the whole compile's; the bytes are the least the partition moves: each value
  * it reads from outside it and each it writes for use outside, once). NNOP_LOG=2: also one line per
- * execute, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)" (plan ids
+ * execute, failed ones included, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,
+ * <ms> (host)" (plan ids
  * count the plans compiled in the process, whatever their context). Unset, empty
  * or 0: off, and nothing is measured. Any other value is off too, and each context creation
  * says so on stderr.
@@ -586,11 +587,16 @@ NNOP_API int nnop_plan_num_outputs(const nnop_plan *p);
 NNOP_API nnop_status nnop_plan_input_desc(const nnop_plan *p, int i, nnop_tensor_desc *out);
 NNOP_API nnop_status nnop_plan_output_desc(const nnop_plan *p, int i, nnop_tensor_desc *out);
 /** Bind by name: the index in nnop_plan_execute's inputs (outputs) of the first input (output)
- * given that name, or -1, with the names there are in nnop_context_last_error. Names are kept
- * to their first 47 bytes and compared so. An output named NULL carries its node's name
- * ("act#3", or the input's or constant's name), an input named NULL the empty name. */
+ * given that name, or -1 when none has it (or p or name is NULL). A miss is an answer, not a
+ * failure: nnop_context_last_error keeps what it held. Names are kept to their first 47 bytes
+ * and compared so. An output named NULL carries its node's name ("act#3", or the input's or
+ * constant's name), an input named NULL the empty name. */
 NNOP_API int nnop_plan_input_index(const nnop_plan *p, const char *name);
 NNOP_API int nnop_plan_output_index(const nnop_plan *p, const char *name);
+/** The name input (output) i is bound by, as nnop_plan_input_index compares it; NULL for a
+ * NULL p or an i out of range. The string belongs to the plan and lives as long as it. */
+NNOP_API const char *nnop_plan_input_name(const nnop_plan *p, int i);
+NNOP_API const char *nnop_plan_output_name(const nnop_plan *p, int i);
 /** Number of partitions (fused kernels or standalone steps) of the plan. */
 NNOP_API int nnop_plan_num_partitions(const nnop_plan *p);
 /** Human-readable description: one line per partition with its nodes, engine, workspace and

@@ -15,6 +15,9 @@
 
 #define LOG_FILE "nnop_log_test.txt"
 
+/* Nonzero: run_one_context also makes one execute fail (outputs NULL). Set before the fork. */
+static int fail_one_execute;
+
 /* A CPU context, a conv+relu graph compiled and run twice, all destroyed. */
 static void run_one_context(void)
 {
@@ -43,6 +46,8 @@ static void run_one_context(void)
     out[0] = y;
     if (nnop_plan_execute(p, in, out) != NNOP_OK || nnop_plan_execute(p, in, out) != NNOP_OK)
         nnop__exit_now(6);
+    if (fail_one_execute && nnop_plan_execute(p, in, NULL) != NNOP_ERR_INVALID_ARGUMENT)
+        nnop__exit_now(7);
     nnop_plan_destroy(p);
     nnop_graph_destroy(g);
     nnop_context_destroy(ctx);
@@ -172,6 +177,24 @@ static void test_log_2_also_each_execute(void **state)
     free(text);
 }
 
+/* A failed execute writes its line too, with its status (it once wrote none: the argument
+ * checks returned before the log). */
+static void test_log_2_failed_execute_has_its_line(void **state)
+{
+    char *text;
+    (void)state;
+    if (!nnop__fork_available())
+        skip();
+    fail_one_execute = 1;
+    text = log_of("2");
+    fail_one_execute = 0;
+    assert_int_equal(count(text, "nnop_log,exec,cpu,plan 0,1 partitions,NNOP_OK,"), 2);
+    assert_int_equal(
+            count(text, "nnop_log,exec,cpu,plan 0,1 partitions,NNOP_ERR_INVALID_ARGUMENT,"), 1);
+    assert_int_equal(count(text, " ms (host)\n"), 3);
+    free(text);
+}
+
 /* Plan ids count the process's plans: two contexts' first plans are 0 and 1 (each was "plan 0",
  * and their lines could not be told apart). */
 static void test_log_plan_ids_unique_across_contexts(void **state)
@@ -229,6 +252,7 @@ int main(void)
             cmocka_unit_test(test_log_odd_values_are_off_and_said),
             cmocka_unit_test(test_log_1_one_line_per_partition),
             cmocka_unit_test(test_log_2_also_each_execute),
+            cmocka_unit_test(test_log_2_failed_execute_has_its_line),
             cmocka_unit_test(test_log_plan_ids_unique_across_contexts),
             cmocka_unit_test(test_status_named_once),
             cmocka_unit_test(test_wrapped_message_names_the_status_once),
