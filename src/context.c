@@ -49,9 +49,6 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
     return NNOP_OK;
 }
 
-/* Why AUTO chose the CPU backend, for nnop_context_create_error (this thread's last create). */
-static NNOP_THREAD_LOCAL char auto_reason[NNOP_ERROR_LEN];
-
 static nnop_status pick_backend(nnop_context *ctx)
 {
     char why[NNOP_ERROR_LEN] = "";
@@ -64,7 +61,7 @@ static nnop_status pick_backend(nnop_context *ctx)
     n = nnop__cuda_device_count(&st, why, sizeof why);
     if (n <= 0 && ctx->opts.backend == NNOP_BACKEND_AUTO) {
         ctx->backend = NNOP_BACKEND_CPU;
-        snprintf(auto_reason, sizeof auto_reason,
+        snprintf(ctx->backend_reason, sizeof ctx->backend_reason,
                  "%s: nnop_context_create: AUTO chose the CPU backend: %s", nnop_status_string(st),
                  why);
         return NNOP_OK;
@@ -93,8 +90,7 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
 {
     nnop_context *ctx;
     nnop_status st;
-    creation_error[0] = '\0'; /* no stale message from an earlier failure */
-    auto_reason[0] = '\0';
+    creation_error[0] = '\0'; /* no stale message from an earlier failure; "" after success */
     if (!out) {
         snprintf(creation_error, sizeof creation_error, "nnop_context_create: out is NULL");
         return NNOP_ERR_INVALID_ARGUMENT;
@@ -126,18 +122,21 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
         return st;
     }
     *out = ctx;
-    if (auto_reason[0]) /* AUTO fell back to the CPU: keep why */
-        memcpy(creation_error, auto_reason, sizeof creation_error);
     if (ctx->log)
         fprintf(stderr, "nnop_log,create,%s,device %d%s%s\n",
                 ctx->backend == NNOP_BACKEND_CUDA ? "cuda" : "cpu", ctx->opts.device,
-                auto_reason[0] ? "," : "", auto_reason);
+                ctx->backend_reason[0] ? "," : "", ctx->backend_reason);
     return NNOP_OK;
 }
 
 const char *nnop_context_create_error(void)
 {
     return creation_error;
+}
+
+const char *nnop_context_backend_reason(const nnop_context *ctx)
+{
+    return ctx ? ctx->backend_reason : "no context (NULL)";
 }
 
 void nnop_context_destroy(nnop_context *ctx)

@@ -166,6 +166,7 @@ struct nnop_context {
     nnop_backend backend;
     nnop_context_options opts;
     char last_error[NNOP_ERROR_LEN];
+    char backend_reason[NNOP_ERROR_LEN]; /* why AUTO chose the CPU, "" otherwise */
     struct nnop__cuda_ctx *cuda;
     struct nnop__oneshot *oneshot;
     struct nnop_plan_cache *plan_cache; /* src/cache.c: own or shared, never NULL once created */

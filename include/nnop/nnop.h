@@ -36,7 +36,7 @@
  * NNOP_CUDNN_PATH alone when it is set (a library file named there stands for its folder;
  * a value over 4095 bytes loads no cuDNN and says so), else where the platform loader finds
  * it, else from the folder nnop was built against; its graph library must sit beside it.
- * Without a usable cuDNN, AUTO runs on the CPU (nnop_context_create_error() says why) and
+ * Without a usable cuDNN, AUTO runs on the CPU (nnop_context_backend_reason() says why) and
  * NNOP_BACKEND_CUDA fails with NNOP_ERR_VERSION naming the file and the loader's error (with
  * NNOP_ERR_NO_DEVICE where there is no usable GPU either: that comes first, the cuDNN trouble
  * follows in the message after "also:"). cuBLASLt
@@ -236,7 +236,11 @@ typedef enum nnop_engine_policy {
 #define NNOP_DEVICE_DEFAULT 0
 
 typedef struct nnop_context_options {
-    nnop_backend backend;   /* AUTO: CUDA if a usable GPU, else CPU        */
+    /* AUTO: CUDA if a usable GPU, else the CPU reference backend (nnop_context_backend_reason
+     * says why), silently. A server that must not run on the CPU asks for NNOP_BACKEND_CUDA:
+     * it fails where AUTO would fall back (NNOP_ERR_NO_DEVICE, or NNOP_ERR_VERSION for a
+     * driver or cuDNN that does not fit), with the reason in nnop_context_create_error. */
+    nnop_backend backend;
     int device;             /* CUDA device ordinal                         */
     void *stream;           /* cudaStream_t, NULL = the context's own      */
     const char *cache_path; /* persistent plan cache file, NULL = none     */
@@ -266,11 +270,14 @@ NNOP_API void nnop_context_options_init(nnop_context_options *o);
 /** Create a context. o may be NULL (defaults). On failure *out is NULL and the status says
  * why; NNOP_ERR_NO_DEVICE when the CUDA backend is asked for and there is no usable GPU. */
 NNOP_API nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **out);
-/** Message of the last failed nnop_context_create on this thread (never NULL), or, after an
- * AUTO creation that chose the CPU backend, why the GPU was not used ("NNOP_ERR_VERSION: ...
- * the CUDA driver supports CUDA 12.2 but nnop's CUDA runtime is 13.0 ..."); "" after any other
- * success. NNOP_BACKEND_CUDA fails with that status (NNOP_ERR_NO_DEVICE or NNOP_ERR_VERSION). */
+/** Message of the last failed nnop_context_create on this thread (never NULL); "" after a
+ * successful one, whichever backend it chose. */
 NNOP_API const char *nnop_context_create_error(void);
+/** Why ctx runs on the CPU although it was created with NNOP_BACKEND_AUTO: why the GPU was not
+ * used ("NNOP_ERR_VERSION: ... the CUDA driver supports CUDA 12.2 but nnop's CUDA runtime is
+ * 13.0 ..."), the message NNOP_BACKEND_CUDA would have failed with; "" for a context on the
+ * backend it asked for or on CUDA. Never NULL (ctx NULL gives a fixed text). */
+NNOP_API const char *nnop_context_backend_reason(const nnop_context *ctx);
 /** Destroy a context (NULL is fine), in any order with its graphs and plans (a binding's
  * garbage collector may destroy them in any order, though, as every call on them, from one
  * thread at a time with the context's other calls). Those still alive become orphans: their

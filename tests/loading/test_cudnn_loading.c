@@ -121,7 +121,7 @@ static void refused_naming(const char *file, const char *also)
     const char *why;
     nnop_context_options_init(&o);
     st = nnop_context_create(&o, &ctx);
-    why = nnop_context_create_error();
+    why = ctx ? nnop_context_backend_reason(ctx) : nnop_context_create_error();
     expect(st == NNOP_OK && ctx, "AUTO creates a context", why);
     if (ctx)
         expect(nnop_context_backend(ctx) == NNOP_BACKEND_CPU, "AUTO chose the CPU backend", why);
@@ -278,7 +278,7 @@ int main(int argc, char **argv)
         setenv("NNOP_CUDNN_PATH", NNOP_CUDNN_BUILD_DIR, 1);
         nnop_context_options_init(&o);
         expect(nnop_context_create(&o, &ctx) == NNOP_OK, "AUTO creates a context", "");
-        why = nnop_context_create_error();
+        why = ctx ? nnop_context_backend_reason(ctx) : nnop_context_create_error();
         if (ctx && nnop_context_backend(ctx) == NNOP_BACKEND_CPU)
             expect(why && strstr(why, "cuDNN") == NULL,
                    "a loadable cuDNN is not given as AUTO's reason", why);

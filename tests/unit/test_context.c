@@ -3,6 +3,7 @@
  * the CPU backend, and descriptor constructors. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,49 @@ static void test_cuda_without_gpu_is_no_device_with_a_message(void **state)
     assert_non_null(strstr(nnop_context_create_error(), "NNOP_ERR_NO_DEVICE"));
     assert_non_null(strstr(nnop_context_create_error(), "CUDA"));
     assert_non_null(strstr(nnop_context_create_error(), "no usable CUDA device"));
+}
+
+/* A successful create clears nnop_context_create_error, AUTO's fallback included (it once kept
+ * the NNOP_ERR_NO_DEVICE text after success); why AUTO chose the CPU is the context's own
+ * nnop_context_backend_reason, and NNOP_BACKEND_CUDA refuses where AUTO would fall back. */
+static void test_successful_create_clears_create_error(void **state)
+{
+    nnop_context_options o;
+    nnop_context *ctx = NULL;
+    (void)state;
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CUDA;
+    o.device = 100000; /* fails with and without a GPU */
+    assert_int_not_equal(nnop_context_create(&o, &ctx), NNOP_OK);
+    assert_true(nnop_context_create_error()[0] != '\0');
+    o.device = 0;
+    o.backend = NNOP_BACKEND_CPU;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_OK);
+    assert_string_equal(nnop_context_create_error(), "");
+    assert_string_equal(nnop_context_backend_reason(ctx), "");
+    nnop_context_destroy(ctx);
+    ctx = NULL;
+    o.backend = NNOP_BACKEND_AUTO;
+    assert_int_equal(nnop_context_create(&o, &ctx), NNOP_OK);
+    assert_string_equal(nnop_context_create_error(), "");
+    if (nnop_context_backend(ctx) == NNOP_BACKEND_CPU) {
+        /* no GPU: the reason is what NNOP_BACKEND_CUDA fails with */
+        const char *why = nnop_context_backend_reason(ctx);
+        char reason[512];
+        nnop_context *cuda = NULL;
+        assert_non_null(strstr(why, "AUTO chose the CPU backend"));
+        assert_int_equal(strncmp(why, "NNOP_ERR_", 9), 0);
+        snprintf(reason, sizeof reason, "%s", why);
+        o.backend = NNOP_BACKEND_CUDA;
+        assert_int_not_equal(nnop_context_create(&o, &cuda), NNOP_OK);
+        assert_null(cuda);
+        assert_int_equal(strncmp(nnop_context_create_error(), reason, 18), 0);
+        assert_non_null(strstr(nnop_context_create_error(), "CUDA backend requested"));
+    } else {
+        assert_string_equal(nnop_context_backend_reason(ctx), "");
+    }
+    nnop_context_destroy(ctx);
+    assert_non_null(nnop_context_backend_reason(NULL));
 }
 
 static void test_cuda_device_out_of_range_is_no_device(void **state)
@@ -583,6 +627,7 @@ int main(void)
             cmocka_unit_test(test_cpu_backend_is_always_available),
             cmocka_unit_test(test_cuda_without_gpu_is_no_device_with_a_message),
             cmocka_unit_test(test_cuda_device_out_of_range_is_no_device),
+            cmocka_unit_test(test_successful_create_clears_create_error),
             cmocka_unit_test(test_last_error_is_never_null),
             cmocka_unit_test(test_cpu_context_has_no_streams),
             cmocka_unit_test(test_version_matches_the_header),
