@@ -14,6 +14,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: nnop-bench [MODES] [OPTIONS] [PROBLEM ...] [-f FILE ...] [--net NAME ...]\n"
+          "                  [--onnx MODEL.onnx ...]\n"
           "\n"
           "Checks, times and inspects nnop on problems given as descriptors or on the bundled\n"
           "networks. Progress goes to stderr; the table (or --json/--csv '-') to stdout.\n"
@@ -67,6 +68,13 @@ static void usage(FILE *f)
           "                     from $NNOP_BENCH_DATA_DIR when set, else from share/nnop of the\n"
           "                     installation (../share/nnop from bin/), else from the source\n"
           "                     tree's examples/ (an uninstalled build)\n"
+          "  --onnx FILE        an ONNX model, loaded with nnop_onnx (docs/onnx.md) in --dt and\n"
+          "                     --layout (default f32 nchw), its symbolic batch dims set to\n"
+          "                     --batch; inputs seeded uniform in [0, 1); repeatable\n"
+          "  --onnx-data DIR    the ONNX models' test data (input_0.pb ... and output_0.pb, as\n"
+          "                     in ONNX's test_data_set_0): their inputs are run, --check\n"
+          "                     compares output 0 with output_0.pb, and the batch defaults to\n"
+          "                     input_0.pb's; without it a check runs against the CPU backend\n"
           "  --batch N          images per batch (default 32; per GPU with --devices)\n"
           "  --dt T, --layout L dtype and layout of the network (default f16 nhwc for resnet50\n"
           "                     on CUDA, f32 elsewhere; the MNIST models take NCHW input)\n"
@@ -118,13 +126,15 @@ static void usage(FILE *f)
           "Examples:\n"
           "  nnop-bench --check conv n2c16h8w8k8r3 p1 post=bias,relu --backend cpu\n"
           "  nnop-bench --perf -f bench/problems/resnet50_conv.txt --json conv.json\n"
-          "  nnop-bench --perf --net resnet50 --batch 256 --cuda-graph both --devices all\n",
+          "  nnop-bench --perf --net resnet50 --batch 256 --cuda-graph both --devices all\n"
+          "  nnop-bench --check --perf --onnx model.onnx --onnx-data test_data_set_0 --dt f16\n",
           f);
 }
 
 typedef struct item {
-    nb_problem prob; /* when net < 0 */
+    nb_problem prob; /* when net < 0 and onnx NULL */
     int net;
+    const char *onnx; /* --onnx FILE */
     char text[300];
 } item;
 
@@ -138,9 +148,9 @@ typedef struct opts {
     int ref; /* 0 auto, 1 cpu, 2 naive */
     double tol;
     double time_limit_s; /* 0: none; else no new problem starts after this many seconds */
-    const char *json, *csv, *weights_dir;
+    const char *json, *csv, *weights_dir, *onnx_data;
     int64_t batch, size;
-    int dt_set, layout_set;
+    int dt_set, layout_set, batch_set;
     nnop_dtype dt;
     nnop_layout layout;
     item *items;
@@ -334,11 +344,21 @@ static int parse_args(int argc, char **argv, opts *o)
             it = add_item(o);
             it->net = nb_net_parse(val);
             snprintf(it->text, sizeof it->text, "%s", val);
+        } else if (strcmp(a, "--onnx") == 0) {
+            item *it;
+            NEEDS_VALUE();
+            it = add_item(o);
+            it->onnx = val;
+            snprintf(it->text, sizeof it->text, "onnx %s", val);
+        } else if (strcmp(a, "--onnx-data") == 0) {
+            NEEDS_VALUE();
+            o->onnx_data = val;
         } else if (strcmp(a, "--batch") == 0) {
             NEEDS_VALUE();
             if (parse_int(val, 1, 1 << 20, &v) != 0)
                 return bad("bad --batch '%s'", val);
             o->batch = v;
+            o->batch_set = 1;
         } else if (strcmp(a, "--size") == 0) {
             NEEDS_VALUE();
             if (parse_int(val, 32, 4096, &v) != 0)
@@ -457,7 +477,7 @@ static int parse_args(int argc, char **argv, opts *o)
     if (!o->check && !o->perf && !o->engines)
         o->perf = 1;
     if (o->nitems == 0)
-        return bad("nothing to run: give a problem, -f FILE or --net NAME");
+        return bad("nothing to run: give a problem, -f FILE, --net NAME or --onnx FILE");
     return 0;
 }
 
@@ -473,11 +493,16 @@ static void fill_common(nb_result *r, const nb_env *e, const opts *o, const item
                                                             : "prefer-precompiled");
     if (net) {
         snprintf(r->kind, sizeof r->kind, "net");
-        snprintf(r->name, sizeof r->name, "%s", nb_net_name(net->kind));
-        snprintf(r->desc, sizeof r->desc, "%s batch=%lld dt=%s layout=%s size=%lld",
-                 nb_net_name(net->kind), (long long)net->batch, nb_dtype_name(net->dt),
-                 nb_net_any_shape(net->kind) ? nb_layout_name(net->layout) : "nchw",
-                 (long long)net->size);
+        snprintf(r->name, sizeof r->name, "%s", nb_net_label(net));
+        if (net->onnx_path)
+            snprintf(r->desc, sizeof r->desc, "onnx %.180s batch=%lld dt=%s layout=%s",
+                     net->onnx_path, (long long)net->batch, nb_dtype_name(net->dt),
+                     nb_layout_name(net->layout));
+        else
+            snprintf(r->desc, sizeof r->desc, "%s batch=%lld dt=%s layout=%s size=%lld",
+                     nb_net_name(net->kind), (long long)net->batch, nb_dtype_name(net->dt),
+                     nb_net_any_shape(net->kind) ? nb_layout_name(net->layout) : "nchw",
+                     (long long)net->size);
         r->batch = net->batch;
         r->flops = nb_net_flops(net);
     } else {
@@ -665,9 +690,20 @@ int main(int argc, char **argv)
         nb_work w;
         memset(&w, 0, sizeof w);
         w.seed = o.seed;
-        if (it->net >= 0) {
-            net.kind = (nb_net_kind)it->net;
+        if (it->net >= 0 || it->onnx) {
+            memset(&net, 0, sizeof net);
+            net.kind = it->onnx ? NB_NET_COUNT : (nb_net_kind)it->net;
+            net.onnx_path = it->onnx;
+            net.onnx_data = it->onnx ? o.onnx_data : NULL;
             net.batch = o.batch;
+            if (net.onnx_data && !o.batch_set) {
+                net.batch = nb_onnx_data_batch(net.onnx_data, err, sizeof err);
+                if (net.batch < 1) {
+                    fprintf(stderr, "nnop-bench: --onnx-data: %s\n", err);
+                    worst = 3;
+                    continue;
+                }
+            }
             net.size = o.size;
             net.dt = o.dt_set ? o.dt
                               : (env.cuda && net.kind == NB_NET_RESNET50 ? NNOP_F16 : NNOP_F32);
@@ -686,7 +722,7 @@ int main(int argc, char **argv)
             nb_result *r = nb_report_add(&rep);
             fill_common(r, &env, &o, it, np);
             fprintf(stderr, "  check ...\n");
-            if (np && !have_ref) {
+            if (np && !have_ref && !np->onnx_data) {
                 r->check = 2;
                 snprintf(r->note, sizeof r->note,
                          "a network is checked against the CPU backend: run it on CUDA "

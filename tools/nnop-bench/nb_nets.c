@@ -238,6 +238,8 @@ nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out,
     nnop_graph *g = NULL;
     nnop_status s;
     *out = NULL;
+    if (net->onnx_path)
+        return nb_onnx_graph(net, ctx, out, err, len);
     s = nnop_graph_create(ctx, &g);
     if (s != NNOP_OK)
         return failf(err, len, s, "nnop_graph_create: %s", nnop_context_last_error(ctx));
@@ -314,8 +316,21 @@ nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out,
     return NNOP_OK;
 }
 
+const char *nb_net_label(const nb_net *net)
+{
+    const char *p, *base;
+    if (!net->onnx_path)
+        return nb_net_name(net->kind);
+    for (p = base = net->onnx_path; *p; p++)
+        if (*p == '/' || *p == '\\')
+            base = p + 1;
+    return base;
+}
+
 double nb_net_flops(const nb_net *net)
 {
+    if (net->onnx_path)
+        return -1.0;
     if (net->kind == NB_NET_RESNET50) /* 4.09 GMAC at 224 x 224, scaling with the area */
         return 2.0 * 4.089e9 * (double)net->batch * (double)net->size * (double)net->size /
                (224.0 * 224.0);

@@ -121,8 +121,10 @@ nnop_status nb_work_graph(nb_work *w, nnop_context *ctx, nnop_graph **out, char 
     return nb_net_graph(w->net, ctx, out, err, len);
 }
 
-/* Host data of input i (a problem's own; a net's made from the seed, malloc'ed in *owned). */
-static const void *input_data(nb_work *w, int i, const nnop_tensor_desc *d, void **owned)
+/* Host data of input i (a problem's own; a net's made from the seed, or an ONNX model's from
+ * its test data, malloc'ed in *owned); NULL with the reason in err. */
+static const void *input_data(nb_work *w, int i, const nnop_tensor_desc *d, void **owned, char *err,
+                              size_t len)
 {
     int64_t n = nnop_tensor_elements(d), j;
     uint64_t s = (w->seed + 7u) * 0x9E3779B97F4A7C15ull + (uint64_t)i;
@@ -130,12 +132,15 @@ static const void *input_data(nb_work *w, int i, const nnop_tensor_desc *d, void
     *owned = NULL;
     if (w->inst)
         return w->inst->host[w->inst->input_slot[i]];
+    if (w->net->onnx_data)
+        return *owned = nb_onnx_data_input(w->net->onnx_data, i, d, err, len);
     f = (float *)malloc((size_t)n * sizeof *f);
     *owned = malloc(nnop_tensor_bytes(d));
     if (!f || !*owned) {
         free(f);
         free(*owned);
         *owned = NULL;
+        failf(err, len, "out of host memory");
         return NULL;
     }
     for (j = 0; j < n; j++)
@@ -205,14 +210,17 @@ int nb_bind(nb_bound *b, nb_env *e, nb_work *w, int cuda_graph, int sets, char *
         void *owned;
         const void *h;
         nnop_plan_input_desc(b->plan, i, &d);
-        h = input_data(w, i, &d, &owned);
+        h = input_data(w, i, &d, &owned, err, len);
+        if (!h) {
+            nb_unbind(b);
+            return -1;
+        }
         b->set_bytes += (double)nnop_tensor_bytes(&d);
         for (s = 0; s < b->sets; s++) {
             void **p = &b->in[s * b->nin + i];
-            if (!h || nnop_malloc(e->ctx, nnop_tensor_bytes(&d), p) != NNOP_OK ||
+            if (nnop_malloc(e->ctx, nnop_tensor_bytes(&d), p) != NNOP_OK ||
                 nnop_copy_in(e->ctx, *p, h, nnop_tensor_bytes(&d)) != NNOP_OK) {
-                failf(err, len, "input %d: %s", i,
-                      h ? nnop_context_last_error(e->ctx) : "out of host memory");
+                failf(err, len, "input %d: %s", i, nnop_context_last_error(e->ctx));
                 free(owned);
                 nb_unbind(b);
                 return -1;
@@ -351,7 +359,11 @@ void nb_check(nb_env *e, nb_env *ref, nb_work *w, int cuda_graph, double tol, nb
     }
     got = nb_run_once(&b, &n, err, sizeof err);
     nb_unbind(&b);
-    if (got && ref) {
+    if (got && w->net && w->net->onnx_data) {
+        /* an ONNX model's own expected output (ONNX Runtime's, or its test data's) */
+        snprintf(r->check_ref, sizeof r->check_ref, "onnx-data");
+        want = nb_onnx_data_output(w->net->onnx_data, &nr, err, sizeof err);
+    } else if (got && ref) {
         snprintf(r->check_ref, sizeof r->check_ref, "cpu-backend");
         if (nb_bind(&rb, ref, w, 0, 1, err, sizeof err) == 0) {
             want = nb_run_once(&rb, &nr, err, sizeof err);

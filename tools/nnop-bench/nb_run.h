@@ -54,6 +54,10 @@ typedef struct nb_net {
     nnop_dtype dt;
     nnop_layout layout;
     const char *weights_dir; /* MNIST weights (NULL: the bundled ones, nb_nets.c) */
+    /* an ONNX model (--onnx; kind is then unused), loaded with nnop_onnx in dt and layout at
+     * batch; onnx_data: a folder of input_<i>.pb and output_0.pb (ONNX's test_data_set_0)
+     * whose inputs are run and whose output 0 is the check's reference, or NULL */
+    const char *onnx_path, *onnx_data;
 } nb_net;
 /* "resnet50", "lenet", "mnist-resnet", "mobilenet_v3_large", "efficientnet_b0",
  * "convnext_tiny", "unet"; -1 when unknown. */
@@ -66,6 +70,20 @@ int nb_have_mnist(void);
 nnop_status nb_net_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out, char *err,
                          size_t len);
 double nb_net_flops(const nb_net *net);
+/* The name of a network in reports: its kind's, or an ONNX file's base name. */
+const char *nb_net_label(const nb_net *net);
+/* nb_net_graph of an ONNX model (net->onnx_path), nb_onnx.c. */
+nnop_status nb_onnx_graph(const nb_net *net, nnop_context *ctx, nnop_graph **out, char *err,
+                          size_t len);
+/* 1 when ONNX models can be loaded (nnop-bench built with nnop_onnx, NB_HAVE_ONNX). */
+int nb_have_onnx(void);
+/* An ONNX test data folder's input i (input_<i>.pb) in desc d's dtype and strides, malloc'ed
+ * (free() it); NULL with the reason in err (a missing file, other dims than d's). */
+void *nb_onnx_data_input(const char *dir, int i, const nnop_tensor_desc *d, char *err, size_t len);
+/* Its output_0.pb in logical row-major float64 (malloc'ed, *n elements); NULL and err. */
+double *nb_onnx_data_output(const char *dir, int64_t *n, char *err, size_t len);
+/* Dim 0 of its input_0.pb (the batch), or -1 and err. */
+int64_t nb_onnx_data_batch(const char *dir, char *err, size_t len);
 
 /* ---------------------------------------------------------------- work: a problem or a net */
 typedef struct nb_work {

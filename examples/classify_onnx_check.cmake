@@ -1,0 +1,27 @@
+# classify_onnx_check.cmake: run classify_mnist (the hand-built resnet graph) and classify_onnx
+# (the same weights as an ONNX model) on the bundled test digits; fail unless both classify
+# the same number of digits correctly. cmake -DMNIST=... -DONNX=... -DMODEL=... -P this file
+foreach(_v MNIST ONNX MODEL)
+  if(NOT DEFINED ${_v})
+    message(FATAL_ERROR "classify_onnx_check: -D${_v}= is missing")
+  endif()
+endforeach()
+set(_counts "")
+foreach(_cmd "${MNIST};resnet;--show;0" "${ONNX};${MODEL};--show;3")
+  execute_process(COMMAND ${_cmd} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  message("${_out}${_err}")
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "classify_onnx_check: '${_cmd}' exited with ${_rc}")
+  endif()
+  if(NOT _out MATCHES "accuracy ([0-9.]+)% \\(([0-9]+) of ([0-9]+) digits\\)")
+    message(FATAL_ERROR "classify_onnx_check: no accuracy line from '${_cmd}'")
+  endif()
+  list(APPEND _counts "${CMAKE_MATCH_2}/${CMAKE_MATCH_3}")
+endforeach()
+list(GET _counts 0 _a)
+list(GET _counts 1 _b)
+if(NOT _a STREQUAL _b)
+  message(FATAL_ERROR "classify_onnx_check: classify_mnist classified ${_a} digits correctly, "
+                      "classify_onnx ${_b}")
+endif()
+message("classify_onnx_check: both ${_a} digits correct")
