@@ -5,51 +5,97 @@
 #include "onnx_internal.h"
 
 /* ---------------------------------------------------------------- conv and pooling */
-/* pads of a 2-D window op from pads / auto_pad: symmetric only */
+/* One axis of a window op padded b before and e after, run as nnop's op padded b on both
+ * sides (nnop has no pad operator). The windows then start at the same places, and the two agree
+ * exactly when they make as many outputs: every window of both lies in the input and the pads of
+ * both, padding is zero for a conv and never wins a max or counts in an average without
+ * count_include_pad; with it, both divide by the whole window while it stays inside the pads
+ * of both (checked). ceil_mode (pools) rounds ONNX's count up; nnop's always rounds down. */
+static nnop_status axis_pads(ox_ctx *ox, int axis, int64_t in_, int64_t k, int64_t stride,
+                             int64_t dil, int64_t b, int64_t e, int ceil_mode, int avg_cip,
+                             const int64_t *pads, int64_t *pad)
+{
+    int64_t ke = (k - 1) * dil + 1, span = in_ + b + e - ke, span2 = in_ + 2 * b - ke;
+    int64_t out = 0, mine = 0;
+    *pad = b;
+    if (b < 0 || e < 0)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "negative pads");
+    if (span < 0 || span2 < 0) /* no window fits: nnop's builder says so */
+        return b == e ? NNOP_OK
+                      : ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                                "pads %lld before and %lld after axis %d of %lld with a window of "
+                                "%lld (nnop pads both sides alike)",
+                                (long long)b, (long long)e, axis, (long long)in_, (long long)ke);
+    out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    mine = span2 / stride + 1;
+    if (out != mine) {
+        if (b == e)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "ceil_mode 1 where it adds a partial window (axis %d)", axis);
+        if (pads)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "attribute pads [%lld, %lld, %lld, %lld] (nnop pads both sides alike "
+                           "and has no pad operator: padded %lld on both sides, axis %d gives "
+                           "%lld outputs, not %lld)",
+                           (long long)pads[0], (long long)pads[1], (long long)pads[2],
+                           (long long)pads[3], (long long)b, axis, (long long)mine, (long long)out);
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "auto_pad SAME pads axis %d by %lld before and %lld after (nnop pads both "
+                       "sides alike and has no pad operator: padded %lld on both sides it gives "
+                       "%lld outputs, not %lld)",
+                       axis, (long long)b, (long long)e, (long long)b, (long long)mine,
+                       (long long)out);
+    }
+    if (avg_cip && (out - 1) * stride - b + ke > in_ + (e < b ? e : b))
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "count_include_pad 1 with the last window of axis %d past the pads", axis);
+    return NNOP_OK;
+}
+
+/* pads of a 2-D window op from pads / auto_pad: symmetric, or what axis_pads proves exact */
 static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_tensor *x,
                                const int64_t *k, const int64_t *stride, const int64_t *dil,
-                               int64_t *pad)
+                               int ceil_mode, int avg_cip, int64_t *pad)
 {
     const int64_t *p;
     int np, i;
+    int64_t b[2] = {0, 0}, e[2] = {0, 0};
     nnop_status s = ox_attr_ints(ox, n, "pads", &p, &np);
     if (s)
         return s;
     pad[0] = pad[1] = 0;
     if (ox_attr_s_is(n, "auto_pad", "NOTSET", "SAME_UPPER") ||
         ox_attr_s_is(n, "auto_pad", "NOTSET", "SAME_LOWER")) {
+        int upper = ox_attr_s_is(n, "auto_pad", "NOTSET", "SAME_UPPER");
         for (i = 0; i < 2; i++) {
             int64_t in_ = x->dims[2 + i], out = (in_ + stride[i] - 1) / stride[i];
             int64_t total = (out - 1) * stride[i] + (k[i] - 1) * dil[i] + 1 - in_;
             if (total < 0)
                 total = 0;
-            if (total % 2)
-                return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                               "auto_pad SAME pads axis %d by %lld "
-                               "(nnop pads both sides alike)",
-                               2 + i, (long long)total);
-            pad[i] = total / 2;
+            b[i] = upper ? total / 2 : total - total / 2;
+            e[i] = total - b[i];
         }
-        return NNOP_OK;
+        p = NULL;
+    } else {
+        if (!ox_attr_s_is(n, "auto_pad", "NOTSET", "NOTSET") &&
+            !ox_attr_s_is(n, "auto_pad", "NOTSET", "VALID"))
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute auto_pad: unknown value");
+        if (ox_attr_s_is(n, "auto_pad", "NOTSET", "VALID"))
+            np = -1;
+        if (np != -1 && np != 4)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "attribute pads has %d values, not 4", np);
+        for (i = 0; np == 4 && i < 2; i++) {
+            b[i] = p[i];
+            e[i] = p[i + 2];
+        }
+        if (np != 4)
+            p = NULL;
     }
-    if (!ox_attr_s_is(n, "auto_pad", "NOTSET", "NOTSET") &&
-        !ox_attr_s_is(n, "auto_pad", "NOTSET", "VALID"))
-        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute auto_pad: unknown value");
-    if (ox_attr_s_is(n, "auto_pad", "NOTSET", "VALID"))
-        return NNOP_OK;
-    if (np == -1)
-        return NNOP_OK;
-    if (np != 4)
-        return ox_fail(ox, NNOP_ERR_FORMAT, "attribute pads has %d values, not 4", np);
     for (i = 0; i < 2; i++) {
-        if (p[i] != p[i + 2])
-            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                           "attribute pads [%lld, %lld, %lld, %lld] "
-                           "(nnop pads both sides alike)",
-                           (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3]);
-        if (p[i] < 0)
-            return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "negative pads");
-        pad[i] = p[i];
+        s = axis_pads(ox, 2 + i, x->dims[2 + i], k[i], stride[i], dil[i], b[i], e[i], ceil_mode,
+                      avg_cip, p, &pad[i]);
+        if (s)
+            return s;
     }
     return NNOP_OK;
 }
@@ -116,7 +162,7 @@ nnop_status ox_op_conv(ox_ctx *ox, const Onnx__NodeProto *n)
     if (!s)
         s = ox_attr_i(ox, n, "group", 1, &p.groups);
     if (!s)
-        s = window_pads(ox, n, xt, k, p.stride, p.dilation, p.pad);
+        s = window_pads(ox, n, xt, k, p.stride, p.dilation, 0, 0, p.pad);
     if (s)
         return s;
     y = nnop_conv(ox->g, x, w, &p);
@@ -208,7 +254,7 @@ nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n)
     nnop_value x, y;
     nnop_pool_params p;
     const int64_t *ks;
-    int nks, i;
+    int nks;
     int64_t dil[2], ceil_mode = 0, cip = 0;
     nnop_status s = ox_check_attrs(ox, n, attrs);
     if (!s)
@@ -237,17 +283,9 @@ nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n)
         return s;
     if (dil[0] != 1 || dil[1] != 1)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute dilations other than 1");
-    s = window_pads(ox, n, xt, p.window, p.stride, dil, p.pad);
+    s = window_pads(ox, n, xt, p.window, p.stride, dil, ceil_mode != 0, !is_max && cip != 0, p.pad);
     if (s)
         return s;
-    if (ceil_mode) { /* fine while rounding up gives the same size */
-        for (i = 0; i < 2; i++) {
-            int64_t span = xt->dims[2 + i] + 2 * p.pad[i] - p.window[i];
-            if (span >= 0 && span % p.stride[i])
-                return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                               "ceil_mode 1 where it adds a partial window (axis %d)", 2 + i);
-        }
-    }
     p.count_include_pad = (int)cip;
     y = nnop_pool(ox->g, x, is_max ? NNOP_POOL_MAX : NNOP_POOL_AVG, &p);
     return ox_set_value(ox, n, 0, y, xt->elem);

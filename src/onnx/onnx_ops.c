@@ -46,6 +46,7 @@ static const ox_op ops[] = {
         {"PRelu", ox_op_prelu},
         {"Relu", ox_op_act},
         {"Reshape", ox_op_reshape},
+        {"Resize", ox_op_resize},
         {"Selu", ox_op_act},
         {"Shape", ox_op_shape},
         {"Sigmoid", ox_op_act},
@@ -56,6 +57,7 @@ static const ox_op ops[] = {
         {"Sum", ox_op_sum},
         {"Tanh", ox_op_act},
         {"Unsqueeze", ox_op_squeeze},
+        {"Upsample", ox_op_resize},
 };
 
 static const ox_op *find_op(const char *name)

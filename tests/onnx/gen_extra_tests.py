@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""gen_extra_tests.py OUT_DIR: nnop's own ONNX node tests, in the layout of ONNX's
+(OUT_DIR/test_<name>/model.onnx, test_data_set_0/input_0.pb, output_0.pb), for what ONNX's node
+tests cannot show: Resize and Upsample with constant scales and sizes (ONNX's feed them as
+graph inputs, which the importer refuses), pools whose asymmetric pads nnop runs exactly, and
+the ones it must refuse. Expected outputs by the onnx package's reference evaluator. A test
+named *_refused must be refused; onnx_conformance runs them all (ctest onnx.extra_cpu).
+Exit 77 (skip) without onnx or numpy."""
+import os
+import sys
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+except ImportError as e:
+    print(f"gen_extra_tests: {e}: skipped")
+    sys.exit(77)
+
+
+def repeat(x, fh, fw):
+    """nearest upsampling by whole factors (Upsample, Resize-10: asymmetric, floor)"""
+    return np.repeat(np.repeat(x, fh, axis=2), fw, axis=3)
+
+
+def write(out, name, node, x, inits, opset, out_shape=None, expected=None):
+    d = os.path.join(out, f"test_{name}")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    graph = helper.make_graph(
+        [node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7 if opset < 16 else 8
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    if expected is not None:
+        y = expected
+    else:
+        y = ReferenceEvaluator(model).run(None, {"x": x})[0] if "refused" not in name else x
+    for k, v in (("input_0", x), ("output_0", y)):
+        t = numpy_helper.from_array(np.asarray(v, dtype=np.float32), "x" if k == "input_0" else "y")
+        with open(os.path.join(d, "test_data_set_0", k + ".pb"), "wb") as f:
+            f.write(t.SerializeToString())
+
+
+def main():
+    out = sys.argv[1]
+    rng = np.random.default_rng(44)
+    x = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
+    f = lambda *v: np.array(v, dtype=np.float32)
+    i = lambda *v: np.array(v, dtype=np.int64)
+    empty = np.zeros((0,), dtype=np.float32)
+    # Resize (opset 11+: X, roi, scales, sizes), constant scales or sizes
+    cases = [
+        ("resize_nearest_scales_2x3", "nearest", {}, f(1, 1, 2, 3), None, 13),
+        ("resize_nearest_sizes_10x14", "nearest", {}, None, i(2, 3, 10, 14), 13),
+        ("resize_nearest_asym_floor_2x2", "nearest",
+         {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+         f(1, 1, 2, 2), None, 11),
+        ("resize_linear_half_pixel_2x2", "linear", {}, f(1, 1, 2, 2), None, 13),
+        ("resize_linear_half_pixel_sizes_9x11", "linear", {}, None, i(2, 3, 9, 11), 13),
+        ("resize_linear_align_corners_sizes_9x13", "linear",
+         {"coordinate_transformation_mode": "align_corners"}, None, i(2, 3, 9, 13), 13),
+        ("resize_linear_pytorch_half_pixel_3x1.5", "linear",
+         {"coordinate_transformation_mode": "pytorch_half_pixel"}, f(1, 1, 3, 1.5), None, 13),
+        ("resize_linear_half_pixel_symmetric_2x2", "linear",
+         {"coordinate_transformation_mode": "half_pixel_symmetric"}, f(1, 1, 2, 2), None, 19),
+        ("resize_linear_down_half_pixel", "linear", {}, None, i(2, 3, 3, 4), 13),
+        ("resize_nearest_axes_3_2", "nearest", {"axes": [3, 2]}, f(3, 2), None, 18),
+        ("resize_nearest_round_prefer_ceil_asym_refused", "nearest",
+         {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "round_prefer_ceil"},
+         f(1, 1, 3, 3), None, 13),
+        ("resize_linear_asymmetric_refused", "linear",
+         {"coordinate_transformation_mode": "asymmetric"}, f(1, 1, 2, 2), None, 13),
+        ("resize_cubic_refused", "cubic", {}, f(1, 1, 2, 2), None, 13),
+    ]
+    for name, mode, attrs, scales, sizes, opset in cases:
+        inits = {"roi": empty}
+        ins = ["x", "roi"]
+        if scales is not None:
+            inits["scales"] = scales
+            ins.append("scales")
+        else:
+            inits["scales"] = empty
+            inits["sizes"] = sizes
+            ins += ["scales", "sizes"]
+        write(out, name, helper.make_node("Resize", ins, ["y"], mode=mode, **attrs), x, inits,
+              opset)
+    # Resize-10 and Upsample: nearest upsampling by whole factors
+    write(out, "resize10_nearest_2x3", helper.make_node("Resize", ["x", "s"], ["y"],
+          mode="nearest"), x, {"s": f(1, 1, 2, 3)}, 10, expected=repeat(x, 2, 3))
+    write(out, "upsample9_nearest_2x2", helper.make_node("Upsample", ["x", "s"], ["y"],
+          mode="nearest"), x, {"s": f(1, 1, 2, 2)}, 9, expected=repeat(x, 2, 2))
+    write(out, "upsample7_nearest_3x2", helper.make_node("Upsample", ["x"], ["y"],
+          mode="nearest", scales=[1.0, 1.0, 3.0, 2.0]), x, {}, 7, expected=repeat(x, 3, 2))
+    write(out, "upsample9_linear_refused", helper.make_node("Upsample", ["x", "s"], ["y"],
+          mode="linear"), x, {"s": f(1, 1, 2, 2)}, 9)
+    # pools with asymmetric pads: exact where the end pad adds no window
+    xp = rng.standard_normal((1, 2, 9, 9)).astype(np.float32)
+    x8 = rng.standard_normal((1, 2, 8, 8)).astype(np.float32)
+    pools = [
+        ("maxpool_pads_0011_unused", "MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                     pads=[0, 0, 1, 1])),
+        ("averagepool_pads_1021_unused", "AveragePool",
+         dict(kernel_shape=[3, 3], strides=[2, 3], pads=[1, 0, 2, 1])),
+        ("averagepool_pads_1100_cip_unused", "AveragePool",
+         dict(kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 0, 0], count_include_pad=1)),
+        ("maxpool_ceil_asym_unused", "MaxPool",
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0], ceil_mode=1)),
+        ("maxpool_pads_0011_adds_window_refused", "MaxPool",
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1])),
+        ("conv_pads_0011_unused", "Conv", dict(kernel_shape=[3, 3], strides=[2, 2],
+                                               pads=[0, 0, 1, 1])),
+    ]
+    for name, op, attrs in pools:
+        inits, ins = {}, ["x"]
+        if op == "Conv":
+            inits["w"] = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+            ins.append("w")
+        write(out, name, helper.make_node(op, ins, ["y"], **attrs),
+              x8 if "refused" in name else xp, inits, 13)
+    names = sorted(n for n in os.listdir(out) if n.startswith("test_"))
+    with open(os.path.join(out, "index.txt"), "w", encoding="utf-8") as f:
+        f.writelines(f"{n} 1 1 1\n" for n in names)  # name, data sets, inputs, outputs
+    print(f"gen_extra_tests: wrote {len(names)} tests into {out}")
+
+
+if __name__ == "__main__":
+    main()
