@@ -10,13 +10,17 @@
 #include "cache_impl.h"
 #include "internal.h"
 
-/* The carved-out plan_cache pointer must keep nnop_context_options' size: it and
- * reserved[7] together take the eight uint64_t the struct ended with (64-bit targets; CUDA
- * has no 32-bit ones). */
+/* The options' layout is ABI: on 64-bit targets (CUDA has no 32-bit ones) it is pinned here,
+ * reserved last. Options are carved out of reserved where they fit; where they do not, the
+ * struct grows, which is a change of the 0.x ABI: the minor version goes up with it (the
+ * SONAME carries the minor, libnnop.so.0.1). 0.1: 112 bytes, then 184 with the log and
+ * implementation options (issue 50). */
 _Static_assert(sizeof(void *) != 8 ||
-                       sizeof(nnop_context_options) ==
-                               offsetof(nnop_context_options, plan_cache) + 8 * sizeof(uint64_t),
+                       (sizeof(nnop_context_options) == 184 &&
+                        offsetof(nnop_context_options, reserved) + 8 * sizeof(uint64_t) == 184),
                "nnop_context_options changed size");
+_Static_assert(sizeof(void *) != 8 || sizeof(nnop_compile_options) == 80,
+               "nnop_compile_options changed size");
 
 /* ================================================================ fingerprints */
 enum {

@@ -4,6 +4,7 @@
 
 #include "cache.h"
 #include "internal.h"
+#include "platform/platform.h"
 
 void nnop_context_options_init(nnop_context_options *o)
 {
@@ -41,6 +42,18 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
                           "nnop_context_create: options->reserved[%d] is not zero (start from "
                           "nnop_context_options_init)",
                           reserved);
+    if (o->log_level < NNOP_LOG_OFF || o->log_level > NNOP_LOG_EXECUTE)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->log_level %d is outside 0..2",
+                          o->log_level);
+    if (o->disable_impl && strlen(o->disable_impl) >= NNOP_IMPL_LIST_LEN)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->disable_impl is longer than %d bytes",
+                          NNOP_IMPL_LIST_LEN - 1);
+    if (o->enable_impl && strlen(o->enable_impl) >= NNOP_IMPL_LIST_LEN)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->enable_impl is longer than %d bytes",
+                          NNOP_IMPL_LIST_LEN - 1);
     if (o->prefetch != 0 && o->prefetch != -1)
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->prefetch %d is neither 0 (on) nor -1 "
@@ -82,6 +95,25 @@ static nnop_status pick_backend(nnop_context *ctx)
     return nnop__cuda_context_init(ctx);
 }
 
+/* The options' strings into the context (the library keeps no pointer to the caller's
+ * memory): the tag cut to its room, first (a failed creation logs with it); the lists once
+ * check_options has refused those that would be cut. */
+static void copy_tag(nnop_context *ctx)
+{
+    snprintf(ctx->log_tag, sizeof ctx->log_tag, "%s", ctx->opts.log_tag ? ctx->opts.log_tag : "");
+    ctx->opts.log_tag = ctx->log_tag;
+}
+
+static void copy_lists(nnop_context *ctx)
+{
+    snprintf(ctx->disable_impl, sizeof ctx->disable_impl, "%s",
+             ctx->opts.disable_impl ? ctx->opts.disable_impl : "");
+    snprintf(ctx->enable_impl, sizeof ctx->enable_impl, "%s",
+             ctx->opts.enable_impl ? ctx->opts.enable_impl : "");
+    ctx->opts.disable_impl = ctx->disable_impl;
+    ctx->opts.enable_impl = ctx->enable_impl;
+}
+
 /* A failed creation leaves its message where the caller can read it (there is no context
  * to ask; with NNOP_LOG set it also goes to stderr), and the status says the class. */
 static NNOP_THREAD_LOCAL char creation_error[NNOP_ERROR_LEN];
@@ -106,26 +138,31 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
     else
         nnop_context_options_init(&ctx->opts);
     ctx->opts.cache_path = NULL; /* replaced by the cache's own copy */
-    ctx->log = nnop__log_level();
+    copy_tag(ctx);
+    /* an unknown level logs nothing of its own: check_options refuses it, NNOP_LOG may log that */
+    ctx->log = nnop__log_level(ctx->opts.log_level >= NNOP_LOG_OFF &&
+                                               ctx->opts.log_level <= NNOP_LOG_EXECUTE
+                                       ? ctx->opts.log_level
+                                       : NNOP_LOG_OFF);
     ctx->debug_poison = nnop__debug_poison();
     ctx->opts.plan_cache = NULL;
     st = check_options(ctx, &ctx->opts);
+    if (st == NNOP_OK)
+        copy_lists(ctx);
     if (st == NNOP_OK) /* before the backend: CUDA init binds it to the device (loads it) */
         st = nnop__context_cache_init(ctx, o);
     if (st == NNOP_OK)
         st = pick_backend(ctx);
     if (st != NNOP_OK) {
         memcpy(creation_error, ctx->last_error, sizeof creation_error);
-        if (ctx->log)
-            fprintf(stderr, "nnop_log,create,failed,%s\n", creation_error);
+        nnop__log(ctx, NNOP_LOG_COMPILE, "create,failed,%s", creation_error);
         nnop_context_destroy(ctx);
         return st;
     }
     *out = ctx;
-    if (ctx->log)
-        fprintf(stderr, "nnop_log,create,%s,device %d%s%s\n",
-                ctx->backend == NNOP_BACKEND_CUDA ? "cuda" : "cpu", ctx->opts.device,
-                ctx->backend_reason[0] ? "," : "", ctx->backend_reason);
+    nnop__log(ctx, NNOP_LOG_COMPILE, "create,%s,device %d%s%s",
+              ctx->backend == NNOP_BACKEND_CUDA ? "cuda" : "cpu", ctx->opts.device,
+              ctx->backend_reason[0] ? "," : "", ctx->backend_reason);
     return NNOP_OK;
 }
 
@@ -177,4 +214,44 @@ nnop_status nnop_context_synchronize(nnop_context *ctx)
     if (ctx->backend != NNOP_BACKEND_CUDA)
         return NNOP_OK;
     return nnop__cuda_synchronize(ctx);
+}
+
+int nnop__list_has(const char *list, const char *item)
+{
+    const char *at;
+    size_t n = item ? strlen(item) : 0;
+    if (n == 0 || !list)
+        return 0;
+    for (at = strstr(list, item); at; at = strstr(at + 1, item))
+        if ((at == list || at[-1] == ',') && (at[n] == '\0' || at[n] == ','))
+            return 1;
+    return 0;
+}
+
+int nnop__impl_listed(const nnop_context *ctx, int enable, const char *name)
+{
+    const char *var = enable ? "NNOP_ENABLE_IMPL" : "NNOP_DISABLE_IMPL";
+    if (nnop__env_is_set(var)) /* the variable overrides the option (nnop.h) */
+        return nnop__env_lists(var, name);
+    return nnop__list_has(enable ? ctx->enable_impl : ctx->disable_impl, name);
+}
+
+/* An on/off switch: the environment variable name where set (1 on, anything else off), else
+ * the option. */
+static int switch_of(const char *name, int option)
+{
+    char v[8];
+    if (nnop__env_is_set(name))
+        return nnop__env_get(name, v, sizeof v) == 0 && strcmp(v, "1") == 0;
+    return option != 0;
+}
+
+int nnop__norm_rtc(const nnop_context *ctx)
+{
+    return switch_of("NNOP_NORM_RTC", ctx->opts.norm_rtc);
+}
+
+int nnop__side_stream(const nnop_plan *p)
+{
+    return switch_of("NNOP_SIDE_STREAM", p->opts.side_stream);
 }

@@ -49,17 +49,36 @@ nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...)
     return st;
 }
 
-int nnop__log_level(void)
+int nnop__log_level(int option)
 {
     char v[16];
     int got = nnop__env_get("NNOP_LOG", v, sizeof v);
-    if (got == 0 && (!v[0] || strcmp(v, "0") == 0))
+    if (got == 0 && !v[0])
+        return option; /* empty is unset */
+    if (got == 0 && strcmp(v, "0") == 0)
         return 0;
     if (got == 0 && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0))
         return v[0] - '0';
-    if (nnop__env_is_set("NNOP_LOG")) /* say so: a mistyped value must not look like "off" */
+    if (nnop__env_is_set("NNOP_LOG")) { /* say so: a mistyped value must not look like "off" */
         fprintf(stderr, "nnop: NNOP_LOG is set to neither 0, 1 nor 2; logging stays off\n");
-    return 0;
+        return 0;
+    }
+    return option;
+}
+
+void nnop__log(const nnop_context *ctx, int level, const char *fmt, ...)
+{
+    char line[NNOP_ERROR_LEN + 256];
+    va_list ap;
+    if (!ctx || ctx->log < level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (ctx->opts.log_fn)
+        ctx->opts.log_fn(ctx->opts.log_user, level, ctx->log_tag, line);
+    else
+        fprintf(stderr, "nnop_log%s%s,%s\n", ctx->log_tag[0] ? ":" : "", ctx->log_tag, line);
 }
 
 int nnop__debug_poison(void)

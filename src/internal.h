@@ -12,6 +12,7 @@
 #define NNOP_ERROR_LEN        2048
 #define NNOP_LOAD_THREADS_MAX 8 /* nnop_context_options.load_threads */
 #define NNOP_NAME_LEN         48
+#define NNOP_IMPL_LIST_LEN    1024 /* options.disable_impl / enable_impl, NUL included */
 /* Oldest cuDNN the CUDA backend runs on: the first 9.x backend API (9.0). What later 9.x
  * releases added is asked for only under a run-time version gate (src/cuda/engine/engine.h:
  * nnop__cfg_workspace_way). The context refuses an older one; the doctor reports it. */
@@ -170,10 +171,13 @@ struct nnop_context {
     struct nnop__cuda_ctx *cuda;
     struct nnop__oneshot *oneshot;
     struct nnop_plan_cache *plan_cache; /* src/cache.c: own or shared, never NULL once created */
-    int log;              /* NNOP_LOG read at creation: 0 off, 1 compiles, 2 also executes */
-    int debug_poison;     /* NNOP_DEBUG_POISON=1 read at creation (nnop.h) */
-    int32_t log_plans;    /* plans compiled, numbering them in the log */
-    uint32_t graphs_made; /* numbers the graphs' tags */
+    int log; /* options.log_level or NNOP_LOG, at creation: 0 off, 1 compiles, 2 executes */
+    char log_tag[NNOP_NAME_LEN];           /* options.log_tag's copy, "" none */
+    char disable_impl[NNOP_IMPL_LIST_LEN]; /* options.disable_impl's copy */
+    char enable_impl[NNOP_IMPL_LIST_LEN];  /* options.enable_impl's copy */
+    int debug_poison;                      /* NNOP_DEBUG_POISON=1 read at creation (nnop.h) */
+    int32_t log_plans;                     /* plans compiled, numbering them in the log */
+    uint32_t graphs_made;                  /* numbers the graphs' tags */
     /* Graphs and plans not yet destroyed: nnop_context_destroy orphans them (graph.c,
      * plan.c), so a handle that outlives its context fails cleanly instead of reading freed
      * memory. One thread at a time uses a context and what it made: no lock. */
@@ -214,13 +218,28 @@ nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...) 
 /* The last error's message without its "NNOP_ERR_...: " prefix: what a message wrapping it
  * (nnop__fail(ctx, st, "...: %s", ...)) quotes, so the status is named once. */
 const char *nnop__error_body(const nnop_context *ctx);
-/* NNOP_LOG as a level: unset, empty or 0 is 0 (off), else its number (1, 2). */
-int nnop__log_level(void);
+/* The log level of a context whose options ask for option: NNOP_LOG's 0, 1 or 2 when set to
+ * one of them, option when unset or empty, 0 (said on stderr) for any other value. */
+int nnop__log_level(int option);
+/* One line of the context's log at level (1 compiles, 2 executes) when its level reaches it:
+ * to options.log_fn, else to stderr as "nnop_log[:tag],<line>\n". */
+void nnop__log(const nnop_context *ctx, int level, const char *fmt, ...) NNOP_PRINTF(3, 4);
 /* NNOP_DEBUG_POISON=1 in the environment (nnop.h, Logging). */
 int nnop__debug_poison(void);
 nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_list ap)
         NNOP_PRINTF(3, 0);
 void nnop__clear_error(nnop_context *ctx);
+
+/* ------------------------------------------------------------------ options (src/context.c) */
+/* Whether the implementation entry name is listed in NNOP_ENABLE_IMPL (enable) or
+ * NNOP_DISABLE_IMPL where that variable is set, else in the context's options. */
+int nnop__impl_listed(const nnop_context *ctx, int enable, const char *name);
+/* NNOP_NORM_RTC=1 where the variable is set, else options.norm_rtc. */
+int nnop__norm_rtc(const nnop_context *ctx);
+/* NNOP_SIDE_STREAM=1 where the variable is set, else the compile option side_stream. */
+int nnop__side_stream(const nnop_plan *p);
+/* Whether the comma-separated list has item as one of its entries. */
+int nnop__list_has(const char *list, const char *item);
 
 /* ------------------------------------------------------------------ descriptors (src/tensor.c) */
 int nnop__dtype_valid(nnop_dtype t);

@@ -48,16 +48,15 @@ static void log_compile(const nnop_plan *p, uint64_t ns)
         for (k = 0; impl[k]; k++)
             if (impl[k] == '\n' || impl[k] == ',')
                 impl[k] = impl[k] == ',' ? ';' : ' ';
-        fprintf(stderr,
-                "nnop_log,compile,%s,plan %d,partition %d/%d,%s,%s,policy %s,cache %s,%.3f ms,"
-                "%lld B\n",
-                p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)i, (int)p->n_parts, nodes,
-                impl[0] ? impl : "reference (float32)",
-                p->cuda ? policy_name(p->ctx->opts.policy) : "-",
-                !p->cuda                     ? "-"
-                : strstr(impl, "from cache") ? "hit"
-                                             : "miss",
-                (double)ns / 1e6, (long long)nnop__partition_bytes(p->g, part));
+        nnop__log(p->ctx, NNOP_LOG_COMPILE,
+                  "compile,%s,plan %d,partition %d/%d,%s,%s,policy %s,cache %s,%.3f ms,%lld B",
+                  p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)i, (int)p->n_parts, nodes,
+                  impl[0] ? impl : "reference (float32)",
+                  p->cuda ? policy_name(p->ctx->opts.policy) : "-",
+                  !p->cuda                     ? "-"
+                  : strstr(impl, "from cache") ? "hit"
+                                               : "miss",
+                  (double)ns / 1e6, (long long)nnop__partition_bytes(p->g, part));
     }
 }
 
@@ -224,9 +223,9 @@ nnop_status nnop_plan_execute(nnop_plan *p, const void *const *inputs, void *con
     /* NNOP_LOG=2: one line per execute, host time, failed ones included (their status) */
     t0 = nnop__monotonic_ns();
     st = execute_checked(p, inputs, outputs);
-    fprintf(stderr, "nnop_log,exec,%s,plan %d,%d partitions,%s,%.3f ms (host)\n",
-            p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)p->n_parts, nnop_status_string(st),
-            (double)(nnop__monotonic_ns() - t0) / 1e6);
+    nnop__log(p->ctx, NNOP_LOG_EXECUTE, "exec,%s,plan %d,%d partitions,%s,%.3f ms (host)",
+              p->cuda ? "cuda" : "cpu", (int)p->log_id, (int)p->n_parts, nnop_status_string(st),
+              (double)(nnop__monotonic_ns() - t0) / 1e6);
     return st;
 }
 

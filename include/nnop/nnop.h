@@ -74,30 +74,36 @@
  * nnop_graph_set_layout declared the graph's layout: an NHWC graph whose every input is
  * N x 1 x 1 x 1 (and weights K x 1 x 1 x 1) needs it to give NHWC results.
  *
- * Logging, as ONEDNN_VERBOSE: the environment variable NNOP_LOG, read once when a context is
- * created, prints to stderr. NNOP_LOG=1: a line per context creation (backend, and why AUTO
- * chose the CPU) and one per partition of each compiled plan,
- * "nnop_log,compile,<backend>,plan <id>,partition <i>/<n>,<nodes>,<implementation>,
+ * Logging, as ONEDNN_VERBOSE, per context: options.log_level (or the environment variable
+ * NNOP_LOG, read when a context is created, which overrides it when set to 0, 1 or 2) says what
+ * is logged, and options.log_fn where it goes (NULL: stderr, one line each, "nnop_log," and
+ * the line, or "nnop_log:<tag>," with options.log_tag). Level 1 (NNOP_LOG_COMPILE): a line per
+ * context creation, "create,<backend>,device <d>[,<why AUTO chose the CPU>]" or
+ * "create,failed,<message>", and one per partition of each compiled plan,
+ * "compile,<backend>,plan <id>,partition <i>/<n>,<nodes>,<implementation>,
  * policy <p>,cache <hit|miss|->,<ms>,<bytes> B" (the implementation as nnop_plan_describe gives
  * it; the time is the whole compile's; the bytes are the least the partition moves: each value
- * it reads from outside it and each it writes for use outside, once). NNOP_LOG=2: also one line per
- * execute, failed ones included, "nnop_log,exec,<backend>,plan <id>,<n> partitions,<status>,
- * <ms> (host)" (plan ids
- * count the plans compiled in the process, whatever their context). Unset, empty
- * or 0: off, and nothing is measured. Any other value is off too, and each context creation
- * says so on stderr.
+ * it reads from outside it and each it writes for use outside, once). Level 2
+ * (NNOP_LOG_EXECUTE): also one line per execute, failed ones included,
+ * "exec,<backend>,plan <id>,<n> partitions,<status>,<ms> (host)" (plan ids count the plans
+ * compiled in the process, whatever their context; the tag tells contexts apart). Level 0 (the
+ * default; NNOP_LOG unset, empty or 0): off, and nothing is measured. NNOP_LOG set to any other
+ * value is off too, and each context creation says so on stderr.
  *
  * Which implementation runs a partition on the CUDA backend, for side-by-side benchmarks and
  * for telling whose result is wrong (read at each compile; comma-separated names as
- * NNOP_LOG=1 and src/cuda/README.md give them): NNOP_DISABLE_IMPL skips the entries named
- * ("own stem kernel,own depthwise kernel": cuDNN then runs those convs); NNOP_ENABLE_IMPL
+ * NNOP_LOG=1 and src/cuda/README.md give them): options.disable_impl skips the entries named
+ * ("own stem kernel,own depthwise kernel": cuDNN then runs those convs); options.enable_impl
  * turns on experimental ones, today "own implicit-GEMM conv" (16-bit channels-last convs too
- * small to fill the GPU, as a split-K tensor-core implicit GEMM; sm_90 only). NNOP_NORM_RTC=1
+ * small to fill the GPU, as a split-K tensor-core implicit GEMM; sm_90 only). options.norm_rtc
  * lets cuDNN's runtime-compiled norm-forward engines run (excluded by default: see
- * nnop_layer_norm). NNOP_DEBUG_POISON=1 (read at context creation; CUDA backend): before each
- * execute the plan's intermediate buffers and workspaces are filled with 0xFF bytes (NaN in
- * every dtype), so a step that reads memory no step of that execute wrote gives NaN instead
- * of old values; for testing, as it costs a memset of them per execute. */
+ * nnop_layer_norm). The environment variables NNOP_DISABLE_IMPL, NNOP_ENABLE_IMPL (lists) and
+ * NNOP_NORM_RTC (1 on, anything else off) override those options wherever they are set to a
+ * non-empty value, so a deployed program can be steered without a rebuild.
+ * NNOP_DEBUG_POISON=1 (read at context creation; CUDA backend): before each execute the
+ * plan's intermediate buffers and workspaces are filled with 0xFF bytes (NaN in every dtype),
+ * so a step that reads memory no step of that execute wrote gives NaN instead of old values;
+ * for testing, as it costs a memset of them per execute. */
 #ifndef NNOP_NNOP_H
 #define NNOP_NNOP_H
 
@@ -235,6 +241,18 @@ typedef enum nnop_engine_policy {
 
 #define NNOP_DEVICE_DEFAULT 0
 
+/* Log levels (nnop_context_options.log_level, NNOP_LOG). */
+#define NNOP_LOG_OFF     0
+#define NNOP_LOG_COMPILE 1 /* a line per context creation and per partition of each compile */
+#define NNOP_LOG_EXECUTE 2 /* also one per execute */
+
+/** A log sink (nnop_context_options.log_fn): user as the options gave it, the line's level
+ * (NNOP_LOG_COMPILE or NNOP_LOG_EXECUTE), the context's log_tag ("" when none) and the line
+ * without "nnop_log," and without a newline ("compile,cpu,plan 0,partition 0/1,..."). It is
+ * called on the thread of the nnop call that logs, during that call, and must not call nnop
+ * functions on the same context; tag and line live until it returns. */
+typedef void (*nnop_log_fn)(void *user, int level, const char *tag, const char *line);
+
 typedef struct nnop_context_options {
     /* AUTO: CUDA if a usable GPU, else the CPU reference backend (nnop_context_backend_reason
      * says why), silently. A server that must not run on the CPU asks for NNOP_BACKEND_CUDA:
@@ -262,7 +280,19 @@ typedef struct nnop_context_options {
      * for them and takes those it needs (cuDNN 9.8 or later, load_threads > 1): 0 = the
      * default (on), -1 = off. */
     int prefetch;
-    uint64_t reserved[6]; /* zero (else refused); room for later options   */
+    /* The log (see "Logging" at the top): what, where, and which context's. */
+    int log_level;       /* NNOP_LOG_OFF (0, the default), _COMPILE or _EXECUTE; NNOP_LOG,
+                          * when set to 0, 1 or 2, overrides it */
+    nnop_log_fn log_fn;  /* NULL: the lines go to stderr */
+    void *log_user;      /* given to log_fn */
+    const char *log_tag; /* NULL or a name for the context's lines (copied, 47 bytes kept) */
+    /* Implementation choice on the CUDA backend, read at each compile (see "Which
+     * implementation" at the top; the environment variables override): comma-separated
+     * names, copied, at most 1023 bytes; NULL or "" names none. */
+    const char *disable_impl; /* entries skipped as if they did not fit */
+    const char *enable_impl;  /* experimental entries turned on */
+    int norm_rtc;             /* nonzero: cuDNN's runtime-compiled norm engines may run */
+    uint64_t reserved[8];     /* zero (else refused); room for later options   */
 } nnop_context_options;
 
 /** Fill o with defaults: AUTO backend, device 0, own stream, no cache file. */
@@ -565,11 +595,13 @@ NNOP_API nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_ten
 typedef struct nnop_compile_options {
     int fuse;             /* nonzero (default): fuse epilogues into producers   */
     int cuda_graph;       /* nonzero: replay the whole plan as one CUDA graph    */
+    int side_stream;      /* nonzero, with cuda_graph: experimental, see below   */
     uint64_t reserved[8]; /* zero (else compile refuses)                        */
 } nnop_compile_options;
 /* cuda_graph: one graph is kept per set of input and output pointers, up to 4 sets (double
  * buffering replays without capturing again); a fifth set is captured over the oldest.
- * Experimental, with NNOP_SIDE_STREAM=1 in the environment (read at compile): a step whose
+ * Experimental, with side_stream (NNOP_SIDE_STREAM in the environment overrides it where
+ * set: 1 on, anything else off; read at compile): a step whose
  * output the next step does not read (ResNet's projection shortcut) runs on a second stream
  * of the context beside the steps that follow, joined back before its first reader
  * (nnop_plan_describe: "[side stream, ...]"); the plan's work still starts after and ends

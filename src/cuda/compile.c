@@ -70,8 +70,8 @@ static nnop_status build_part(nnop_plan *p, int32_t i)
     for (k = 0; nnop__impls[k]; k++) {
         const nnop__impl *e = nnop__impls[k];
         const char *why_not = "";
-        /* NNOP_DISABLE_IMPL: entries skipped as if they did not fit (nnop.h) */
-        if (nnop__env_lists("NNOP_DISABLE_IMPL", e->name) || !e->fits(p, &t, &why_not))
+        /* options.disable_impl or NNOP_DISABLE_IMPL: skipped as if they did not fit (nnop.h) */
+        if (nnop__impl_listed(p->ctx, 0, e->name) || !e->fits(p, &t, &why_not))
             continue;
         t.before = before;
         t.taken = t.count;

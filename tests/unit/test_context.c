@@ -26,6 +26,13 @@ static void test_options_init_sets_documented_defaults(void **state)
     assert_int_equal(o.deterministic, 0);
     assert_int_equal(o.autotune, 0);
     assert_int_equal(o.workspace_limit, 0);
+    assert_int_equal(o.log_level, NNOP_LOG_OFF);
+    assert_null(o.log_fn);
+    assert_null(o.log_user);
+    assert_null(o.log_tag);
+    assert_null(o.disable_impl);
+    assert_null(o.enable_impl);
+    assert_int_equal(o.norm_rtc, 0);
     for (i = 0; i < sizeof o.reserved / sizeof o.reserved[0]; i++)
         assert_int_equal(o.reserved[i], 0);
     nnop_context_options_init(NULL); /* tolerated */

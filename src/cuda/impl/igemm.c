@@ -83,8 +83,8 @@ static int igemm_fits(const nnop_plan *p, const nnop__impl_try *t, const char **
     if (!no && !chain_fits(p, t))
         no = "an epilogue operand not packed like the output";
     /* experimental (see the top of this file) */
-    if (!no && !nnop__env_lists("NNOP_ENABLE_IMPL", IGEMM_NAME))
-        no = "experimental: on only where NNOP_ENABLE_IMPL names it";
+    if (!no && !nnop__impl_listed(p->ctx, 1, IGEMM_NAME))
+        no = "experimental: on only where options.enable_impl or NNOP_ENABLE_IMPL names it";
     *why_not = no ? no : "";
     return no == NULL;
 }

@@ -40,13 +40,6 @@ static nnop_status param_tensor(nnop_plan *p, const nnop__node *n, nnop__dnn_ste
     return nnop__lower_tensor(p->ctx, s, 4, cd, cs, NNOP_F32, slot, out);
 }
 
-/* Whether cuDNN's runtime-compiled norm engines may run (NNOP_NORM_RTC=1, nnop.h). */
-static int rtc_allowed(void)
-{
-    char v[8];
-    return nnop__env_get("NNOP_NORM_RTC", v, sizeof v) == 0 && strcmp(v, "1") == 0;
-}
-
 nnop_status nnop__lower_norm(nnop_plan *p, int32_t node, int32_t x_slot, int32_t scale_slot,
                              int32_t bias_slot, const nnop__chain *epi, nnop__dnn_step *s)
 {
@@ -85,7 +78,8 @@ nnop_status nnop__lower_norm(nnop_plan *p, int32_t node, int32_t x_slot, int32_t
     /* cuDNN's one norm-forward engine on sm_90 is runtime-compiled and took 389.9 us for a
      * layer norm the own kernel does in 29.3 us (f16 NHWC 64x96x56x56, H200, bench_kernels):
      * precompiled engines only, else the own kernel with this refusal as its reason */
-    s->rtc_unsafe = rtc_allowed() ? 0 : NNOP_RTC_NORM;
+    /* cuDNN's runtime-compiled norm engines: options.norm_rtc or NNOP_NORM_RTC=1 (nnop.h) */
+    s->rtc_unsafe = nnop__norm_rtc(ctx) ? 0 : NNOP_RTC_NORM;
     if (st == NNOP_OK)
         st = nnop__dnn_create(ctx, s, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, &op);
     if (st == NNOP_OK)

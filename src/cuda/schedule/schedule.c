@@ -32,11 +32,10 @@ static int32_t first_reader(const nnop_plan *p, int32_t i)
 
 static int wanted(const nnop_plan *p)
 {
-    char v[8];
     int32_t v_i;
     if (!p->opts.cuda_graph || p->n_parts < 3)
         return 0;
-    if (nnop__env_get("NNOP_SIDE_STREAM", v, sizeof v) != 0 || strcmp(v, "1") != 0)
+    if (!nnop__side_stream(p))
         return 0; /* off unless asked: ResNet-50 ran slower with it (schedule.h) */
     for (v_i = 0; v_i < p->g->n_values; v_i++)
         if (p->cuda->slice_in[v_i] >= 0)
