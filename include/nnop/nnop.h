@@ -347,6 +347,11 @@ NNOP_API nnop_status nnop_copy_out(nnop_context *ctx, void *host_dst, const void
 typedef struct nnop_conv_params {
     int64_t pad[2], stride[2], dilation[2], groups;
 } nnop_conv_params;
+/** Fill p with a plain convolution's parameters: pad 0, stride 1, dilation 1, groups 1 (p
+ * NULL does nothing). The parameter structs are plain data whose layout is part of the API;
+ * a new parameter comes as a new struct and builder, never as a field of these. Start from
+ * the init function and set what differs: it reads the same whatever the field order. */
+NNOP_API void nnop_conv_params_init(nnop_conv_params *p);
 
 /** y = relu(conv(x, w) + bias). Pointers are device memory on the CUDA backend and host
  * memory on the CPU backend. w is K x C/groups x R x S in x's layout; bias has K elements of
@@ -410,6 +415,9 @@ typedef struct nnop_pool_params {
     int64_t window[2], stride[2], pad[2];
     int count_include_pad; /* average pooling: divide by the full window (PyTorch default) */
 } nnop_pool_params;
+/** Fill p with window 1, stride 1, pad 0 and count_include_pad 1 (PyTorch's default); set
+ * the window (and the stride, which PyTorch defaults to the window) after it. */
+NNOP_API void nnop_pool_params_init(nnop_pool_params *p);
 
 /* Normalization axes of nnop_layer_norm. */
 typedef enum nnop_norm_axes {
@@ -429,12 +437,17 @@ typedef struct nnop_resize_params {
     int64_t size[2];   /* output H, W; 0, 0 = from scale                                */
     double scale[2];   /* H, W scale factors (> 0) when size is 0, 0                     */
 } nnop_resize_params;
+/** Fill p with nearest mode, align_corners 0, size 0, 0 and scale 1, 1 (an identity resize);
+ * set the size or the scale after it. */
+NNOP_API void nnop_resize_params_init(nnop_resize_params *p);
 
 /* nnop_conv_transpose (PyTorch ConvTranspose2d): output_pad[i] < max(stride[i], dilation[i]). */
 typedef struct nnop_conv_transpose_params {
     int64_t pad[2], stride[2], dilation[2], groups;
     int64_t output_pad[2];
 } nnop_conv_transpose_params;
+/** Fill p with pad 0, stride 1, dilation 1, groups 1 and output_pad 0. */
+NNOP_API void nnop_conv_transpose_params_init(nnop_conv_transpose_params *p);
 
 /** Most inputs of one nnop_concat. */
 #define NNOP_MAX_CONCAT_INPUTS 32
