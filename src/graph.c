@@ -312,8 +312,20 @@ nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc
 const char *nnop__node_label(const nnop_graph *g, int32_t node, char *buf, size_t len)
 {
     const nnop__op_def *def = nnop__op(g->nodes[node].op);
-    snprintf(buf, len, "node #%d (%s)", (int)node, def ? def->name : "?");
+    const nnop__value *out = &g->values[g->nodes[node].out];
+    if (out->named)
+        snprintf(buf, len, "node #%d (%s '%s')", (int)node, def ? def->name : "?", out->name);
+    else
+        snprintf(buf, len, "node #%d (%s)", (int)node, def ? def->name : "?");
     return buf;
+}
+
+nnop_status nnop_graph_name_next(nnop_graph *g, const char *name)
+{
+    if (!g || !g->ctx) /* no graph, or an orphan */
+        return NNOP_ERR_INVALID_ARGUMENT;
+    snprintf(g->next_name, sizeof g->next_name, "%s", name ? name : "");
+    return NNOP_OK;
 }
 
 /* Resolve the inputs of a new node to value indices (NNOP_NONE_ID for an absent optional
@@ -361,13 +373,21 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
     const nnop__op_def *def = nnop__op(op);
     nnop_tensor_desc out;
     nnop__node *node;
-    char msg[384];
+    char msg[384], name[NNOP_NAME_LEN], who[NNOP_NAME_LEN + 48];
     int32_t vid;
     int i, assumed;
     if (!g)
         return value_of(ERROR_VALUE);
+    /* the name of nnop_graph_name_next is this node's alone, whatever becomes of it */
+    memcpy(name, g->next_name, sizeof name);
+    g->next_name[0] = '\0';
     if (g->status != NNOP_OK)
         return value_of(ERROR_VALUE);
+    if (name[0]) /* messages name the node as the importer knows it */
+        snprintf(who, sizeof who, "%s '%s'", fn, name);
+    else
+        snprintf(who, sizeof who, "%s", fn);
+    fn = who;
     if (!check_inputs(g, fn, in, n_in, optional, ids, descs))
         return value_of(ERROR_VALUE);
     if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes))
@@ -400,7 +420,12 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
         return value_of(ERROR_VALUE);
     g->values[vid].layout_assumed = assumed;
     g->values[vid].producer = g->n_nodes;
-    snprintf(g->values[vid].name, sizeof g->values[vid].name, "%s#%d", def->name, (int)g->n_nodes);
+    if (name[0])
+        memcpy(g->values[vid].name, name, sizeof g->values[vid].name);
+    else
+        snprintf(g->values[vid].name, sizeof g->values[vid].name, "%s#%d", def->name,
+                 (int)g->n_nodes);
+    g->values[vid].named = name[0] != '\0';
     node->out = vid;
     for (i = 0; i < n_in; i++)
         if (ids[i] != NNOP_NONE_ID)
@@ -668,7 +693,7 @@ nnop_status nnop_value_desc(const nnop_graph *g, nnop_value v, nnop_tensor_desc 
 nnop_status nnop__graph_validate(nnop_graph *g)
 {
     int32_t n, i;
-    char label[64];
+    char label[NNOP_NAME_LEN + 64]; /* nnop__node_label: the node's name too */
     if (g->status != NNOP_OK)
         return nnop__fail(g->ctx, g->status,
                           "nnop_graph_compile: the graph has a builder error: %s", g->error);

@@ -134,6 +134,7 @@ typedef struct nnop__value {
     int32_t output_index; /* position among graph outputs, or -1 */
     void *data;           /* constants: host copy in desc.dtype, packed as desc */
     int layout_assumed;   /* NCHW by default: no input or constant has stated a layout yet */
+    int named;            /* a node's result, named by nnop_graph_name_next (else "act#3") */
     char name[NNOP_NAME_LEN];
     char output_name[NNOP_NAME_LEN]; /* as nnop_output named it (an input keeps its own name) */
 } nnop__value;
@@ -153,6 +154,7 @@ struct nnop_graph {
     int borrows_data;           /* a plan's copy: constants' data belong to the user's graph */
     int layout;  /* nnop_layout of the first 4-D input or constant with one of its own, -1 before */
     int32_t tag; /* 1..NNOP__GRAPH_TAGS, in the ids of this graph's values */
+    char next_name[NNOP_NAME_LEN]; /* nnop_graph_name_next: the next node's name, "" none */
     /* In its context's list of live graphs (a plan's copy is in none), so that
      * nnop_context_destroy can leave it an orphan instead of a dangling pointer. */
     int listed;

@@ -332,8 +332,13 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
     for (i = 0; i < p->n_parts; i++) {
         const nnop__partition *part = &p->parts[i];
         nnop__textf(&t, "  [%d] ", (int)i);
-        for (k = 0; k < part->count; k++)
-            nnop__textf(&t, "%s%s", k ? "+" : "", nnop__op(p->g->nodes[part->first + k].op)->name);
+        for (k = 0; k < part->count; k++) {
+            const nnop__node *n = &p->g->nodes[part->first + k];
+            const nnop__value *out = &p->g->values[n->out];
+            nnop__textf(&t, "%s%s", k ? "+" : "", nnop__op(n->op)->name);
+            if (out->named) /* nnop_graph_name_next */
+                nnop__textf(&t, "[%s]", out->name);
+        }
         if (p->cuda) {
             char tmp[512];
             nnop__cuda_partition_describe(p, i, tmp, sizeof tmp);

@@ -465,6 +465,15 @@ NNOP_API nnop_status nnop_graph_status(const nnop_graph *g);
  * constant of g already states. */
 NNOP_API nnop_status nnop_graph_set_layout(nnop_graph *g, nnop_layout l);
 
+/** Name the node the next builder call creates (nnop_conv to nnop_conv_transpose; not
+ * nnop_input, nnop_constant or nnop_output, which take names of their own), for importers
+ * that map nnop's messages back to their own nodes: that call's errors say "nnop_conv
+ * 'conv1' (node #4): ...", later messages that name the node say "node #4 (conv 'conv1')",
+ * nnop_plan_describe lists it as "conv[conv1]", and as an output named NULL it is bound by
+ * that name (instead of "conv#4"). The name is copied (47 bytes kept) and used by the next
+ * builder call only, whether it succeeds or not; NULL or "" names none. The builder
+ * signatures stay as they are. NNOP_ERR_INVALID_ARGUMENT for a NULL or orphaned g. */
+NNOP_API nnop_status nnop_graph_name_next(nnop_graph *g, const char *name);
 /** A graph input, bound at execute time, in declaration order. name may be NULL; names given
  * to nnop_input, nnop_constant and nnop_output are copied. */
 NNOP_API nnop_value nnop_input(nnop_graph *g, const char *name, const nnop_tensor_desc *d);
@@ -641,8 +650,8 @@ NNOP_API nnop_status nnop_plan_output_desc(const nnop_plan *p, int i, nnop_tenso
 /** Bind by name: the index in nnop_plan_execute's inputs (outputs) of the first input (output)
  * given that name, or -1 when none has it (or p or name is NULL). A miss is an answer, not a
  * failure: nnop_context_last_error keeps what it held. Names are kept to their first 47 bytes
- * and compared so. An output named NULL carries its node's name ("act#3", or the input's or
- * constant's name), an input named NULL the empty name. */
+ * and compared so. An output named NULL carries its node's name (nnop_graph_name_next's,
+ * else "act#3"; or the input's or constant's name), an input named NULL the empty name. */
 NNOP_API int nnop_plan_input_index(const nnop_plan *p, const char *name);
 NNOP_API int nnop_plan_output_index(const nnop_plan *p, const char *name);
 /** The name input (output) i is bound by, as nnop_plan_input_index compares it; NULL for a

@@ -137,7 +137,7 @@ static nnop_status prefix_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step
     if (st != NNOP_OK && !splittable(st))
         return st; /* out of memory, a CUDA error: its own message says what */
     if (st != NNOP_OK) {
-        char label[64];
+        char label[NNOP_NAME_LEN + 64];
         snprintf(t->why, sizeof t->why, "%s", t->before);
         return nnop__fail(p->ctx, st, "nnop_graph_compile: no cuDNN engine for %s: %s",
                           nnop__node_label(p->g, t->first, label, sizeof label), t->before);
