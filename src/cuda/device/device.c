@@ -101,6 +101,7 @@ nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *ca
                               const char *file, int line)
 {
     char msg[CUDNN_MSG_LEN];
+    const char *note;
     nnop_status st;
     if (s == CUDNN_STATUS_SUCCESS)
         return NNOP_OK;
@@ -109,10 +110,10 @@ nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *ca
     st = (s / 1000 == 3)                  ? NNOP_ERR_UNSUPPORTED
          : s == CUDNN_STATUS_ALLOC_FAILED ? NNOP_ERR_OUT_OF_MEMORY
                                           : NNOP_ERR_CUDNN;
+    note = missing_note(s, call);
     return nnop__fail(ctx, st, "%s failed: %s (%d): %s [%s:%d]%s%s%s", call, cudnnGetErrorString(s),
-                      (int)s, msg, file, line, missing_note(s, call),
-                      missing_note(s, call)[0] ? nnop__cudnn_precompiled_missing() : "",
-                      missing_note(s, call)[0] ? ")" : "");
+                      (int)s, msg, file, line, note,
+                      note[0] ? nnop__cudnn_precompiled_missing() : "", note[0] ? ")" : "");
 }
 
 void nnop__copy_text(char *dst, size_t len, const char *src)
@@ -354,7 +355,7 @@ nnop_status nnop__cuda_synchronize(nnop_context *ctx)
     int prev;
     nnop_status st = nnop__device_enter(ctx, &prev);
     if (st == NNOP_OK)
-        st = NNOP_CU(ctx, cudaStreamSynchronize(ctx->cuda->stream));
+        st = nnop__device_wait_queued(ctx);
     nnop__device_leave(prev);
     return st;
 }
