@@ -232,7 +232,7 @@ nnop_status nnop__vfail(nnop_context *ctx, nnop_status st, const char *fmt, va_l
         NNOP_PRINTF(3, 0);
 void nnop__clear_error(nnop_context *ctx);
 
-/* ------------------------------------------------------------------ options (src/context.c) */
+/* ------------------------------------------------------------------ options (src/options.c) */
 /* Whether the implementation entry name is listed in NNOP_ENABLE_IMPL (enable) or
  * NNOP_DISABLE_IMPL where that variable is set, else in the context's options. */
 int nnop__impl_listed(const nnop_context *ctx, int enable, const char *name);
@@ -240,8 +240,6 @@ int nnop__impl_listed(const nnop_context *ctx, int enable, const char *name);
 int nnop__norm_rtc(const nnop_context *ctx);
 /* NNOP_SIDE_STREAM=1 where the variable is set, else the compile option side_stream. */
 int nnop__side_stream(const nnop_plan *p);
-/* Whether the comma-separated list has item as one of its entries. */
-int nnop__list_has(const char *list, const char *item);
 
 /* ------------------------------------------------------------------ descriptors (src/tensor.c) */
 int nnop__dtype_valid(nnop_dtype t);

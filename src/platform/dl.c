@@ -311,17 +311,22 @@ static int names_library_file(const char *path)
            (n > 4 && (strcmp(base + n - 4, ".dll") == 0 || strcmp(base + n - 4, ".DLL") == 0));
 }
 
-int nnop__env_lists(const char *name, const char *item)
+int nnop__list_has(const char *list, const char *item)
 {
-    char list[1024];
     const char *at;
-    size_t n = strlen(item);
-    if (n == 0 || nnop__env_get(name, list, sizeof list) != 0)
+    size_t n = item ? strlen(item) : 0;
+    if (n == 0 || !list)
         return 0;
     for (at = strstr(list, item); at; at = strstr(at + 1, item))
         if ((at == list || at[-1] == ',') && (at[n] == '\0' || at[n] == ','))
             return 1;
     return 0;
+}
+
+int nnop__env_lists(const char *name, const char *item)
+{
+    char list[1024];
+    return nnop__env_get(name, list, sizeof list) == 0 && nnop__list_has(list, item);
 }
 
 void nnop__path_join(char *out, size_t len, const char *dir, const char *file)

@@ -100,6 +100,9 @@ void nnop__path_join(char *out, size_t len, const char *dir, const char *file);
 int nnop__env_get(const char *name, char *buf, size_t len);
 /* 1 when the environment variable name is set to a non-empty value, else 0. */
 int nnop__env_is_set(const char *name);
+/* Whether the comma-separated list has item as one of its entries (not a prefix or suffix
+ * of one); 0 for a NULL list or an empty item. */
+int nnop__list_has(const char *list, const char *item);
 /* 1 when the environment variable name, a comma-separated list, has item as one of its
  * entries (NNOP_DISABLE_IMPL="own stem kernel,cuBLASLt"), else 0. */
 int nnop__env_lists(const char *name, const char *item);

@@ -11,6 +11,7 @@
 
 #include "nnop_test.h"
 #include "internal.h"
+#include "platform/platform.h"
 
 /* ---------------------------------------------------------------- environment (POSIX) */
 
