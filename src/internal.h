@@ -199,6 +199,7 @@ typedef struct nnop__partition {
 
 /* ------------------------------------------------------------------ plan */
 struct nnop__cuda_plan;
+struct nnop__cpu_plan;
 
 struct nnop_plan {
     nnop_context *ctx;
@@ -207,8 +208,8 @@ struct nnop_plan {
     nnop_compile_options opts;
     nnop__partition *parts;
     int32_t n_parts;
-    float **cpu_buf; /* CPU backend: one float32 buffer per value */
-    int32_t log_id;  /* its number in the NNOP_LOG lines */
+    struct nnop__cpu_plan *cpu; /* CPU backend: its buffers (src/cpu) */
+    int32_t log_id;             /* its number in the NNOP_LOG lines */
     struct nnop__cuda_plan *cuda;
     int listed; /* in ctx->live_plans; ctx is NULL once the context is gone (an orphan) */
     struct nnop_plan *live_prev, *live_next;
@@ -305,6 +306,8 @@ int64_t nnop__partition_bytes(const nnop_graph *g, const nnop__partition *part);
 nnop_status nnop__cpu_plan_build(nnop_plan *p);
 nnop_status nnop__cpu_plan_execute(nnop_plan *p, const void *const *in, void *const *out);
 void nnop__cpu_plan_destroy(nnop_plan *p);
+/* nnop_plan_memory of a CPU plan: fills weights, intermediates and host_total. */
+void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
 
 /* ------------------------------------------------------------------ CUDA backend (src/cuda) */
 /* Number of usable CUDA devices, 0 when none (or when built without CUDA). */
@@ -322,6 +325,8 @@ void nnop__cuda_plan_destroy(nnop_plan *p);
 size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len);
 /* nnop_plan_engines on a CUDA plan. */
 nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count);
+/* nnop_plan_memory of a CUDA plan: fills the device fields. */
+void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
 
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out);
 void nnop__cuda_free(nnop_context *ctx, void *p);

@@ -84,6 +84,12 @@ nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap
     return NNOP_OK;
 }
 
+void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
+{
+    (void)p;
+    (void)m;
+}
+
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
 {
     (void)bytes;

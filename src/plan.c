@@ -163,7 +163,7 @@ static void release_backend(nnop_plan *p)
 {
     if (p->cuda)
         nnop__cuda_plan_destroy(p);
-    if (p->cpu_buf)
+    if (p->cpu)
         nnop__cpu_plan_destroy(p);
 }
 
@@ -312,6 +312,22 @@ const char *nnop_plan_output_name(const nnop_plan *p, int i)
     if (!p || i < 0 || i >= p->g->n_outputs)
         return NULL;
     return bound_name(p, p->g->outputs[i], 1);
+}
+
+nnop_status nnop_plan_memory(const nnop_plan *p, nnop_plan_memory_info *out)
+{
+    if (!p || !out)
+        return p && p->ctx ? nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                                        "nnop_plan_memory: out is NULL")
+                           : NNOP_ERR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (!p->ctx) /* an orphan: its buffers went with its context */
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (p->cuda)
+        nnop__cuda_plan_memory(p, out);
+    else
+        nnop__cpu_plan_memory(p, out);
+    return NNOP_OK;
 }
 
 size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)

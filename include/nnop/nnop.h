@@ -666,6 +666,27 @@ NNOP_API int nnop_plan_num_partitions(const nnop_plan *p);
  * with len > 0, an empty string). On the CPU backend the
  * partitions only show the graph's fusable groups: the reference runs node by node. */
 NNOP_API size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len);
+
+/** What a compiled plan holds, in bytes, for the life of the plan (nnop_plan_memory). Each
+ * field counts what the plan allocated itself; the caller's input and output buffers are
+ * never counted. */
+typedef struct nnop_plan_memory_info {
+    size_t weights;       /* constants: weights as uploaded or folded (CUDA: the constant
+                           * blocks; CPU: every constant as float32)                        */
+    size_t intermediates; /* values between steps, buffers shared by liveness (CUDA: the
+                           * arena; CPU: float32 buffers for inputs, outputs and results)   */
+    size_t workspace;     /* engines' scratch (CUDA: main and side stream; CPU: 0)          */
+    size_t other;         /* other device blocks the plan owns (scratch copies such as a
+                           * padded input; CUDA only)                                       */
+    size_t device_total;  /* all device memory the plan allocated (0 on the CPU backend)    */
+    size_t host_total;    /* host memory for tensor data (the CPU backend's buffers; the
+                           * CUDA backend's host descriptors are not counted)               */
+    uint64_t reserved[4]; /* written as zero                                                */
+} nnop_plan_memory_info;
+
+/** Fill *out with what p holds (all fields written). NNOP_ERR_INVALID_ARGUMENT for a NULL p
+ * or out, or a plan whose context is gone (it holds nothing then). */
+NNOP_API nnop_status nnop_plan_memory(const nnop_plan *p, nnop_plan_memory_info *out);
 NNOP_API void nnop_plan_destroy(nnop_plan *p);
 
 /** One cuDNN engine offered for one partition of a compiled plan (nnop_plan_engines). */

@@ -52,7 +52,13 @@ typedef struct nnop_onnx_options {
     /* The size of symbolic dimensions (dim_param, or a dim without a value) of the graph
      * inputs: the batch size. Default 1. */
     int64_t batch;
-    uint64_t reserved[8]; /* zero (else NNOP_ERR_INVALID_ARGUMENT) */
+    /* The most elements a load makes beyond the file's bytes: constants folded at load (in
+     * all) and any one buffer sized by a value's dims, so that a small file cannot ask for
+     * gigabytes. 0 (the default): 2^26 (256 MB of float). A model that builds its weights at
+     * load (ONNX's light VGG-19: a ConstantOfShape of 102.8 M elements) needs more; 1 to
+     * 2^34, else NNOP_ERR_INVALID_ARGUMENT. Initializers stored in the file never count. */
+    int64_t max_made;
+    uint64_t reserved[7]; /* zero (else NNOP_ERR_INVALID_ARGUMENT) */
 } nnop_onnx_options;
 
 /** Defaults: NNOP_F32, NNOP_NCHW, batch 1. */

@@ -180,7 +180,7 @@ static nnop_status place(nnop_plan *p, liveness *l, int32_t n_buf)
     for (b = 0; st == NNOP_OK && b < n_buf; b++)
         off[b + 1] = off[b] + (l->buf_size[b] + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
     if (st == NNOP_OK && n_buf)
-        st = nnop__plan_alloc(p, (size_t)off[n_buf], (void **)&arena);
+        st = nnop__plan_alloc(p, (size_t)off[n_buf], "the intermediates arena", (void **)&arena);
     for (v = 0; st == NNOP_OK && v < p->g->n_values; v++)
         if (l->buf_of[v] >= 0)
             p->cuda->slot[v] = arena + off[l->buf_of[v]];
@@ -230,9 +230,10 @@ static nnop_status alloc_workspace(nnop_plan *p)
         *have = need > *have ? need : *have;
     }
     if (cp->workspace_bytes)
-        st = nnop__plan_alloc(p, (size_t)cp->workspace_bytes, &cp->workspace);
+        st = nnop__plan_alloc(p, (size_t)cp->workspace_bytes, "the workspace", &cp->workspace);
     if (st == NNOP_OK && cp->side_workspace_bytes)
-        st = nnop__plan_alloc(p, (size_t)cp->side_workspace_bytes, &cp->side_workspace);
+        st = nnop__plan_alloc(p, (size_t)cp->side_workspace_bytes, "the side stream's workspace",
+                              &cp->side_workspace);
     return st;
 }
 
@@ -405,6 +406,18 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
         k = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0,
                      " [side stream, joined at the end]");
     return n + (k > 0 ? (size_t)k : 0);
+}
+
+void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
+{
+    const struct nnop__cuda_plan *cp = p->cuda;
+    size_t known;
+    m->weights = cp->weight_bytes;
+    m->intermediates = (size_t)cp->arena_bytes;
+    m->workspace = (size_t)(cp->workspace_bytes + cp->side_workspace_bytes);
+    m->device_total = cp->owned_bytes;
+    known = m->weights + m->intermediates + m->workspace;
+    m->other = m->device_total > known ? m->device_total - known : 0;
 }
 
 /* The survey of every cuDNN step with an execution plan of its own (engine/survey.c). */

@@ -35,10 +35,11 @@ enum {
 
 #define OX_MAX_DIMS 8
 /* What a load makes beyond the file's bytes, so that a small file cannot ask for gigabytes:
- * constants folded at load, OX_MAX_FOLDED elements in all; one buffer sized by a value's dims
- * (a constant broadcast to it, per-channel parameters), OX_MAX_MADE elements. */
-#define OX_MAX_FOLDED ((int64_t)1 << 26)
-#define OX_MAX_MADE   ((int64_t)1 << 26)
+ * constants folded at load, ox_max_made elements in all; one buffer sized by a value's dims
+ * (a constant broadcast to it, per-channel parameters), as many. The options' max_made, else
+ * OX_MAX_MADE_DEFAULT; at most OX_MAX_MADE_LIMIT. */
+#define OX_MAX_MADE_DEFAULT ((int64_t)1 << 26)
+#define OX_MAX_MADE_LIMIT   ((int64_t)1 << 34)
 
 /* What a name of the ONNX graph stands for. */
 typedef enum ox_kind {
@@ -73,7 +74,7 @@ typedef struct ox_ctx {
     size_t nt, cap;
     size_t *hash; /* open addressing: index + 1 into t, 0 = empty */
     size_t hcap;
-    int64_t folded;              /* elements of the constants folded so far (OX_MAX_FOLDED) */
+    int64_t folded;              /* elements of the constants folded so far (max_made) */
     const Onnx__NodeProto *node; /* the node being converted, for messages */
     nnop_status status;
     char err[1024];
@@ -157,8 +158,10 @@ nnop_status ox_set_alias(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const o
 ox_tensor *ox_set_const(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, int elem, int ndim,
                         const int64_t *dims);
 /* n elements of one buffer sized by dims, not by the file's bytes: refused (recorded) above
- * OX_MAX_MADE or when negative. */
+ * ox_max_made or when negative. */
 nnop_status ox_made(ox_ctx *ox, int64_t n, const char *what);
+/* The options' max_made, or OX_MAX_MADE_DEFAULT where it is 0. */
+int64_t ox_max_made(const ox_ctx *ox);
 /* Shapes: "[a, b, ...]" into buf; equality; a negative axis counted from the end. */
 void ox_shape_str(char *buf, size_t len, const int64_t *dims, int ndim);
 int ox_same_dims(const int64_t *a, int an, const int64_t *b, int bn);

@@ -314,9 +314,9 @@ nnop_status nnop_onnx_load_memory(nnop_context *ctx, const void *data, size_t si
         }
     if ((ox.o.dtype != NNOP_F32 && ox.o.dtype != NNOP_F16 && ox.o.dtype != NNOP_BF16) ||
         (ox.o.layout != NNOP_NCHW && ox.o.layout != NNOP_NHWC) || ox.o.batch < 1 ||
-        ox.o.batch > (int64_t)1 << 31) {
-        set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_options: unknown dtype or layout, or batch "
-                 "not in 1 to 2^31");
+        ox.o.batch > (int64_t)1 << 31 || ox.o.max_made < 0 || ox.o.max_made > OX_MAX_MADE_LIMIT) {
+        set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_options: unknown dtype or layout, batch "
+                 "not in 1 to 2^31, or max_made not in 0 to 2^34");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     if (size == 0) {

@@ -182,20 +182,27 @@ nnop_status ox_set_value(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, nnop_va
 
 nnop_status ox_made(ox_ctx *ox, int64_t n, const char *what)
 {
-    if (n < 0 || n > OX_MAX_MADE)
+    if (n < 0 || n > ox_max_made(ox))
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                       "%s of %lld elements (the importer makes at most %lld at load)", what,
-                       (long long)n, (long long)OX_MAX_MADE);
+                       "%s of %lld elements (the importer makes at most %lld at load: "
+                       "nnop_onnx_options.max_made)",
+                       what, (long long)n, (long long)ox_max_made(ox));
     return NNOP_OK;
+}
+
+int64_t ox_max_made(const ox_ctx *ox)
+{
+    return ox->o.max_made > 0 ? ox->o.max_made : OX_MAX_MADE_DEFAULT;
 }
 
 /* n more elements of folded constants */
 static nnop_status fold_budget(ox_ctx *ox, int64_t n)
 {
-    if (n > OX_MAX_FOLDED - ox->folded)
+    if (n > ox_max_made(ox) - ox->folded)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                       "constants of over %lld elements in all folded at load",
-                       (long long)OX_MAX_FOLDED);
+                       "constants of over %lld elements in all folded at load "
+                       "(nnop_onnx_options.max_made)",
+                       (long long)ox_max_made(ox));
     ox->folded += n;
     return NNOP_OK;
 }

@@ -1,7 +1,7 @@
 /* onnx_conformance: run ONNX's node conformance tests through nnop_onnx and count them.
  *
  * usage: onnx_conformance [--backend cpu|cuda] [--dtype f32|f16|bf16] [--layout nchw|nhwc]
- *                         [--filter SUBSTRING] [--md FILE] [--verbose] NODE_DIR
+ *                         [--filter SUBSTRING] [--md FILE] [--verbose] [--max-made N] NODE_DIR
  * NODE_DIR holds test_<name>/model.onnx with test_data_set_<k>/input_<j>.pb and output_<j>.pb,
  * and index.txt ("name data_sets inputs outputs" per line: tests/onnx/gen_node_tests.py).
  *
@@ -314,9 +314,13 @@ int main(int argc, char **argv)
             md = v;
         else if (strcmp(a, "--verbose") == 0)
             verbose = 1;
+        else if (strcmp(a, "--max-made") == 0 && ++i)
+            o.max_made = strtoll(v, NULL, 10);
         else if (a[0] == '-') {
-            fprintf(stderr, "usage: onnx_conformance [--backend cpu|cuda] [--dtype f32|f16|bf16] "
-                            "[--layout nchw|nhwc] [--filter S] [--md FILE] [--verbose] NODE_DIR\n");
+            fprintf(stderr,
+                    "usage: onnx_conformance [--backend cpu|cuda] [--dtype f32|f16|bf16] "
+                    "[--layout nchw|nhwc] [--filter S] [--md FILE] [--verbose] [--max-made N] "
+                    "NODE_DIR\n");
             return 2;
         } else
             root = a;

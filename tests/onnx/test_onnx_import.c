@@ -331,6 +331,29 @@ static void expect_refused(nnop_context *ctx, const uint8_t *buf, size_t len, nn
                 nnop_status_string(s), nnop_onnx_last_error());
 }
 
+/* nnop_onnx_options.max_made: out of range refused, and a budget smaller than what the model
+ * folds at load (its Shape -> Gather -> Unsqueeze -> Concat constants) refuses it by name */
+static void check_max_made(nnop_context *ctx, const uint8_t *model, size_t len)
+{
+    static const int64_t bad_values[] = {-1, ((int64_t)1 << 34) + 1};
+    nnop_onnx_options o;
+    nnop_graph *g = NULL;
+    size_t k;
+    for (k = 0; k < sizeof bad_values / sizeof bad_values[0]; k++) {
+        nnop_onnx_options_init(&o);
+        o.max_made = bad_values[k];
+        CHECK(nnop_onnx_load_memory(ctx, model, len, &o, &g) == NNOP_ERR_INVALID_ARGUMENT);
+        CHECK(g == NULL && strstr(nnop_onnx_last_error(), "max_made"));
+    }
+    nnop_onnx_options_init(&o);
+    o.max_made = 1;
+    CHECK(nnop_onnx_load_memory(ctx, model, len, &o, &g) == NNOP_ERR_UNSUPPORTED);
+    CHECK(g == NULL && strstr(nnop_onnx_last_error(), "nnop_onnx_options.max_made"));
+    o.max_made = (int64_t)1 << 34; /* the most allowed: loads as the default does */
+    CHECK(nnop_onnx_load_memory(ctx, model, len, &o, &g) == NNOP_OK && g);
+    nnop_graph_destroy(g);
+}
+
 int main(void)
 {
     nnop_context *ctx = cpu_context();
@@ -383,6 +406,7 @@ int main(void)
     bad = make_model(&cut, 5);
     expect_refused(ctx, bad, cut, NNOP_ERR_UNSUPPORTED, "folded at load");
     free(bad);
+    check_max_made(ctx, model, len);
 
     /* every truncation: refused, or (a cut at a field boundary) a smaller valid model */
     for (cut = 0; cut < len; cut++) {

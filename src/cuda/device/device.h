@@ -121,6 +121,8 @@ struct nnop__cuda_plan {
     int32_t n_slots, cap_slots;
     void **owned; /* cudaMalloc'd blocks */
     int32_t n_owned, cap_owned;
+    size_t owned_bytes;  /* their sizes together (nnop_plan_memory's device_total) */
+    size_t weight_bytes; /* of which blocks of constants and constants of their own */
     /* the block compile-time slots (constants, folded weights) are carved from */
     char *const_block;
     size_t const_used, const_cap;
@@ -165,7 +167,8 @@ nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot);
 nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int32_t *slot);
 /* A new slot with bytes of uninitialized device memory owned by the plan. */
 nnop_status nnop__slot_alloc(nnop_plan *p, size_t bytes, int32_t *slot);
-/* A device allocation owned by the plan. */
-nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out);
+/* A device allocation owned by the plan; what names it in the out-of-memory message (which
+ * gives the bytes asked and what the plan held before). */
+nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, const char *what, void **out);
 
 #endif /* NNOP_CUDA_DEVICE_H */

@@ -12,23 +12,38 @@
 /* Smallest constant block after the first; a request at least this big gets its own. */
 #define CONST_BLOCK_MIN ((size_t)4 << 20)
 
-nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, void **out)
+nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, const char *what, void **out)
 {
     struct nnop__cuda_plan *cp = p->cuda;
-    nnop_status st;
+    cudaError_t e;
     *out = NULL;
     if (cp->n_owned == cp->cap_owned) {
         int32_t cap = cp->cap_owned ? 2 * cp->cap_owned : 32;
         void **o = (void **)realloc(cp->owned, (size_t)cap * sizeof *o);
         if (!o)
-            return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+            return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY,
+                              "nnop_graph_compile: out of memory (host: the table of %d device "
+                              "blocks)",
+                              (int)cap);
         cp->owned = o;
         cp->cap_owned = cap;
     }
-    st = NNOP_CU(p->ctx, cudaMalloc(out, bytes ? bytes : 1));
-    if (st == NNOP_OK)
-        cp->owned[cp->n_owned++] = *out;
-    return st;
+    e = cudaMalloc(out, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        *out = NULL;
+        (void)cudaGetLastError(); /* not sticky: later calls start clean */
+        /* what was asked, what for and what the plan held: an engine budgeting memory needs
+         * the number, not just the failure */
+        return nnop__fail(p->ctx,
+                          e == cudaErrorMemoryAllocation ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_CUDA,
+                          "nnop_graph_compile: cudaMalloc of %zu bytes for %s failed: %s (%d): "
+                          "%s; the plan held %zu bytes of device memory in %d blocks before it",
+                          bytes, what, cudaGetErrorName(e), (int)e, cudaGetErrorString(e),
+                          cp->owned_bytes, (int)cp->n_owned);
+    }
+    cp->owned[cp->n_owned++] = *out;
+    cp->owned_bytes += bytes;
+    return NNOP_OK;
 }
 
 static size_t round_up(size_t n, size_t a)
@@ -64,14 +79,18 @@ static nnop_status const_take(nnop_plan *p, size_t bytes, int scratch, void **de
     void *block = NULL;
     nnop_status st;
     if (scratch && need >= CONST_BLOCK_MIN)
-        return nnop__plan_alloc(p, need, dev);
+        return nnop__plan_alloc(p, need, "a scratch copy", dev);
     if (cp->const_cap - cp->const_used < need) {
         cap = cp->const_block ? CONST_BLOCK_MIN : const_estimate(p);
-        if (need >= cap) /* keeps the current block for the small requests to come */
-            return nnop__plan_alloc(p, need, dev);
-        st = nnop__plan_alloc(p, cap, &block);
+        if (need >= cap) { /* keeps the current block for the small requests to come */
+            st = nnop__plan_alloc(p, need, scratch ? "scratch" : "a constant", dev);
+            cp->weight_bytes += st == NNOP_OK && !scratch ? need : 0;
+            return st;
+        }
+        st = nnop__plan_alloc(p, cap, "a block of constants", &block);
         if (st != NNOP_OK)
             return st;
+        cp->weight_bytes += cap;
         cp->const_block = (char *)block;
         cp->const_used = 0;
         cp->const_cap = cap;
