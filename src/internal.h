@@ -325,6 +325,8 @@ void nnop__cuda_plan_destroy(nnop_plan *p);
 size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len);
 /* nnop_plan_engines on a CUDA plan. */
 nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap, int *count);
+/* nnop_plan_partition of a CUDA plan: what runs partition i (impl, engine, workspace). */
+void nnop__cuda_partition_info(const nnop_plan *p, int32_t i, nnop_partition_info *out);
 /* nnop_plan_memory of a CUDA plan: fills the device fields. */
 void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
 

@@ -84,6 +84,13 @@ nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap
     return NNOP_OK;
 }
 
+void nnop__cuda_partition_info(const nnop_plan *p, int32_t i, nnop_partition_info *out)
+{
+    (void)p;
+    (void)i;
+    (void)out;
+}
+
 void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
 {
     (void)p;

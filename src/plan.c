@@ -330,6 +330,51 @@ nnop_status nnop_plan_memory(const nnop_plan *p, nnop_plan_memory_info *out)
     return NNOP_OK;
 }
 
+nnop_status nnop_plan_partition(const nnop_plan *p, int i, nnop_partition_info *out)
+{
+    const nnop__partition *part;
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!p || !p->ctx || !out || i < 0 || i >= p->n_parts)
+        return p && p->ctx
+                       ? nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_plan_partition: %s",
+                                    !out ? "out is NULL" : "partition index out of range")
+                       : NNOP_ERR_INVALID_ARGUMENT;
+    part = &p->parts[i];
+    out->first_node = (int)part->first;
+    out->num_nodes = (int)part->count;
+    out->reason = part->reason;
+    out->bytes_moved = (long long)nnop__partition_bytes(p->g, part);
+    out->impl = "reference";
+    out->engine = -1;
+    if (p->cuda)
+        nnop__cuda_partition_info(p, i, out);
+    return NNOP_OK;
+}
+
+int nnop_plan_num_nodes(const nnop_plan *p)
+{
+    return p ? (int)p->g->n_nodes : 0;
+}
+
+const char *nnop_plan_node_op(const nnop_plan *p, int node)
+{
+    const nnop__op_def *def;
+    if (!p || node < 0 || node >= p->g->n_nodes)
+        return NULL;
+    def = nnop__op(p->g->nodes[node].op);
+    return def ? def->name : "?";
+}
+
+const char *nnop_plan_node_name(const nnop_plan *p, int node)
+{
+    const nnop__value *out;
+    if (!p || node < 0 || node >= p->g->n_nodes)
+        return NULL;
+    out = &p->g->values[p->g->nodes[node].out];
+    return out->named ? out->name : "";
+}
+
 size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
 {
     nnop__text t;

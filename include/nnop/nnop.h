@@ -667,6 +667,35 @@ NNOP_API int nnop_plan_num_partitions(const nnop_plan *p);
  * partitions only show the graph's fusable groups: the reference runs node by node. */
 NNOP_API size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len);
 
+/** One partition of a compiled plan, as nnop_plan_describe prints it, for programs: which of
+ * the plan's nodes it runs and what runs it (nnop_plan_partition). */
+typedef struct nnop_partition_info {
+    int first_node; /* its nodes: first_node .. first_node + num_nodes - 1, numbered
+                     * in build order as messages number them ("node #4")          */
+    int num_nodes;
+    const char *impl;      /* what runs it: an implementation's name ("cudnn_graph",
+                            * "depthwise", ...), "reference" on the CPU backend; static  */
+    const char *reason;    /* why the partition ends where it does; owned by the plan    */
+    long long engine;      /* cuDNN's global engine index, -1 where no cuDNN engine runs  */
+    int runtime_compiled;  /* that engine is compiled at run time                       */
+    int from_cache;        /* its engine or plan came from the plan cache                */
+    size_t workspace;      /* bytes of workspace it uses                                 */
+    long long bytes_moved; /* the least it reads and writes (NNOP_LOG's bytes)           */
+    uint64_t reserved[4];  /* written as zero                                            */
+} nnop_partition_info;
+
+/** Fill *out for partition i (0 .. nnop_plan_num_partitions - 1; all fields written).
+ * NNOP_ERR_INVALID_ARGUMENT for a NULL p or out, an i out of range, or a plan whose context is
+ * gone. The strings live as long as the plan. */
+NNOP_API nnop_status nnop_plan_partition(const nnop_plan *p, int i, nnop_partition_info *out);
+/** The plan's nodes, numbered as nnop_partition_info and messages number them: how many,
+ * each one's operator ("conv", "act", ...) and its name (nnop_graph_name_next's, "" when it
+ * has none). NULL (0 for the count) for a NULL p or a node out of range; the strings live as
+ * long as the plan. */
+NNOP_API int nnop_plan_num_nodes(const nnop_plan *p);
+NNOP_API const char *nnop_plan_node_op(const nnop_plan *p, int node);
+NNOP_API const char *nnop_plan_node_name(const nnop_plan *p, int node);
+
 /** What a compiled plan holds, in bytes, for the life of the plan (nnop_plan_memory). Each
  * field counts what the plan allocated itself; the caller's input and output buffers are
  * never counted. */

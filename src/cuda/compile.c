@@ -408,6 +408,20 @@ size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, s
     return n + (k > 0 ? (size_t)k : 0);
 }
 
+void nnop__cuda_partition_info(const nnop_plan *p, int32_t i, nnop_partition_info *out)
+{
+    const nnop__cuda_step *s = &p->cuda->steps[i];
+    if (s->impl)
+        out->impl = s->impl->name;
+    if (s->dnn) {
+        out->engine = (long long)s->dnn->engine;
+        out->runtime_compiled = s->dnn->rtc;
+        out->from_cache = s->dnn->cached != 0;
+        out->workspace = (size_t)s->dnn->workspace;
+    } else if (s->lt)
+        out->workspace = nnop__lt_step_workspace(s->lt);
+}
+
 void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
 {
     const struct nnop__cuda_plan *cp = p->cuda;
