@@ -54,6 +54,17 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->enable_impl is longer than %d bytes",
                           NNOP_IMPL_LIST_LEN - 1);
+    if (o->allocator && (!o->allocator->device_alloc != !o->allocator->device_free ||
+                         !o->allocator->host_alloc != !o->allocator->host_free))
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_context_create: options->allocator sets %s without %s (each "
+                          "pair is both set or both NULL)",
+                          !o->allocator->device_alloc != !o->allocator->device_free
+                                  ? (o->allocator->device_alloc ? "device_alloc" : "device_free")
+                                  : (o->allocator->host_alloc ? "host_alloc" : "host_free"),
+                          !o->allocator->device_alloc != !o->allocator->device_free
+                                  ? (o->allocator->device_alloc ? "device_free" : "device_alloc")
+                                  : (o->allocator->host_alloc ? "host_free" : "host_alloc"));
     if (o->prefetch != 0 && o->prefetch != -1)
         return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_context_create: options->prefetch %d is neither 0 (on) nor -1 "
@@ -149,6 +160,10 @@ nnop_status nnop_context_create(const nnop_context_options *o, nnop_context **ou
     st = check_options(ctx, &ctx->opts);
     if (st == NNOP_OK)
         copy_lists(ctx);
+    if (st == NNOP_OK && ctx->opts.allocator) { /* kept by value: the caller's may go */
+        ctx->alloc = *ctx->opts.allocator;
+        ctx->opts.allocator = &ctx->alloc;
+    }
     if (st == NNOP_OK) /* before the backend: CUDA init binds it to the device (loads it) */
         st = nnop__context_cache_init(ctx, o);
     if (st == NNOP_OK)

@@ -178,8 +178,9 @@ struct nnop_context {
     char disable_impl[NNOP_IMPL_LIST_LEN]; /* options.disable_impl's copy */
     char enable_impl[NNOP_IMPL_LIST_LEN];  /* options.enable_impl's copy */
     int debug_poison;                      /* NNOP_DEBUG_POISON=1 read at creation (nnop.h) */
-    int32_t log_plans;                     /* plans compiled, numbering them in the log */
-    uint32_t graphs_made;                  /* numbers the graphs' tags */
+    nnop_allocator alloc; /* options.allocator's copy; NULL members: nnop's own (memory.c) */
+    int32_t log_plans;    /* plans compiled, numbering them in the log */
+    uint32_t graphs_made; /* numbers the graphs' tags */
     /* Graphs and plans not yet destroyed: nnop_context_destroy orphans them (graph.c,
      * plan.c), so a handle that outlives its context fails cleanly instead of reading freed
      * memory. One thread at a time uses a context and what it made: no lock. */
@@ -343,6 +344,10 @@ int nnop__platform_can_load(const char *name);
 void nnop__oneshot_destroy(nnop_context *ctx);
 
 /* ------------------------------------------------------------------ memory */
+/* Tensor memory on the host through the context's allocator (malloc where it has none):
+ * the CPU backend's buffers and nnop_malloc there (src/memory.c). */
+void *nnop__host_alloc(const nnop_context *ctx, size_t bytes);
+void nnop__host_free(const nnop_context *ctx, void *p);
 void *nnop__calloc(size_t n, size_t size);
 void nnop__free(void *p);
 /* Whether [a, a + a_len) and [b, b + b_len) share a byte. */

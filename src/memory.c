@@ -19,9 +19,26 @@ nnop_status nnop_malloc(nnop_context *ctx, size_t bytes, void **out)
                           (long long)NNOP_MAX_TENSOR_ELEMENTS * 4);
     if (ctx->backend == NNOP_BACKEND_CUDA)
         return nnop__cuda_malloc(ctx, bytes, out);
-    *out = malloc(bytes ? bytes : 1);
+    *out = nnop__host_alloc(ctx, bytes);
     return *out ? NNOP_OK
                 : nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_malloc: %zu bytes failed", bytes);
+}
+
+void *nnop__host_alloc(const nnop_context *ctx, size_t bytes)
+{
+    if (ctx->alloc.host_alloc)
+        return ctx->alloc.host_alloc(ctx->alloc.user, bytes ? bytes : 1);
+    return malloc(bytes ? bytes : 1);
+}
+
+void nnop__host_free(const nnop_context *ctx, void *p)
+{
+    if (!p)
+        return;
+    if (ctx->alloc.host_free)
+        ctx->alloc.host_free(ctx->alloc.user, p);
+    else
+        free(p);
 }
 
 void nnop_free(nnop_context *ctx, void *p)
@@ -31,7 +48,7 @@ void nnop_free(nnop_context *ctx, void *p)
     if (ctx->backend == NNOP_BACKEND_CUDA)
         nnop__cuda_free(ctx, p);
     else
-        free(p);
+        nnop__host_free(ctx, p);
 }
 
 static nnop_status copy(nnop_context *ctx, void *dst, const void *src, size_t bytes, int to_device,

@@ -253,6 +253,26 @@ typedef enum nnop_engine_policy {
  * functions on the same context; tag and line live until it returns. */
 typedef void (*nnop_log_fn)(void *user, int level, const char *tag, const char *line);
 
+/** Memory the engine controls (nnop_context_options.allocator). Each pair is both set or both
+ * NULL (nnop's own then: cudaMalloc/cudaFree, malloc/free).
+ * device_alloc: bytes (> 0) of device memory on the context's device, 256-byte aligned, or
+ * NULL when it cannot be had (the call that asked fails with NNOP_ERR_OUT_OF_MEMORY naming the
+ * bytes and what they were for). It serves every device block nnop allocates itself: a plan's
+ * weights, intermediates arena, workspaces and scratch copies (nnop_plan_memory counts them),
+ * nnop_malloc, and the scratch of engine warm-up and autotuning runs, which cached plans'
+ * rebuilds ask for from nnop's own threads: the functions must be thread-safe. It does not
+ * serve what cuDNN, cuBLASLt, the CUDA runtime and CUDA graphs allocate inside their own calls.
+ * device_free gets back what device_alloc gave, after the work that used it is done.
+ * host_alloc/host_free: the CPU backend's tensor memory (a plan's buffers, nnop_malloc). nnop's
+ * small bookkeeping (graphs, descriptors, messages) stays on malloc. */
+typedef struct nnop_allocator {
+    void *(*device_alloc)(void *user, size_t bytes);
+    void (*device_free)(void *user, void *ptr);
+    void *(*host_alloc)(void *user, size_t bytes);
+    void (*host_free)(void *user, void *ptr);
+    void *user; /* given to each function */
+} nnop_allocator;
+
 typedef struct nnop_context_options {
     /* AUTO: CUDA if a usable GPU, else the CPU reference backend (nnop_context_backend_reason
      * says why), silently. A server that must not run on the CPU asks for NNOP_BACKEND_CUDA:
@@ -292,7 +312,10 @@ typedef struct nnop_context_options {
     const char *disable_impl; /* entries skipped as if they did not fit */
     const char *enable_impl;  /* experimental entries turned on */
     int norm_rtc;             /* nonzero: cuDNN's runtime-compiled norm engines may run */
-    uint64_t reserved[8];     /* zero (else refused); room for later options   */
+    /* Where the context's tensor memory comes from (nnop_allocator): NULL = nnop's own. The
+     * struct is copied at create; its functions must work until the context is destroyed. */
+    const nnop_allocator *allocator;
+    uint64_t reserved[7]; /* zero (else refused); room for later options   */
 } nnop_context_options;
 
 /** Fill o with defaults: AUTO backend, device 0, own stream, no cache file. */

@@ -2,7 +2,7 @@
  * kernels on float32 buffers allocated at compile time. Constants keep a buffer each; the
  * other values share buffers by liveness (a value's buffer is free for another once the last
  * node that reads it has run), as the CUDA plan's arena does, so a chain of n nodes holds
- * two activations, not n + 1. */
+ * two activations, not n + 1. Tensor memory comes from the context's allocator. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,10 +24,10 @@ void nnop__cpu_plan_destroy(nnop_plan *p)
     if (!cp)
         return;
     for (i = 0; i < cp->n_owned; i++)
-        free(cp->owned[i]);
-    free(cp->owned);
-    free(cp->buf);
-    free(cp);
+        nnop__host_free(p->ctx, cp->owned[i]);
+    nnop__free(cp->owned);
+    nnop__free(cp->buf);
+    nnop__free(cp);
     p->cpu = NULL;
 }
 
@@ -122,7 +122,7 @@ static nnop_status own(nnop_plan *p, int64_t n, const char *what, float **out)
 {
     struct nnop__cpu_plan *cp = p->cpu;
     size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
-    *out = (float *)malloc(bytes);
+    *out = (float *)nnop__host_alloc(p->ctx, bytes); /* the context's allocator */
     if (!*out)
         return out_of_memory(p, bytes, what);
     cp->owned[cp->n_owned++] = *out;

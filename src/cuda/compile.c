@@ -364,7 +364,7 @@ static void plan_destroy(nnop_plan *p)
             cp->steps[i].impl->destroy(&cp->steps[i]);
     nnop__deser_free(cp);
     for (i = 0; i < cp->n_owned; i++)
-        (void)cudaFree(cp->owned[i]);
+        nnop__dev_free(&p->ctx->alloc, cp->owned[i]);
     free(cp->owned);
     free(cp->memo_fp);
     free(cp->memo_step);

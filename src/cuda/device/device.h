@@ -83,6 +83,12 @@ nnop_status nnop__cuda_check(nnop_context *ctx, cudaError_t e, const char *call,
 nnop_status nnop__cudnn_check(nnop_context *ctx, cudnnStatus_t s, const char *call,
                               const char *file, int line);
 
+/* Device memory through the context's allocator (options.allocator; cudaMalloc/cudaFree where
+ * it has none): every block nnop allocates itself goes through these two (memory.c). a may be
+ * NULL (nnop's own). A NULL from the allocator is cudaErrorMemoryAllocation. */
+cudaError_t nnop__dev_malloc(const nnop_allocator *a, void **out, size_t bytes);
+void nnop__dev_free(const nnop_allocator *a, void *p);
+
 /* Copy src into dst of len bytes, truncating, always NUL-terminated. */
 void nnop__copy_text(char *dst, size_t len, const char *src);
 

@@ -3,12 +3,32 @@
 
 #include "cuda/device/device.h"
 
+cudaError_t nnop__dev_malloc(const nnop_allocator *a, void **out, size_t bytes)
+{
+    if (!bytes)
+        bytes = 1;
+    if (!a || !a->device_alloc)
+        return cudaMalloc(out, bytes);
+    *out = a->device_alloc(a->user, bytes);
+    return *out ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+void nnop__dev_free(const nnop_allocator *a, void *p)
+{
+    if (!p)
+        return;
+    if (a && a->device_free)
+        a->device_free(a->user, p);
+    else if (cudaFree(p) != cudaSuccess)
+        (void)cudaGetLastError(); /* not sticky: later calls start clean */
+}
+
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
 {
     int prev;
     cudaError_t e = cudaErrorInvalidDevice;
     if (nnop__device_enter(ctx, &prev) == NNOP_OK)
-        e = cudaMalloc(out, bytes ? bytes : 1);
+        e = nnop__dev_malloc(&ctx->alloc, out, bytes);
     nnop__device_leave(prev);
     if (e != cudaSuccess) {
         *out = NULL;
@@ -22,7 +42,7 @@ void nnop__cuda_free(nnop_context *ctx, void *p)
 {
     int prev;
     if (nnop__device_enter(ctx, &prev) == NNOP_OK)
-        (void)cudaFree(p);
+        nnop__dev_free(&ctx->alloc, p);
     nnop__device_leave(prev);
 }
 

@@ -28,18 +28,20 @@ nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, const char *what, void 
         cp->owned = o;
         cp->cap_owned = cap;
     }
-    e = cudaMalloc(out, bytes ? bytes : 1);
+    e = nnop__dev_malloc(&p->ctx->alloc, out, bytes);
     if (e != cudaSuccess) {
         *out = NULL;
         (void)cudaGetLastError(); /* not sticky: later calls start clean */
         /* what was asked, what for and what the plan held: an engine budgeting memory needs
          * the number, not just the failure */
-        return nnop__fail(p->ctx,
-                          e == cudaErrorMemoryAllocation ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_CUDA,
-                          "nnop_graph_compile: cudaMalloc of %zu bytes for %s failed: %s (%d): "
-                          "%s; the plan held %zu bytes of device memory in %d blocks before it",
-                          bytes, what, cudaGetErrorName(e), (int)e, cudaGetErrorString(e),
-                          cp->owned_bytes, (int)cp->n_owned);
+        return nnop__fail(
+                p->ctx, e == cudaErrorMemoryAllocation ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_CUDA,
+                "nnop_graph_compile: %zu bytes of device memory for %s could not be "
+                "had (%s%s: %s); the plan held %zu bytes of device memory in %d blocks "
+                "before it",
+                bytes, what,
+                p->ctx->alloc.device_alloc ? "the context's allocator: " : "cudaMalloc: ",
+                cudaGetErrorName(e), cudaGetErrorString(e), cp->owned_bytes, (int)cp->n_owned);
     }
     cp->owned[cp->n_owned++] = *out;
     cp->owned_bytes += bytes;

@@ -22,6 +22,7 @@ typedef struct worker {
     nnop__deser_job *jobs;
     int32_t first, n_jobs, stride;
     nnop__thread *t;
+    const nnop_allocator *alloc; /* the context's, for the warm-up scratch */
 } worker;
 
 /* Worker threads must not touch the context (its error text is not thread-safe): a plan
@@ -29,8 +30,9 @@ typedef struct worker {
  * runs once on scratch memory of the thread's own. */
 static void run_share(const worker *w, int warm)
 {
-    nnop__scratch scratch = {NULL, NULL, 0};
+    nnop__scratch scratch = {NULL, NULL, 0, NULL};
     int32_t i;
+    scratch.alloc = w->alloc;
     if (warm && cudnnGetStream(w->h, &scratch.stream) != CUDNN_STATUS_SUCCESS)
         warm = 0;
     for (i = w->first; i < w->n_jobs; i += w->stride) {
@@ -65,6 +67,7 @@ static void run_jobs(nnop_plan *p, int n)
     for (k = 0; k < n; k++) {
         w[k].h = k ? p->ctx->cuda->deser[k - 1] : p->ctx->cuda->handle;
         w[k].device = p->ctx->cuda->device;
+        w[k].alloc = &p->ctx->alloc;
         w[k].jobs = cp->jobs;
         w[k].first = k;
         w[k].n_jobs = cp->n_jobs;

@@ -39,6 +39,7 @@ typedef struct nnop__scratch {
     cudaStream_t stream;
     char *mem;
     size_t cap;
+    const nnop_allocator *alloc; /* the context's (NULL: cudaMalloc), read-only on threads */
 } nnop__scratch;
 /* Run plan once with handle h (on s's stream) on scratch memory from s, grown as needed; best
  * effort: failures are ignored (the real first execute reports them). */

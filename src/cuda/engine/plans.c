@@ -153,7 +153,7 @@ static char *scratch_get(nnop__scratch *s, size_t bytes)
     if (bytes <= s->cap)
         return s->mem;
     nnop__scratch_release(s);
-    if (cudaMalloc((void **)&s->mem, bytes) != cudaSuccess) {
+    if (nnop__dev_malloc(s->alloc, (void **)&s->mem, bytes) != cudaSuccess) {
         (void)cudaGetLastError();
         s->mem = NULL;
         return NULL;
@@ -168,8 +168,7 @@ void nnop__scratch_release(nnop__scratch *s)
         return;
     if (cudaStreamSynchronize(s->stream) != cudaSuccess) /* the warm-ups read the block */
         (void)cudaGetLastError();
-    if (cudaFree(s->mem) != cudaSuccess)
-        (void)cudaGetLastError();
+    nnop__dev_free(s->alloc, s->mem);
     (void)cudaGetLastError(); /* a failed warm-up leaves nothing for the context */
     s->mem = NULL;
     s->cap = 0;

@@ -47,6 +47,7 @@ struct nnop__prefetch {
     int running;            /* threads not done yet (guarded by mu) */
     nnop_plan_cache *cache; /* the context's: the last thread adds the wall time to it */
     cudaStream_t stream;
+    const nnop_allocator *alloc;      /* the context's: the warm-ups' scratch */
     uint64_t started_ns, finished_ns; /* monotonic; finished: the last rebuild's end */
     nnop__mutex *mu;                  /* guards next, the items' states and finished_ns */
 };
@@ -92,9 +93,10 @@ static void set_ready(struct nnop__prefetch *pf, prefetched *it)
  * plans NULL, for the compile to rebuild in its own way. */
 static void drain(struct nnop__prefetch *pf, cudnnHandle_t h)
 {
-    nnop__scratch scratch = {NULL, NULL, 0};
+    nnop__scratch scratch = {NULL, NULL, 0, NULL};
     int32_t i, built = 0;
     scratch.stream = pf->stream;
+    scratch.alloc = pf->alloc;
     while ((i = claim(pf)) >= 0) {
         rebuild(h, &pf->items[i], &scratch);
         set_ready(pf, &pf->items[i]);
@@ -192,6 +194,7 @@ void nnop__prefetch_start(nnop_context *ctx)
     n = n < pf->n_items ? n : (int)pf->n_items;
     pf->device = c->device;
     pf->stream = c->stream;
+    pf->alloc = &ctx->alloc;
     pf->cache = ctx->plan_cache;
     pf->started_ns = nnop__monotonic_ns();
     pf->running = n;
@@ -269,8 +272,9 @@ int nnop__prefetch_take(nnop_context *ctx, const nnop__fp *fp, cudnnBackendDescr
         it->state = BUILDING; /* this thread's now */
     nnop__mutex_unlock(pf->mu);
     if (state == UNCLAIMED) { /* not started: rebuild it here rather than wait for a thread */
-        nnop__scratch scratch = {NULL, NULL, 0};
+        nnop__scratch scratch = {NULL, NULL, 0, NULL};
         scratch.stream = pf->stream;
+        scratch.alloc = pf->alloc;
         rebuild(ctx->cuda->handle, it, &scratch);
         nnop__scratch_release(&scratch);
         set_ready(pf, it);

@@ -18,7 +18,7 @@ static nnop_status scratch(nnop_context *ctx, const nnop__dnn_step *s, int64_t w
     nnop_status st;
     for (i = 0; i < s->n_io; i++)
         total += ((size_t)s->bytes[i] + 255) / 256 * 256;
-    st = NNOP_CU(ctx, cudaMalloc(mem, total));
+    st = NNOP_CU(ctx, nnop__dev_malloc(&ctx->alloc, mem, total));
     if (st == NNOP_OK)
         st = NNOP_CU(ctx, cudaMemsetAsync(*mem, 0, total, ctx->cuda->stream));
     for (i = 0; st == NNOP_OK && i < s->n_io; i++) {
@@ -78,6 +78,6 @@ nnop_status nnop__dnn_time_plan(nnop_context *ctx, const nnop__dnn_step *s,
     if (e1)
         (void)cudaEventDestroy(e1);
     (void)cudaStreamSynchronize(ctx->cuda->stream);
-    (void)cudaFree(mem);
+    nnop__dev_free(&ctx->alloc, mem);
     return st;
 }
