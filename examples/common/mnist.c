@@ -252,15 +252,30 @@ static nnop_value batchnorm(builder *b, nnop_value x, const char *prefix, int64_
     return nnop_batchnorm(b->g, x, gamma, beta, mean, var, 1e-5f);
 }
 
+/* The next node is named after its weight's module ("layer1.0.conv1" for
+ * "layer1.0.conv1.weight"), so messages and nnop_plan_describe speak of the model's layers. */
+static void name_node(builder *b, const char *weight_name)
+{
+    char name[128];
+    const char *dot = strrchr(weight_name, '.');
+    size_t n =
+            dot && strcmp(dot, ".weight") == 0 ? (size_t)(dot - weight_name) : strlen(weight_name);
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), weight_name);
+    (void)nnop_graph_name_next(b->g, name);
+}
+
 static nnop_value conv(builder *b, nnop_value x, const char *name, int64_t k, int64_t c, int64_t r,
                        int64_t stride, int64_t pad)
 {
     nnop_conv_params p;
+    nnop_value w;
     p.pad[0] = p.pad[1] = pad;
     p.stride[0] = p.stride[1] = stride;
     p.dilation[0] = p.dilation[1] = 1;
     p.groups = 1;
-    return nnop_conv(b->g, x, conv_w(b, name, k, c, r), &p);
+    w = conv_w(b, name, k, c, r);
+    name_node(b, name); /* after the weight: the name is the next builder call's */
+    return nnop_conv(b->g, x, w, &p);
 }
 
 static nnop_value maxpool2(builder *b, nnop_value x)
@@ -311,6 +326,7 @@ static nnop_value conv_bias_relu_pool(builder *b, nnop_value x, const char *name
     bias = vec(b, bn, k);
     memset(&p, 0, sizeof p);
     p.stride[0] = p.stride[1] = p.dilation[0] = p.dilation[1] = p.groups = 1;
+    name_node(b, name);
     return maxpool2(b, relu(b, nnop_bias(b->g, nnop_conv(b->g, x, w, &p), bias)));
 }
 
@@ -323,6 +339,7 @@ static nnop_value linear(builder *b, nnop_value x, const char *name, int64_t out
     snprintf(bn, sizeof bn, "%s.bias", name);
     w = mat(b, wn, out, in);
     bias = vec(b, bn, out);
+    name_node(b, name);
     return nnop_linear(b->g, x, w, bias);
 }
 
