@@ -8,8 +8,8 @@
  * Many contexts on one device compile, execute and capture at once: nnop waits only for what
  * its context queued (its stream), never for the device (no cudaDeviceSynchronize, no legacy
  * default stream), and captures its CUDA graphs in cudaStreamCaptureModeThreadLocal, so one
- * thread's capture does not fail another's calls (tests/unit/test_concurrency.c: 32 threads,
- * one shared cache, 30 runs on an H100 alike). A capture of your own in
+ * thread's capture does not fail another's calls (tests/unit/test_concurrency.c, 32 threads
+ * with one shared cache). A capture of your own in
  * cudaStreamCaptureModeGlobal forbids other threads' cudaMalloc and cudaFree, which nnop's
  * compile and destroy call: capture in ThreadLocal or Relaxed mode beside nnop.
  *
@@ -56,8 +56,8 @@
  * Numbers, as in PyTorch: NaN propagates through every op (ReLU, ReLU6, clamp and max
  * pooling included). One exception, which PyTorch on a GPU shares: fp16 and bf16 convolutions
  * and transposed convolutions that cuDNN runs follow its engines, some of which give 0 for a
- * -inf input or spread a NaN to outputs whose window does not hold it (measured on an H200 with
- * cuDNN 9.14 in nnop and PyTorch 2.11 with cuDNN 9.19, same shapes). fp32 convs, the CPU
+ * -inf input or spread a NaN to outputs whose window does not hold it (docs/performance.md
+ * names the engines and versions). fp32 convs, the CPU
  * backend and nnop's own kernels keep IEEE rules. Two-element parameters (pad, stride,
  * dilation, window) are {H, W}.
  * Every value is a tensor of its dtype: the CPU backend computes a node in float32 (double
@@ -551,8 +551,7 @@ NNOP_API nnop_value nnop_flatten(nnop_graph *g, nnop_value x);
 NNOP_API nnop_value nnop_none(void);
 /** y = x w^T + b: x is N x IN, w is OUT x IN, b 1-D OUT or nnop_none(). On the GPU: cuBLASLt
  * with its epilogues; at N <= 8 (IN <= 12288, y of x's dtype) an own matrix-vector kernel with
- * float accumulation, which reads w once at near copy bandwidth where cuBLASLt's GEMM tiles
- * were 3x slower for ResNet-50's classifier at batch 1. */
+ * float accumulation. */
 NNOP_API nnop_value nnop_linear(nnop_graph *g, nnop_value x, nnop_value w, nnop_value b);
 /** Softmax over dim 1 (classes of N x C, channels of 4-D), max subtracted first. A NaN in a
  * slice makes the whole slice NaN; -inf entries give 0, and a slice of only -inf gives NaN.
@@ -583,12 +582,12 @@ NNOP_API nnop_value nnop_div(nnop_graph *g, nnop_value a, nnop_value b);
  * C elements (per channel), or, with NNOP_NORM_CHW, x's shape with dim 0 = 1 (1,C,H,W for
  * 4-D x: per element, as nn.LayerNorm([C, H, W])). eps finite >= 0. On the GPU a 4-D layer norm
  * (and RMS norm) with constant parameters is offered to cuDNN's norm-forward with precompiled
- * engines only (cuDNN 9.14's one engine on sm_90 is runtime-compiled and measured 13x slower;
- * NNOP_NORM_RTC=1 allows it); otherwise nnop's own kernel runs, and nnop_plan_describe gives
+ * engines only (runtime-compiled ones too with options.norm_rtc or NNOP_NORM_RTC=1); otherwise
+ * nnop's own kernel runs, and nnop_plan_describe gives
  * cuDNN's refusal as the reason. Every norm takes the pointwise chain after it (bias, batch-norm,
  * activations, add, mul/sub/div, while each value has one reader) into its partition: cuDNN's
- * norm-forward is offered the norm and the chain as one graph (9.14 offers no engine for such a
- * graph on sm_90), and the own kernel applies the chain to each value before its one store
+ * norm-forward is offered the norm and the chain as one graph, and the own kernel applies the
+ * chain to each value before its one store
  * (nnop_plan_describe: "then ..., in the same pass"). */
 NNOP_API nnop_value nnop_layer_norm(nnop_graph *g, nnop_value x, nnop_value gamma, nnop_value beta,
                                     nnop_norm_axes axes, float eps);
@@ -650,7 +649,8 @@ typedef struct nnop_compile_options {
  * output the next step does not read (ResNet's projection shortcut) runs on a second stream
  * of the context beside the steps that follow, joined back before its first reader
  * (nnop_plan_describe: "[side stream, ...]"); the plan's work still starts after and ends
- * before what the context's stream orders it with. Off by default: ResNet-50 ran slower. */
+ * before what the context's stream orders it with. Off by default (docs/performance.md:
+ * ResNet-50 ran slower with it). */
 
 NNOP_API void nnop_compile_options_init(nnop_compile_options *o);
 /** Validate, partition, lower and build a plan for the context's backend. opts may be NULL.
