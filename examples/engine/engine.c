@@ -166,7 +166,7 @@ static void partition_table(model *m, const nnop_plan *p)
                      nnop_plan_node_op(p, k), *name ? "[" : "", name, *name ? "]" : "");
         }
         appendf(m, "  %-48s", nodes);
-        appendf(m, " %-14s engine %-4lld %lld bytes moved\n", info.impl, info.engine,
+        appendf(m, " %-22s engine %-5lld %lld bytes moved\n", info.impl, info.engine,
                 info.bytes_moved);
     }
 }

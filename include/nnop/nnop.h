@@ -696,8 +696,9 @@ typedef struct nnop_partition_info {
     int first_node; /* its nodes: first_node .. first_node + num_nodes - 1, numbered
                      * in build order as messages number them ("node #4")          */
     int num_nodes;
-    const char *impl;      /* what runs it: an implementation's name ("cudnn_graph",
-                            * "depthwise", ...), "reference" on the CPU backend; static  */
+    const char *impl;      /* what runs it: the implementation entry's name as NNOP_LOG
+                            * gives it ("cudnn graph", "own depthwise kernel", "cublasLt",
+                            * ...), "reference" on the CPU backend; static              */
     const char *reason;    /* why the partition ends where it does; owned by the plan    */
     long long engine;      /* cuDNN's global engine index, -1 where no cuDNN engine runs  */
     int runtime_compiled;  /* that engine is compiled at run time                       */
