@@ -1,4 +1,5 @@
-/* graph.c: the graph builder: values, nodes, validation through the op table (sticky errors). */
+/* graph.c: the graph builder: values, nodes, validation through the op table (the first
+ * error is the graph's; every builder error is listed, each once). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,26 +51,60 @@ static int32_t index_in(const nnop_graph *g, nnop_value v, const char **why)
     return i;
 }
 
+static char *dup_text(const char *t)
+{
+    size_t n = strlen(t) + 1;
+    char *c = (char *)malloc(n);
+    if (c)
+        memcpy(c, t, n);
+    return c;
+}
+
 nnop_value nnop_none(void)
 {
     return value_of(NNOP_NONE_ID);
 }
 
-/* Record the first error of the graph (later ones keep the first message) and return the
- * sticky error value. */
+/* Record a builder's error and return the error value: the graph's status and message stay
+ * the first error's (compile fails with it); every error's message is listed
+ * (nnop_graph_error) and is the context's last error, so an importer learns them all in one
+ * pass. */
 static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...) NNOP_PRINTF(3, 4);
 
 static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...)
 {
+    char msg[NNOP_ERROR_LEN];
     va_list ap;
+    if (!g->ctx) /* an orphan: its status says so, no context is left for a message */
+        return value_of(ERROR_VALUE);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    nnop__fail(g->ctx, st, "%s", msg);
     if (g->status == NNOP_OK) {
-        va_start(ap, fmt);
-        vsnprintf(g->error, sizeof g->error, fmt, ap);
-        va_end(ap);
-        nnop__fail(g->ctx, st, "%s", g->error);
+        memcpy(g->error, msg, sizeof g->error);
         g->status = st;
     }
+    if (g->n_errors < NNOP_GRAPH_ERRORS) {
+        if (!g->errors)
+            g->errors = (char **)calloc(NNOP_GRAPH_ERRORS, sizeof *g->errors);
+        if (g->errors) /* out of memory: counted, not kept */
+            g->errors[g->n_errors] = dup_text(msg);
+    }
+    g->n_errors++;
     return value_of(ERROR_VALUE);
+}
+
+int nnop_graph_num_errors(const nnop_graph *g)
+{
+    return g ? (int)g->n_errors : 0;
+}
+
+const char *nnop_graph_error(const nnop_graph *g, int i)
+{
+    if (!g || i < 0 || i >= g->n_errors || i >= NNOP_GRAPH_ERRORS || !g->errors)
+        return NULL;
+    return g->errors[i] ? g->errors[i] : "(out of memory: the message was not kept)";
 }
 
 static int grow(void **arr, int32_t *cap, int32_t need, size_t elem)
@@ -152,6 +187,9 @@ void nnop_graph_destroy(nnop_graph *g)
     unlist(g);
     for (i = 0; !g->borrows_data && i < g->n_values; i++)
         free(g->values[i].data);
+    for (i = 0; g->errors && i < g->n_errors && i < NNOP_GRAPH_ERRORS; i++)
+        free(g->errors[i]);
+    free(g->errors);
     free(g->values);
     free(g->nodes);
     free(g->inputs);
@@ -253,7 +291,7 @@ static nnop_value add_leaf(nnop_graph *g, const char *fn, const char *name,
 {
     char msg[256];
     nnop_status st;
-    if (g->status != NNOP_OK)
+    if (!g->ctx) /* an orphan: builders do nothing */
         return value_of(ERROR_VALUE);
     if (!d)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "%s('%s'): descriptor is NULL", fn,
@@ -293,7 +331,7 @@ nnop_value nnop_constant(nnop_graph *g, const char *name, const nnop_tensor_desc
     void **data;
     if (!g)
         return value_of(ERROR_VALUE);
-    if (g->status == NNOP_OK && !host_data)
+    if (!host_data)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_constant('%s'): host_data is NULL",
                           name ? name : "");
     v = add_leaf(g, "nnop_constant", name, d, NNOP_VALUE_CONSTANT);
@@ -345,6 +383,8 @@ static int check_inputs(nnop_graph *g, const char *fn, const nnop_value *in, int
                        fn, i);
             return 0;
         }
+        if (in[i].id < 0 && g->n_errors > 0) /* a failed builder's: reported where it failed */
+            return 0;
         ids[i] = index_in(g, in[i], &why);
         if (ids[i] < 0) {
             graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "%s: input %d (id %ld) %s", fn, i,
@@ -381,7 +421,7 @@ static nnop_value add_node(nnop_graph *g, const char *fn, nnop_op_kind op, const
     /* the name of nnop_graph_name_next is this node's alone, whatever becomes of it */
     memcpy(name, g->next_name, sizeof name);
     g->next_name[0] = '\0';
-    if (g->status != NNOP_OK)
+    if (!g->ctx) /* an orphan: builders do nothing */
         return value_of(ERROR_VALUE);
     if (name[0]) /* messages name the node as the importer knows it */
         snprintf(who, sizeof who, "%s '%s'", fn, name);
@@ -438,7 +478,7 @@ nnop_value nnop_conv(nnop_graph *g, nnop_value x, nnop_value w, const nnop_conv_
 {
     nnop_value in[2];
     nnop__node_attr a;
-    if (g && g->status == NNOP_OK && !p)
+    if (g && !p)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_conv: params is NULL");
     memset(&a, 0, sizeof a);
     if (p)
@@ -464,7 +504,7 @@ nnop_value nnop_act(nnop_graph *g, nnop_value x, nnop_act_kind kind, float alpha
     a.act.alpha = alpha;
     a.act.lo = 0.0f;
     a.act.hi = 6.0f;
-    if (kind == NNOP_ACT_CLAMP && g && g->status == NNOP_OK)
+    if (kind == NNOP_ACT_CLAMP && g)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_act: NNOP_ACT_CLAMP needs bounds: use nnop_clamp");
     return add_node(g, "nnop_act", NNOP_OP_ACT, &x, 1, 0, &a);
@@ -506,7 +546,7 @@ nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b)
 nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind, const nnop_pool_params *p)
 {
     nnop__node_attr a;
-    if (g && g->status == NNOP_OK && !p)
+    if (g && !p)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_pool: params is NULL");
     memset(&a, 0, sizeof a);
     a.pool.kind = kind;
@@ -604,9 +644,9 @@ nnop_value nnop_rms_norm(nnop_graph *g, nnop_value x, nnop_value gamma, float ep
 
 nnop_value nnop_concat(nnop_graph *g, const nnop_value *xs, int n)
 {
-    if (g && g->status == NNOP_OK && !xs)
+    if (g && !xs)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_concat: xs is NULL");
-    if (g && g->status == NNOP_OK && (n < 2 || n > NNOP_MAX_CONCAT_INPUTS))
+    if (g && (n < 2 || n > NNOP_MAX_CONCAT_INPUTS))
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_concat: n = %d inputs, must be 2 to %d", n, NNOP_MAX_CONCAT_INPUTS);
     return add_node(g, "nnop_concat", NNOP_OP_CONCAT, xs, n, 0, NULL);
@@ -615,7 +655,7 @@ nnop_value nnop_concat(nnop_graph *g, const nnop_value *xs, int n)
 nnop_value nnop_resize(nnop_graph *g, nnop_value x, const nnop_resize_params *p)
 {
     nnop__node_attr a;
-    if (g && g->status == NNOP_OK && !p)
+    if (g && !p)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_resize: params is NULL");
     memset(&a, 0, sizeof a);
     if (p)
@@ -628,7 +668,7 @@ nnop_value nnop_conv_transpose(nnop_graph *g, nnop_value x, nnop_value w,
 {
     nnop_value in[2];
     nnop__node_attr a;
-    if (g && g->status == NNOP_OK && !p)
+    if (g && !p)
         return graph_fail(g, NNOP_ERR_INVALID_ARGUMENT, "nnop_conv_transpose: params is NULL");
     memset(&a, 0, sizeof a);
     if (p)
@@ -694,6 +734,11 @@ nnop_status nnop__graph_validate(nnop_graph *g)
 {
     int32_t n, i;
     char label[NNOP_NAME_LEN + 64]; /* nnop__node_label: the node's name too */
+    if (g->status != NNOP_OK && g->n_errors > 1)
+        return nnop__fail(g->ctx, g->status,
+                          "nnop_graph_compile: the graph has a builder error: %s (and %d more: "
+                          "nnop_graph_error lists them)",
+                          g->error, (int)g->n_errors - 1);
     if (g->status != NNOP_OK)
         return nnop__fail(g->ctx, g->status,
                           "nnop_graph_compile: the graph has a builder error: %s", g->error);
@@ -749,6 +794,8 @@ nnop_status nnop__graph_clone(const nnop_graph *g, nnop_graph **out)
     c->listed = 0; /* the plan's own: its context's list holds the user's graphs alone */
     c->live_prev = c->live_next = NULL;
     c->borrows_data = 1; /* copying the weights again cost 25 ms and 50 MB for ResNet-50 */
+    c->errors = NULL;    /* a graph with errors is never cloned: nothing to copy */
+    c->n_errors = 0;
     c->values = (nnop__value *)dup_bytes(g->values, (size_t)g->n_values * sizeof *g->values);
     c->nodes = (nnop__node *)dup_bytes(g->nodes, (size_t)g->n_nodes * sizeof *g->nodes);
     c->inputs = (int32_t *)dup_bytes(g->inputs, (size_t)g->n_inputs * sizeof *g->inputs);

@@ -12,6 +12,7 @@
 #define NNOP_ERROR_LEN        2048
 #define NNOP_LOAD_THREADS_MAX 8 /* nnop_context_options.load_threads */
 #define NNOP_NAME_LEN         48
+#define NNOP_GRAPH_ERRORS     64   /* builder messages a graph keeps (graph.c) */
 #define NNOP_IMPL_LIST_LEN    1024 /* options.disable_impl / enable_impl, NUL included */
 /* Oldest cuDNN the CUDA backend runs on: the first 9.x backend API (9.0). What later 9.x
  * releases added is asked for only under a run-time version gate (src/cuda/engine/engine.h:
@@ -149,9 +150,11 @@ struct nnop_graph {
     int32_t n_inputs, cap_inputs;
     int32_t *outputs;
     int32_t n_outputs, cap_outputs;
-    nnop_status status;         /* first builder error, sticky */
+    nnop_status status;         /* first builder error: the graph's, compile fails with it */
     char error[NNOP_ERROR_LEN]; /* its message, reported again by compile */
-    int borrows_data;           /* a plan's copy: constants' data belong to the user's graph */
+    char **errors;    /* every builder error's message in order, the first NNOP_GRAPH_ERRORS kept */
+    int32_t n_errors; /* all of them, kept or not */
+    int borrows_data; /* a plan's copy: constants' data belong to the user's graph */
     int layout;  /* nnop_layout of the first 4-D input or constant with one of its own, -1 before */
     int32_t tag; /* 1..NNOP__GRAPH_TAGS, in the ids of this graph's values */
     char next_name[NNOP_NAME_LEN]; /* nnop_graph_name_next: the next node's name, "" none */

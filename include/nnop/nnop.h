@@ -22,8 +22,9 @@
  * host memory on the CPU backend. Constants given to the graph builder are host memory and
  * are copied.
  *
- * Errors: every call returns an nnop_status (or, for graph builders, records the first error
- * in the graph). nnop_context_last_error() names the call, argument or node and why. A failed
+ * Errors: every call returns an nnop_status (graph builders return an error value and record
+ * the error in the graph, see nnop_value). nnop_context_last_error() names the call, argument
+ * or node and why. A failed
  * call writes nothing to user memory (tensors, descriptors, text and count arguments keep
  * what they held), with two exceptions: the handle a create or compile call returns in *out
  * is NULL after a failure, so that it never dangles; and nnop_cache_file_check, whose report
@@ -404,8 +405,12 @@ NNOP_API void nnop_oneshot_clear(nnop_context *ctx);
 typedef struct nnop_graph nnop_graph;
 typedef struct nnop_plan nnop_plan;
 
-/** A value of a graph: copyable, no lifetime of its own. A negative id means an error was
- * recorded in the graph (sticky: later builders return it too, compile reports it). The id
+/** A value of a graph: copyable, no lifetime of its own. A negative id means the builder that
+ * returned it failed: the error is recorded in the graph, and a builder given that value fails
+ * too without a message of its own. Builders whose inputs are good go on working after an
+ * error, each reporting its own failure, so one pass over a model finds every node that does
+ * not fit (nnop_graph_error); the graph's status stays the first error's and compile fails
+ * with it. The id
  * is opaque: it carries its graph's tag, so a value given to another graph's builder,
  * nnop_output or nnop_value_desc is refused with NNOP_ERR_INVALID_ARGUMENT ("is a value of
  * another graph"), never read as that graph's own. Tags repeat after 126 graphs of one
@@ -480,6 +485,12 @@ NNOP_API nnop_status nnop_graph_create(nnop_context *ctx, nnop_graph **out);
 NNOP_API void nnop_graph_destroy(nnop_graph *g);
 /** First error recorded by a builder (NNOP_OK if none); the message is in the context. */
 NNOP_API nnop_status nnop_graph_status(const nnop_graph *g);
+/** Every builder error of g in the order they happened, each failing call once (a builder fed
+ * a failed builder's value records nothing): how many, and message i (as the context had it;
+ * NULL out of range). The first 64 messages are kept, all are counted; they live as long as
+ * g. 0 and NULL for a NULL g. */
+NNOP_API int nnop_graph_num_errors(const nnop_graph *g);
+NNOP_API const char *nnop_graph_error(const nnop_graph *g, int i);
 /** Declare g's layout, for graphs whose 4-D inputs and constants cannot say it themselves
  * (N x 1 x 1 x 1 has the same strides in both layouts): results whose strides would fit
  * either layout take l, those built already included. Needed only there; call it before or

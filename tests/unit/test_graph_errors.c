@@ -1320,7 +1320,9 @@ static void test_compile_rejects_forged_dangling_id(void **state)
 
 /* ------------------------------------------------------------------ sticky errors */
 
-static void test_sticky_error_keeps_first_status_and_message(void **state)
+/* The first error is the graph's; builders with good inputs go on building and report their
+ * own errors, each once; a builder fed a failed builder's value fails without a message. */
+static void test_errors_keep_going_each_reported_once(void **state)
 {
     nnop_graph *g = new_graph();
     nnop_conv_params p = conv_params(1, 0, 1, 1); /* stride 0: the first error */
@@ -1329,30 +1331,61 @@ static void test_sticky_error_keeps_first_status_and_message(void **state)
     nnop_value w = const4(g, NNOP_F32, NNOP_NCHW, 2, 2, 3, 3);
     nnop_value y = nnop_conv(g, x, w, &p), v;
     nnop_pool_params pp = pool_params(2, 2, 0);
-    int32_t n_values = g->n_values;
+    int32_t n_values;
     (void)state;
     assert_true(y.id < 0);
     assert_int_equal(nnop_graph_status(g), NNOP_ERR_INVALID_ARGUMENT);
     NNOP_TEST_ASSERT_ERROR(ctx_, "stride[0] = 0");
-    /* later builders, even with good arguments or other errors, return negative ids */
-    assert_true(nnop_input(g, "x2", &d).id < 0);
-    assert_true(nnop_constant(g, "c", &d, zeros).id < 0);
-    assert_true(nnop_act(g, x, NNOP_ACT_RELU, 0.0f).id < 0);
-    assert_true(nnop_clamp(g, x, 0.0f, 1.0f).id < 0);
-    assert_true(nnop_bias(g, x, x).id < 0); /* would be SHAPE */
-    assert_true(nnop_add(g, x, x).id < 0);
-    assert_true(nnop_batchnorm(g, x, x, x, x, x, 0.0f).id < 0);
-    assert_true(nnop_pool(g, x, NNOP_POOL_MAX, &pp).id < 0);
-    assert_true(nnop_global_avg_pool(g, x).id < 0);
-    assert_true(nnop_flatten(g, x).id < 0);
-    assert_true(nnop_linear(g, x, x, nnop_none()).id < 0);
-    assert_true(nnop_softmax(g, x).id < 0);
-    v = nnop_conv(g, x, w, NULL);
+    /* good builders still build */
+    assert_true(nnop_input(g, "x2", &d).id >= 0);
+    assert_true(nnop_constant(g, "c", &d, zeros).id >= 0);
+    assert_true(nnop_act(g, x, NNOP_ACT_RELU, 0.0f).id >= 0);
+    assert_true(nnop_pool(g, x, NNOP_POOL_MAX, &pp).id >= 0);
+    assert_true(nnop_conv(g, x, w, NULL).id < 0); /* its own error: params is NULL */
+    assert_int_equal(nnop_graph_num_errors(g), 2);
+    /* a failed builder's value: refused, nothing added, nothing said */
+    n_values = g->n_values;
+    assert_true(nnop_act(g, y, NNOP_ACT_RELU, 0.0f).id < 0);
+    assert_true(nnop_add(g, y, x).id < 0);
+    assert_true(nnop_linear(g, y, x, nnop_none()).id < 0);
+    assert_int_equal(g->n_values, n_values);
+    assert_int_equal(nnop_graph_num_errors(g), 2);
+    /* another error of its own: listed and the context's message; the status the first's */
+    v = nnop_bias(g, x, x);
     assert_true(v.id < 0);
-    assert_int_equal(g->n_values, n_values); /* nothing was added */
+    NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_bias");
+    assert_int_equal(nnop_graph_num_errors(g), 3);
+    assert_int_equal(nnop_graph_status(g), NNOP_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(nnop_graph_error(g, 0), "stride[0] = 0"));
+    assert_non_null(strstr(nnop_graph_error(g, 1), "nnop_conv: params is NULL"));
+    assert_non_null(strstr(nnop_graph_error(g, 2), "nnop_bias"));
+    assert_null(nnop_graph_error(g, 3));
+    assert_null(nnop_graph_error(g, -1));
+    assert_null(nnop_graph_error(NULL, 0));
+    assert_int_equal(nnop_graph_num_errors(NULL), 0);
     assert_int_equal(nnop_output(g, x, "x"), NNOP_ERR_INVALID_ARGUMENT);
     assert_int_equal(g->n_outputs, 0);
     expect_builder_error(g, y, NNOP_ERR_INVALID_ARGUMENT, "stride[0] = 0");
+}
+
+/* More errors than the graph keeps: all counted, the first 64 kept */
+static void test_errors_beyond_the_kept_ones_are_counted(void **state)
+{
+    nnop_graph *g = new_graph();
+    nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
+    int i;
+    (void)state;
+    for (i = 0; i < 70; i++)
+        assert_true(nnop_pool(g, x, NNOP_POOL_MAX, NULL).id < 0);
+    assert_int_equal(nnop_graph_num_errors(g), 70);
+    assert_non_null(nnop_graph_error(g, 63));
+    assert_null(nnop_graph_error(g, 64));
+    {
+        nnop_plan *plan = NULL;
+        assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_ERR_INVALID_ARGUMENT);
+        NNOP_TEST_ASSERT_ERROR(ctx_, "nnop_pool: params is NULL (and 69 more");
+    }
+    nnop_graph_destroy(g);
 }
 
 static void test_sticky_shape_error_status_is_kept_over_later_invalid_argument(void **state)
@@ -1360,10 +1393,17 @@ static void test_sticky_shape_error_status_is_kept_over_later_invalid_argument(v
     nnop_graph *g = new_graph();
     nnop_value x = input4(g, NNOP_F32, NNOP_NCHW, 1, 2, 4, 4);
     nnop_value y = nnop_bias(g, x, const1(g, NNOP_F32, 3)); /* SHAPE first */
+    nnop_plan *plan = NULL;
     (void)state;
-    assert_true(nnop_input(g, "bad", NULL).id < 0); /* would be INVALID_ARGUMENT */
+    assert_true(y.id < 0);
+    assert_true(nnop_input(g, "bad", NULL).id < 0); /* INVALID_ARGUMENT, listed */
+    NNOP_TEST_ASSERT_ERROR(ctx_, "descriptor is NULL");
     assert_int_equal(nnop_graph_status(g), NNOP_ERR_SHAPE);
-    expect_builder_error(g, y, NNOP_ERR_SHAPE, "wrong channel count: bias");
+    assert_int_equal(nnop_graph_num_errors(g), 2);
+    assert_int_equal(nnop_graph_compile(g, NULL, &plan), NNOP_ERR_SHAPE);
+    NNOP_TEST_ASSERT_ERROR(ctx_, "wrong channel count: bias");
+    NNOP_TEST_ASSERT_ERROR(ctx_, "(and 1 more: nnop_graph_error lists them)");
+    nnop_graph_destroy(g);
 }
 
 /* The first message is kept by the graph: other calls on the context in between (which clear
@@ -1651,7 +1691,8 @@ int main(void)
             cmocka_unit_test(test_compile_rejects_cycle),
             cmocka_unit_test(test_compile_rejects_self_loop),
             cmocka_unit_test(test_compile_rejects_forged_dangling_id),
-            cmocka_unit_test(test_sticky_error_keeps_first_status_and_message),
+            cmocka_unit_test(test_errors_keep_going_each_reported_once),
+            cmocka_unit_test(test_errors_beyond_the_kept_ones_are_counted),
             cmocka_unit_test(test_sticky_shape_error_status_is_kept_over_later_invalid_argument),
             cmocka_unit_test(test_sticky_error_message_survives_other_calls_on_the_context),
             cmocka_unit_test(test_input_rejects_non_packed_4d_strides),
