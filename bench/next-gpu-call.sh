@@ -13,13 +13,18 @@
 # the precompiled-engines note in a failed finalize's message, and tools/gpu_test.sh itself.
 # Then: the ONNX tests on the CUDA backend (protobuf-c is not on the machine: carry
 # libprotobuf-c1 and libprotobuf-c-dev debs in .deps, and pip's onnx there), `ctest -L onnx`.
+# Written in the eighth session (no device time was left to it), first run here: gpu.allocator
+# (the engine's device allocator serves every block, nnop_plan_memory's device_total equals it,
+# a refusal names the bytes, nnop_plan_partition on a cuDNN step), examples/engine on the CUDA
+# backend (device memory from its budget), and the out-of-memory messages of nnop__plan_alloc
+# (gpu.alloc_failures).
 set -u
 T0=$(date +%s)
 R=$OUT
 B=$PWD/build-gpu
 mkdir -p "$R/x"
 export NNOP_BUILD_DIR=$B
-export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c tests/unit/test_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') test_cudnn_loading nnop-doctor difftest vision_net resnet50 bench_kernels exports_check $(ls tests/difftest/regress/*.c | xargs -n1 basename | sed 's/[.]c$//; s/^/difftest_/' | tr '\n' ' ')"
+export NNOP_BUILD_TARGETS="$(ls tests/gpu/test_gpu_*.c tests/unit/test_*.c | xargs -n1 basename | sed 's/\.c$//' | tr '\n' ' ') test_cudnn_loading nnop-doctor difftest vision_net resnet50 bench_kernels exports_check engine $(ls tests/difftest/regress/*.c | xargs -n1 basename | sed 's/[.]c$//; s/^/difftest_/' | tr '\n' ' ')"
 tools/gpu_test.sh build >"$R/x/build.txt" 2>&1
 echo "build rc $? at $(date -u +%T)"; grep -E "error|nnop:" "$R/x/build.txt" | head
 rm -f "$R/logs.tgz" "$R/gpu_test.log"
@@ -28,6 +33,9 @@ export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
     -R '^unit[.]|^gpu[.]|^example[.](vision|resnet50)|^difftest[.]regress' >"$R/ctest.log" 2>&1)
 echo "ctest rc $? at $(date -u +%T)"
 grep -E "tests passed|tests failed|\(Failed\)|Timeout|\(Skipped\)|Not Run" "$R/ctest.log" | tail -20
+# issue 50: the example engine on the GPU, its two models' device memory from its budget
+timeout 60 "$B/examples/engine" >"$R/x/engine.txt" 2>&1
+echo "engine rc $? at $(date -u +%T)"; grep -vE "^  log" "$R/x/engine.txt" | tail -4
 # issue 43: memory no step wrote reads as NaN, and each plan runs on a second set of buffers
 NNOP_DEBUG_POISON=1 timeout 130 "$B/tests/difftest/difftest" --seed 4545 --backend cuda --tiny \
     --rebind --time-limit 120 --repro-dir "$R/x/rep" >"$R/x/tiny_poison.txt" 2>&1
