@@ -213,6 +213,8 @@ struct nnop_plan {
     nnop__partition *parts;
     int32_t n_parts;
     struct nnop__cpu_plan *cpu; /* CPU backend: its buffers (src/cpu) */
+    struct nnop_exec *execs;    /* its execution contexts (src/exec.c), orphaned with it */
+    int64_t batch_max;          /* compile option batch_range: the built batch; 0 without */
     int32_t log_id;             /* its number in the NNOP_LOG lines */
     struct nnop__cuda_plan *cuda;
     int listed; /* in ctx->live_plans; ctx is NULL once the context is gone (an orphan) */
@@ -312,6 +314,24 @@ nnop_status nnop__cpu_plan_execute(nnop_plan *p, const void *const *in, void *co
 void nnop__cpu_plan_destroy(nnop_plan *p);
 /* nnop_plan_memory of a CPU plan: fills weights, intermediates and host_total. */
 void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
+/* An execution state of a CPU plan (its own buffers; the plan's constants shared): create
+ * (what failed in why), run at batch (0: the built shapes; checked by the caller), its bytes,
+ * destroy (before the plan's CPU side goes). */
+struct nnop__cpu_exec;
+nnop_status nnop__cpu_exec_create(const nnop_plan *p, struct nnop__cpu_exec **out, char *why,
+                                  size_t len);
+void nnop__cpu_exec_run(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batch,
+                        const void *const *in, void *const *out);
+size_t nnop__cpu_exec_bytes(const struct nnop__cpu_exec *e);
+void nnop__cpu_exec_destroy(const nnop_plan *p, struct nnop__cpu_exec *e);
+
+/* ------------------------------------------------------------------ execution contexts */
+/* Compile option batch_range: every value computed from the inputs keeps input 0's dim 0
+ * (the batch); sets p->batch_max. NNOP_OK without the option (src/exec.c). */
+nnop_status nnop__batch_range_check(nnop_plan *p);
+/* The plan's execution contexts lose their buffers and their plan (plan destroy, context
+ * destroy): later calls on them fail. */
+void nnop__execs_orphan(nnop_plan *p);
 
 /* ------------------------------------------------------------------ CUDA backend (src/cuda) */
 /* Number of usable CUDA devices, 0 when none (or when built without CUDA). */

@@ -136,6 +136,8 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
     else
         nnop_compile_options_init(&p->opts);
     st = nnop__graph_clone(g, &p->g);
+    if (st == NNOP_OK)
+        st = nnop__batch_range_check(p);
     if (st == NNOP_OK) {
         nnop__graph_settle_layouts(p->g);
         st = nnop__partition_graph(p->g, p->opts.fuse, &p->parts, &p->n_parts);
@@ -161,6 +163,7 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
 /* Its buffers and engines; what describes it (the graph's copy, the partitions) stays. */
 static void release_backend(nnop_plan *p)
 {
+    nnop__execs_orphan(p); /* their buffers first: they use the plan's backend state */
     if (p->cuda)
         nnop__cuda_plan_destroy(p);
     if (p->cpu)

@@ -651,6 +651,7 @@ typedef struct nnop_compile_options {
     int fuse;             /* nonzero (default): fuse epilogues into producers   */
     int cuda_graph;       /* nonzero: replay the whole plan as one CUDA graph    */
     int side_stream;      /* nonzero, with cuda_graph: experimental, see below   */
+    int batch_range;      /* nonzero: runs take any batch up to the built one (nnop_exec_run) */
     uint64_t reserved[8]; /* zero (else compile refuses)                        */
 } nnop_compile_options;
 /* cuda_graph: one graph is kept per set of input and output pointers, up to 4 sets (double
@@ -752,6 +753,35 @@ typedef struct nnop_plan_memory_info {
  * or out, or a plan whose context is gone (it holds nothing then). */
 NNOP_API nnop_status nnop_plan_memory(const nnop_plan *p, nnop_plan_memory_info *out);
 NNOP_API void nnop_plan_destroy(nnop_plan *p);
+
+/* ---------------------------------------------------------------- execution contexts */
+/** An execution context: one run at a time of a compiled plan, with intermediate buffers of
+ * its own, sharing the plan's weights (the engine / execution context split of TensorRT).
+ * Many execution contexts of one plan may run at once, each from one thread at a time; they
+ * only read the plan. Creating one allocates its buffers (through the context's allocator;
+ * nnop_exec_memory counts them) and compiles nothing; a run allocates nothing. The plan's own
+ * nnop_plan_execute runs on the plan's buffers, as one more execution context. While any of
+ * them runs, no other call may use the plan or its context (compile, execute, destroy).
+ * Destroy them before their plan: one whose plan or context was destroyed has no buffers
+ * left, and nnop_exec_run fails with NNOP_ERR_INVALID_ARGUMENT. Errors of a run are the
+ * execution context's own (nnop_exec_last_error), so threads share no message.
+ * Batch range: a plan compiled with nnop_compile_options.batch_range takes at each run a batch
+ * from 1 to the one its graph was built with (dim 0 of input 0); every value computed from
+ * the inputs must keep that batch as its dim 0 (compile fails with NNOP_ERR_SHAPE naming the
+ * first that does not; constants are free), and the run's buffers hold that many samples.
+ * This version runs both on the CPU backend only: on the CUDA backend nnop_exec_create and a
+ * compile with batch_range fail with NNOP_ERR_UNSUPPORTED. */
+typedef struct nnop_exec nnop_exec;
+NNOP_API nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out);
+/** Run e at batch (0: the shapes the graph was built with; 1 to the built batch for a
+ * batch_range plan), inputs and outputs as for nnop_plan_execute with dim 0 = batch. */
+NNOP_API nnop_status nnop_exec_run(nnop_exec *e, int64_t batch, const void *const *inputs,
+                                   void *const *outputs);
+/** What e holds itself (its intermediates; the weights are the plan's). */
+NNOP_API nnop_status nnop_exec_memory(const nnop_exec *e, nnop_plan_memory_info *out);
+/** The message of e's last failed run, "" after a successful one (never NULL). */
+NNOP_API const char *nnop_exec_last_error(const nnop_exec *e);
+NNOP_API void nnop_exec_destroy(nnop_exec *e);
 
 /** One cuDNN engine offered for one partition of a compiled plan (nnop_plan_engines). */
 typedef struct nnop_engine_info {

@@ -1,44 +1,37 @@
 /* cpu_backend.c: the CPU reference backend: runs a plan node by node with the ops' reference
- * kernels on float32 buffers allocated at compile time. Constants keep a buffer each; the
- * other values share buffers by liveness (a value's buffer is free for another once the last
- * node that reads it has run), as the CUDA plan's arena does, so a chain of n nodes holds
- * two activations, not n + 1. Tensor memory comes from the context's allocator. */
+ * kernels on float32 buffers allocated at compile time. Constants keep a buffer each, owned by
+ * the plan; the other values share buffers by liveness (a value's buffer is free for another
+ * once the last node that reads it has run), as the CUDA plan's arena does, so a chain of n
+ * nodes holds two activations, not n + 1. Those buffers are an execution state's: the plan
+ * has one for nnop_plan_execute, and each nnop_exec one of its own (src/exec.c), all sharing
+ * the plan's constants and buffer plan. Tensor memory comes from the context's allocator. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* The CPU side of a compiled plan (p->cpu). */
+/* The CPU side of a compiled plan (p->cpu): what every execution state shares, read-only once
+ * built. */
 struct nnop__cpu_plan {
-    float **buf;   /* per value: where it lives (a constant's own buffer, or a shared one) */
-    float **owned; /* the buffers: constants' first, then the shared ones */
-    int32_t n_owned;
-    size_t weights_bytes;      /* constants as float32 */
-    size_t intermediate_bytes; /* the shared buffers: inputs, outputs and node results */
+    float **cbuf;     /* per value: a constant's float32 buffer, NULL for the others */
+    int32_t *slot_of; /* per value: its buffer in an execution state, -1 for constants */
+    int64_t *cap;     /* per buffer: floats */
+    int32_t n_slots;
+    size_t weights_bytes;       /* constants as float32 */
+    struct nnop__cpu_exec *own; /* the plan's own execution state (nnop_plan_execute) */
 };
 
-void nnop__cpu_plan_destroy(nnop_plan *p)
-{
-    struct nnop__cpu_plan *cp = p->cpu;
-    int32_t i;
-    if (!cp)
-        return;
-    for (i = 0; i < cp->n_owned; i++)
-        nnop__host_free(p->ctx, cp->owned[i]);
-    nnop__free(cp->owned);
-    nnop__free(cp->buf);
-    nnop__free(cp);
-    p->cpu = NULL;
-}
+/* An execution state: the buffers of one run at a time, and the values' shapes at its batch. */
+struct nnop__cpu_exec {
+    float **buf;            /* per value: where it lives (a constant's is the plan's) */
+    float **slot;           /* its n_slots buffers */
+    nnop_tensor_desc *desc; /* per value, at the batch of the last run */
+    int64_t batch;          /* of desc: 0 the built shapes, -1 before the first run */
+    size_t bytes;           /* its buffers together */
+};
 
-/* The buffer plan: slot_of[v] for every non-constant value, slot_cap[s] in elements. */
-typedef struct cpu_slots {
-    int32_t *slot_of;
-    int64_t *cap;
-    int8_t *busy;
-    int32_t n;
-} cpu_slots;
-
+/* ---------------------------------------------------------------- the buffer plan */
 /* The node index after which value v is read no more: n_nodes for a graph output (kept to
  * the end); for a value no node reads, the step that writes it (-1 for an input), so its
  * buffer is free again at once. */
@@ -59,74 +52,144 @@ static void last_uses(const nnop_graph *g, int32_t *last)
         last[g->outputs[i]] = g->n_nodes;
 }
 
-/* A free slot for n elements: the smallest free one that holds n, else the largest free one
- * grown to n (growing costs nothing while planning), else a new one. */
-static int32_t take_slot(cpu_slots *s, int64_t n)
+/* A free buffer for n elements: the smallest free one that holds n, else the largest free
+ * one grown to n (growing costs nothing while planning), else a new one. */
+static int32_t take_slot(struct nnop__cpu_plan *cp, int8_t *busy, int64_t n)
 {
     int32_t i, fit = -1, big = -1;
-    for (i = 0; i < s->n; i++) {
-        if (s->busy[i])
+    for (i = 0; i < cp->n_slots; i++) {
+        if (busy[i])
             continue;
-        if (s->cap[i] >= n && (fit < 0 || s->cap[i] < s->cap[fit]))
+        if (cp->cap[i] >= n && (fit < 0 || cp->cap[i] < cp->cap[fit]))
             fit = i;
-        if (big < 0 || s->cap[i] > s->cap[big])
+        if (big < 0 || cp->cap[i] > cp->cap[big])
             big = i;
     }
     if (fit < 0 && big >= 0)
         fit = big;
     if (fit < 0)
-        fit = s->n++;
-    if (s->cap[fit] < n)
-        s->cap[fit] = n;
-    s->busy[fit] = 1;
+        fit = cp->n_slots++;
+    if (cp->cap[fit] < n)
+        cp->cap[fit] = n;
+    busy[fit] = 1;
     return fit;
 }
 
-static void release_dead(const nnop_graph *g, cpu_slots *s, const int32_t *last, int32_t step)
+static void release_dead(const nnop_graph *g, const struct nnop__cpu_plan *cp, int8_t *busy,
+                         const int32_t *last, int32_t step)
 {
     int32_t v;
     for (v = 0; v < g->n_values; v++)
-        if (s->slot_of[v] >= 0 && last[v] == step)
-            s->busy[s->slot_of[v]] = 0;
+        if (cp->slot_of[v] >= 0 && last[v] == step)
+            busy[cp->slot_of[v]] = 0;
 }
 
-/* Inputs are all written before the first node (step -1); node i's result takes a slot
+/* Inputs are all written before the first node (step -1); node i's result takes a buffer
  * before the values whose last reader is node i give theirs back, so no node writes over
  * what it reads. */
-static void plan_slots(const nnop_graph *g, const int32_t *last, cpu_slots *s)
+static void plan_slots(const nnop_graph *g, struct nnop__cpu_plan *cp, const int32_t *last,
+                       int8_t *busy)
 {
     int32_t i;
     for (i = 0; i < g->n_values; i++)
-        s->slot_of[i] = -1;
+        cp->slot_of[i] = -1;
     for (i = 0; i < g->n_inputs; i++)
-        s->slot_of[g->inputs[i]] =
-                take_slot(s, nnop_tensor_elements(&g->values[g->inputs[i]].desc));
-    release_dead(g, s, last, -1);
+        cp->slot_of[g->inputs[i]] =
+                take_slot(cp, busy, nnop_tensor_elements(&g->values[g->inputs[i]].desc));
+    release_dead(g, cp, busy, last, -1);
     for (i = 0; i < g->n_nodes; i++) {
         int32_t out = g->nodes[i].out;
-        s->slot_of[out] = take_slot(s, nnop_tensor_elements(&g->values[out].desc));
-        release_dead(g, s, last, i);
+        cp->slot_of[out] = take_slot(cp, busy, nnop_tensor_elements(&g->values[out].desc));
+        release_dead(g, cp, busy, last, i);
     }
 }
 
+/* ---------------------------------------------------------------- memory */
 static nnop_status out_of_memory(nnop_plan *p, size_t bytes, const char *what)
 {
     return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY,
                       "nnop_graph_compile: out of memory: %zu bytes for %s (the CPU plan held %zu "
                       "bytes of weights and %zu of buffers)",
                       bytes, what, p->cpu ? p->cpu->weights_bytes : 0,
-                      p->cpu ? p->cpu->intermediate_bytes : 0);
+                      p->cpu && p->cpu->own ? p->cpu->own->bytes : 0);
 }
 
-static nnop_status own(nnop_plan *p, int64_t n, const char *what, float **out)
+static float *tensor_alloc(const nnop_plan *p, int64_t n)
+{
+    return (float *)nnop__host_alloc(p->ctx, (size_t)(n > 0 ? n : 1) * sizeof(float));
+}
+
+void nnop__cpu_exec_destroy(const nnop_plan *p, struct nnop__cpu_exec *e)
+{
+    int32_t i;
+    if (!e)
+        return;
+    for (i = 0; e->slot && i < p->cpu->n_slots; i++)
+        nnop__host_free(p->ctx, e->slot[i]);
+    nnop__free(e->slot);
+    nnop__free(e->buf);
+    nnop__free(e->desc);
+    nnop__free(e);
+}
+
+/* A new execution state of p: its buffers (what failed, with the bytes, in why). */
+nnop_status nnop__cpu_exec_create(const nnop_plan *p, struct nnop__cpu_exec **out, char *why,
+                                  size_t len)
+{
+    const struct nnop__cpu_plan *cp = p->cpu;
+    const nnop_graph *g = p->g;
+    size_t nv = (size_t)(g->n_values > 0 ? g->n_values : 1);
+    struct nnop__cpu_exec *e = (struct nnop__cpu_exec *)nnop__calloc(1, sizeof *e);
+    int32_t i;
+    *out = NULL;
+    if (e) {
+        e->buf = (float **)nnop__calloc(nv, sizeof *e->buf);
+        e->slot = (float **)nnop__calloc((size_t)(cp->n_slots > 0 ? cp->n_slots : 1),
+                                         sizeof *e->slot);
+        e->desc = (nnop_tensor_desc *)nnop__calloc(nv, sizeof *e->desc);
+    }
+    if (!e || !e->buf || !e->slot || !e->desc) {
+        snprintf(why, len, "out of memory: the tables of an execution state");
+        nnop__cpu_exec_destroy(p, e);
+        return NNOP_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < cp->n_slots; i++) {
+        e->slot[i] = tensor_alloc(p, cp->cap[i]);
+        if (!e->slot[i]) {
+            snprintf(why, len,
+                     "out of memory: %zu bytes for an intermediate buffer (%zu held before it)",
+                     (size_t)cp->cap[i] * sizeof(float), e->bytes);
+            nnop__cpu_exec_destroy(p, e);
+            return NNOP_ERR_OUT_OF_MEMORY;
+        }
+        e->bytes += (size_t)cp->cap[i] * sizeof(float);
+    }
+    for (i = 0; i < g->n_values; i++)
+        e->buf[i] = cp->slot_of[i] >= 0 ? e->slot[cp->slot_of[i]] : cp->cbuf[i];
+    e->batch = -1;
+    *out = e;
+    return NNOP_OK;
+}
+
+size_t nnop__cpu_exec_bytes(const struct nnop__cpu_exec *e)
+{
+    return e ? e->bytes : 0;
+}
+
+void nnop__cpu_plan_destroy(nnop_plan *p)
 {
     struct nnop__cpu_plan *cp = p->cpu;
-    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
-    *out = (float *)nnop__host_alloc(p->ctx, bytes); /* the context's allocator */
-    if (!*out)
-        return out_of_memory(p, bytes, what);
-    cp->owned[cp->n_owned++] = *out;
-    return NNOP_OK;
+    int32_t i;
+    if (!cp)
+        return;
+    nnop__cpu_exec_destroy(p, cp->own);
+    for (i = 0; cp->cbuf && i < p->g->n_values; i++)
+        nnop__host_free(p->ctx, cp->cbuf[i]);
+    nnop__free(cp->cbuf);
+    nnop__free(cp->slot_of);
+    nnop__free(cp->cap);
+    nnop__free(cp);
+    p->cpu = NULL;
 }
 
 static nnop_status alloc_constants(nnop_plan *p)
@@ -136,73 +199,45 @@ static nnop_status alloc_constants(nnop_plan *p)
     for (i = 0; i < g->n_values; i++) {
         const nnop__value *v = &g->values[i];
         int64_t n = nnop_tensor_elements(&v->desc);
-        nnop_status st;
         if (v->kind != NNOP_VALUE_CONSTANT)
             continue;
-        st = own(p, n, "a constant", &p->cpu->buf[i]);
-        if (st != NNOP_OK)
-            return st;
+        p->cpu->cbuf[i] = tensor_alloc(p, n);
+        if (!p->cpu->cbuf[i])
+            return out_of_memory(p, (size_t)(n > 0 ? n : 1) * sizeof(float), "a constant");
         p->cpu->weights_bytes += (size_t)n * sizeof(float);
-        nnop__to_f32(v->desc.dtype, v->data, p->cpu->buf[i], n);
+        nnop__to_f32(v->desc.dtype, v->data, p->cpu->cbuf[i], n);
     }
     return NNOP_OK;
-}
-
-static nnop_status alloc_slots(nnop_plan *p, const cpu_slots *s)
-{
-    const nnop_graph *g = p->g;
-    float **slot = (float **)nnop__calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *slot);
-    nnop_status st = NNOP_OK;
-    int32_t i;
-    if (!slot)
-        return out_of_memory(p, (size_t)s->n * sizeof *slot, "the buffer table");
-    for (i = 0; i < s->n && st == NNOP_OK; i++) {
-        st = own(p, s->cap[i], "an intermediate buffer", &slot[i]);
-        p->cpu->intermediate_bytes += st == NNOP_OK ? (size_t)s->cap[i] * sizeof(float) : 0;
-    }
-    for (i = 0; i < g->n_values && st == NNOP_OK; i++)
-        if (s->slot_of[i] >= 0)
-            p->cpu->buf[i] = slot[s->slot_of[i]];
-    nnop__free(slot);
-    return st;
-}
-
-static nnop_status build(nnop_plan *p, int32_t *last, cpu_slots *s)
-{
-    const nnop_graph *g = p->g;
-    nnop_status st;
-    last_uses(g, last);
-    plan_slots(g, last, s);
-    p->cpu->buf = (float **)nnop__calloc((size_t)g->n_values, sizeof *p->cpu->buf);
-    p->cpu->owned = (float **)nnop__calloc((size_t)(g->n_values + s->n), sizeof *p->cpu->owned);
-    if (!p->cpu->buf || !p->cpu->owned)
-        return out_of_memory(p, (size_t)(2 * g->n_values + s->n) * sizeof(float *),
-                             "the buffer tables");
-    st = alloc_constants(p);
-    return st == NNOP_OK ? alloc_slots(p, s) : st;
 }
 
 nnop_status nnop__cpu_plan_build(nnop_plan *p)
 {
     const nnop_graph *g = p->g;
     size_t n = (size_t)(g->n_values > 0 ? g->n_values : 1);
-    cpu_slots s;
     int32_t *last = (int32_t *)nnop__calloc(n, sizeof *last);
-    nnop_status st;
-    memset(&s, 0, sizeof s);
-    s.slot_of = (int32_t *)nnop__calloc(n, sizeof *s.slot_of);
-    s.cap = (int64_t *)nnop__calloc(n, sizeof *s.cap); /* at most one slot per value */
-    s.busy = (int8_t *)nnop__calloc(n, sizeof *s.busy);
-    p->cpu = (struct nnop__cpu_plan *)nnop__calloc(1, sizeof *p->cpu);
-    if (!last || !s.slot_of || !s.cap || !s.busy || !p->cpu)
-        st = out_of_memory(p, n * (sizeof *last + sizeof *s.slot_of + sizeof *s.cap + 1),
+    int8_t *busy = (int8_t *)nnop__calloc(n, sizeof *busy);
+    struct nnop__cpu_plan *cp = (struct nnop__cpu_plan *)nnop__calloc(1, sizeof *cp);
+    char why[256];
+    nnop_status st = NNOP_OK;
+    p->cpu = cp;
+    if (cp) {
+        cp->cbuf = (float **)nnop__calloc(n, sizeof *cp->cbuf);
+        cp->slot_of = (int32_t *)nnop__calloc(n, sizeof *cp->slot_of);
+        cp->cap = (int64_t *)nnop__calloc(n, sizeof *cp->cap); /* at most one per value */
+    }
+    if (!last || !busy || !cp || !cp->cbuf || !cp->slot_of || !cp->cap)
+        st = out_of_memory(p, n * (sizeof *last + 1 + 2 * sizeof(void *) + sizeof(int64_t)),
                            "the buffer plan");
-    else
-        st = build(p, last, &s);
+    if (st == NNOP_OK) {
+        last_uses(g, last);
+        plan_slots(g, cp, last, busy);
+        st = alloc_constants(p);
+    }
+    if (st == NNOP_OK && (st = nnop__cpu_exec_create(p, &cp->own, why, sizeof why)) != NNOP_OK)
+        nnop__fail(p->ctx, st, "nnop_graph_compile: %s (the CPU plan held %zu bytes of weights)",
+                   why, cp->weights_bytes);
     nnop__free(last);
-    nnop__free(s.slot_of);
-    nnop__free(s.cap);
-    nnop__free(s.busy);
+    nnop__free(busy);
     return st;
 }
 
@@ -211,43 +246,65 @@ void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
     if (!p->cpu)
         return;
     m->weights = p->cpu->weights_bytes;
-    m->intermediates = p->cpu->intermediate_bytes;
+    m->intermediates = nnop__cpu_exec_bytes(p->cpu->own);
     m->host_total = m->weights + m->intermediates;
 }
 
-static void run_node(nnop_plan *p, const nnop__node *node)
+/* ---------------------------------------------------------------- running */
+/* The values' shapes at batch n: 0 the shapes the graph was built with; else dim 0 of every
+ * value that is not a constant is n (a batch-range plan, whose compile checked that dim 0 is
+ * the batch of each). Packed strides do not depend on dim 0, so the first n samples of each
+ * buffer are the batch's. */
+static void set_batch(const nnop_graph *g, struct nnop__cpu_exec *e, int64_t n)
 {
-    const nnop_graph *g = p->g;
-    float **buf = p->cpu->buf;
+    int32_t i;
+    if (e->batch == n)
+        return;
+    for (i = 0; i < g->n_values; i++) {
+        e->desc[i] = g->values[i].desc;
+        if (n > 0 && g->values[i].kind != NNOP_VALUE_CONSTANT && e->desc[i].ndim > 0)
+            e->desc[i].dims[0] = n;
+    }
+    e->batch = n;
+}
+
+static void run_node(const struct nnop__cpu_exec *e, const nnop__node *node)
+{
     const float *in[NNOP_MAX_NODE_INPUTS];
     const nnop_tensor_desc *in_desc[NNOP_MAX_NODE_INPUTS];
+    const nnop_tensor_desc *od = &e->desc[node->out];
     int i;
     for (i = 0; i < node->n_in; i++) {
         int32_t id = node->in[i];
-        in[i] = id == NNOP_NONE_ID ? NULL : buf[id];
-        in_desc[i] = id == NNOP_NONE_ID ? NULL : &g->values[id].desc;
+        in[i] = id == NNOP_NONE_ID ? NULL : e->buf[id];
+        in_desc[i] = id == NNOP_NONE_ID ? NULL : &e->desc[id];
     }
-    nnop__op(node->op)->reference(node, in, in_desc, buf[node->out], &g->values[node->out].desc);
+    nnop__op(node->op)->reference(node, in, in_desc, e->buf[node->out], od);
     /* every value is a tensor of its dtype (as in PyTorch eager): a 16-bit result is stored
      * rounded, so a chain of nodes matches a GPU plan that stores between its steps */
-    nnop__round_to(g->values[node->out].desc.dtype, buf[node->out],
-                   nnop_tensor_elements(&g->values[node->out].desc));
+    nnop__round_to(od->dtype, e->buf[node->out], nnop_tensor_elements(od));
+}
+
+void nnop__cpu_exec_run(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batch,
+                        const void *const *in, void *const *out)
+{
+    const nnop_graph *g = p->g;
+    int32_t i;
+    set_batch(g, e, batch);
+    for (i = 0; i < g->n_inputs; i++) {
+        const nnop_tensor_desc *d = &e->desc[g->inputs[i]];
+        nnop__to_f32(d->dtype, in[i], e->buf[g->inputs[i]], nnop_tensor_elements(d));
+    }
+    for (i = 0; i < g->n_nodes; i++)
+        run_node(e, &g->nodes[i]);
+    for (i = 0; i < g->n_outputs; i++) {
+        const nnop_tensor_desc *d = &e->desc[g->outputs[i]];
+        nnop__from_f32(d->dtype, e->buf[g->outputs[i]], out[i], nnop_tensor_elements(d));
+    }
 }
 
 nnop_status nnop__cpu_plan_execute(nnop_plan *p, const void *const *in, void *const *out)
 {
-    const nnop_graph *g = p->g;
-    float **buf = p->cpu->buf;
-    int32_t i;
-    for (i = 0; i < g->n_inputs; i++) {
-        const nnop__value *v = &g->values[g->inputs[i]];
-        nnop__to_f32(v->desc.dtype, in[i], buf[g->inputs[i]], nnop_tensor_elements(&v->desc));
-    }
-    for (i = 0; i < g->n_nodes; i++)
-        run_node(p, &g->nodes[i]);
-    for (i = 0; i < g->n_outputs; i++) {
-        const nnop__value *v = &g->values[g->outputs[i]];
-        nnop__from_f32(v->desc.dtype, buf[g->outputs[i]], out[i], nnop_tensor_elements(&v->desc));
-    }
+    nnop__cpu_exec_run(p, p->cpu->own, 0, in, out);
     return NNOP_OK;
 }

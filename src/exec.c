@@ -1,0 +1,184 @@
+/* exec.c: execution contexts (nnop_exec, issue 49): runs of one compiled plan at once, each
+ * with buffers of its own, sharing the plan's weights and buffer plan; and the check a compile
+ * with the batch_range option makes (every value computed from the inputs keeps the batch as
+ * its dim 0, so a run may take any batch up to the built one). CPU backend in this version. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct nnop_exec {
+    nnop_plan *p; /* NULL once the plan or its context is gone (an orphan) */
+    struct nnop__cpu_exec *cpu;
+    char last_error[NNOP_ERROR_LEN]; /* its own: runs on other threads share no message */
+    struct nnop_exec *prev, *next;   /* in the plan's list */
+};
+
+static nnop_status exec_fail(nnop_exec *e, nnop_status st, const char *fmt, ...) NNOP_PRINTF(3, 4);
+
+static nnop_status exec_fail(nnop_exec *e, nnop_status st, const char *fmt, ...)
+{
+    va_list ap;
+    int k = snprintf(e->last_error, sizeof e->last_error, "%s: ", nnop_status_string(st));
+    va_start(ap, fmt);
+    vsnprintf(e->last_error + k, sizeof e->last_error - (size_t)k, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+nnop_status nnop__batch_range_check(nnop_plan *p)
+{
+    const nnop_graph *g = p->g;
+    int64_t batch;
+    int32_t i;
+    if (!p->opts.batch_range)
+        return NNOP_OK;
+    if (p->ctx->backend == NNOP_BACKEND_CUDA)
+        return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
+                          "nnop_graph_compile: batch_range runs on the CPU backend only in this "
+                          "version (the CUDA backend's engines are chosen for one batch)");
+    if (g->n_inputs == 0)
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_graph_compile: batch_range needs a graph input to take the batch");
+    batch = g->values[g->inputs[0]].desc.dims[0];
+    for (i = 0; i < g->n_values; i++) {
+        const nnop__value *v = &g->values[i];
+        if (v->kind != NNOP_VALUE_CONSTANT && v->desc.dims[0] != batch)
+            return nnop__fail(p->ctx, NNOP_ERR_SHAPE,
+                              "nnop_graph_compile: batch_range: value '%s' has dim 0 = %lld, not "
+                              "the batch %lld of input '%s' (every value computed from the "
+                              "inputs keeps the batch as its dim 0)",
+                              v->name, (long long)v->desc.dims[0], (long long)batch,
+                              g->values[g->inputs[0]].name);
+    }
+    p->batch_max = batch;
+    return NNOP_OK;
+}
+
+nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out)
+{
+    nnop_exec *e;
+    char why[256];
+    nnop_status st;
+    if (out)
+        *out = NULL;
+    if (!p || !p->ctx) /* an orphan plan has no context to hold a message */
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (!out)
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_create: out is NULL");
+    if (p->cuda)
+        return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
+                          "nnop_exec_create: execution contexts run on the CPU backend only in "
+                          "this version (a CUDA plan's steps keep per-run state)");
+    e = (nnop_exec *)nnop__calloc(1, sizeof *e);
+    if (!e)
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_exec_create: out of memory");
+    st = nnop__cpu_exec_create(p, &e->cpu, why, sizeof why);
+    if (st != NNOP_OK) {
+        nnop__free(e);
+        return nnop__fail(p->ctx, st, "nnop_exec_create: %s", why);
+    }
+    e->p = p;
+    e->next = p->execs;
+    if (e->next)
+        e->next->prev = e;
+    p->execs = e;
+    nnop__clear_error(p->ctx);
+    *out = e;
+    return NNOP_OK;
+}
+
+static nnop_status check_run(nnop_exec *e, int64_t batch, const void *const *in, void *const *out)
+{
+    const nnop_graph *g = e->p->g;
+    int32_t i;
+    if ((g->n_inputs > 0 && !in) || !out)
+        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_run: %s array is NULL",
+                         out ? "inputs" : "outputs");
+    for (i = 0; i < g->n_inputs; i++)
+        if (!in[i])
+            return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_run: inputs[%d] is NULL",
+                             (int)i);
+    for (i = 0; i < g->n_outputs; i++)
+        if (!out[i])
+            return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_run: outputs[%d] is NULL",
+                             (int)i);
+    if (batch != 0 && !e->p->batch_max)
+        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_exec_run: batch %lld given to a plan compiled without "
+                         "batch_range (0 runs the shapes it was built with)",
+                         (long long)batch);
+    if (batch < 0 || batch > e->p->batch_max)
+        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_exec_run: batch %lld is outside 1 to %lld (0: the built batch)",
+                         (long long)batch, (long long)e->p->batch_max);
+    return NNOP_OK;
+}
+
+nnop_status nnop_exec_run(nnop_exec *e, int64_t batch, const void *const *inputs,
+                          void *const *outputs)
+{
+    nnop_status st;
+    if (!e)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (!e->p)
+        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_exec_run: its plan, or the plan's context, was destroyed");
+    st = check_run(e, batch, inputs, outputs);
+    if (st != NNOP_OK)
+        return st;
+    e->last_error[0] = '\0';
+    nnop__cpu_exec_run(e->p, e->cpu, batch, inputs, outputs);
+    return NNOP_OK;
+}
+
+nnop_status nnop_exec_memory(const nnop_exec *e, nnop_plan_memory_info *out)
+{
+    if (!e || !out)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (!e->p)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    out->intermediates = nnop__cpu_exec_bytes(e->cpu);
+    out->host_total = out->intermediates;
+    return NNOP_OK;
+}
+
+const char *nnop_exec_last_error(const nnop_exec *e)
+{
+    return e ? e->last_error : "nnop_exec_last_error: the execution context is NULL";
+}
+
+static void unlink_exec(nnop_exec *e)
+{
+    if (e->prev)
+        e->prev->next = e->next;
+    else if (e->p)
+        e->p->execs = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    e->prev = e->next = NULL;
+}
+
+void nnop_exec_destroy(nnop_exec *e)
+{
+    if (!e)
+        return;
+    if (e->p) {
+        nnop__cpu_exec_destroy(e->p, e->cpu);
+        unlink_exec(e);
+    }
+    nnop__free(e);
+}
+
+void nnop__execs_orphan(nnop_plan *p)
+{
+    while (p->execs) {
+        nnop_exec *e = p->execs;
+        nnop__cpu_exec_destroy(p, e->cpu);
+        e->cpu = NULL;
+        unlink_exec(e);
+        e->p = NULL;
+    }
+}
