@@ -245,7 +245,12 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
         }
         if (n->n_output < 1 || !n->output[0] || !*n->output[0])
             return ox_fail(ox, NNOP_ERR_FORMAT, "no output");
-        if ((s = ox_convert_node(ox, n)) != NNOP_OK)
+        /* the first nnop node the converter makes carries the ONNX node's name (else its
+         * first output's): messages, nnop_plan_describe and nnop_plan_node_name show it */
+        (void)nnop_graph_name_next(ox->g, n->name && *n->name ? n->name : n->output[0]);
+        s = ox_convert_node(ox, n);
+        (void)nnop_graph_name_next(ox->g, NULL); /* a converter that folded leaves it unused */
+        if (s != NNOP_OK)
             return s;
         for (j = 0; j < n->n_output; j++) {
             const ox_tensor *t = n->output[j] && *n->output[j] ? ox_find(ox, n->output[j]) : NULL;

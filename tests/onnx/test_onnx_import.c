@@ -297,6 +297,12 @@ static void run_model(nnop_context *ctx, const uint8_t *buf, size_t len, nnop_dt
     nnop_graph_destroy(g);
     if (!p)
         return;
+    { /* the nodes carry the ONNX node names: the node queries and describe show them */
+        char text[2048];
+        CHECK(nnop_plan_node_name(p, 0) && strcmp(nnop_plan_node_name(p, 0), "conv1") == 0);
+        CHECK(nnop_plan_describe(p, text, sizeof text) < sizeof text);
+        CHECK(strstr(text, "conv[conv1]") != NULL && strstr(text, "[relu1]") != NULL);
+    }
     CHECK(nnop_plan_input_index(p, "x") == 0);
     CHECK(nnop_plan_output_index(p, "prob") == 0);
     nnop_plan_input_desc(p, 0, &xd);
