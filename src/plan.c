@@ -378,6 +378,21 @@ const char *nnop_plan_node_name(const nnop_plan *p, int node)
     return out->named ? out->name : "";
 }
 
+/* The line of what the plan holds (nnop_plan_memory) and, for a batch-range plan, its runs. */
+static void describe_memory(const nnop_plan *p, nnop__text *t)
+{
+    nnop_plan_memory_info m;
+    if (nnop_plan_memory(p, &m) != NNOP_OK)
+        return;
+    nnop__textf(t,
+                "  memory: %zu bytes of weights, %zu of intermediates, %zu of workspace, %zu "
+                "other (%s)",
+                m.weights, m.intermediates, m.workspace, m.other, p->cuda ? "device" : "host");
+    if (p->batch_max)
+        nnop__textf(t, "; runs take a batch of 1 to %lld (batch_range)", (long long)p->batch_max);
+    nnop__textf(t, "\n");
+}
+
 size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
 {
     nnop__text t;
@@ -393,6 +408,7 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
     nnop__textf(&t, "plan: %s backend, %d nodes, %d partitions%s\n", p->cuda ? "cuda" : "cpu",
                 (int)p->g->n_nodes, (int)p->n_parts,
                 p->cuda ? "" : " (the groups a GPU plan would fuse; the CPU runs node by node)");
+    describe_memory(p, &t);
     for (i = 0; i < p->n_parts; i++) {
         const nnop__partition *part = &p->parts[i];
         nnop__textf(&t, "  [%d] ", (int)i);

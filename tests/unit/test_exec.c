@@ -75,6 +75,11 @@ static void test_every_batch_equals_its_own_plan(void **state)
     int64_t n;
     quiet_runs(ctx);
     p = compile_net(ctx, MAXB, 1);
+    {
+        char text[2048];
+        assert_true(nnop_plan_describe(p, text, sizeof text) < sizeof text);
+        assert_non_null(strstr(text, "runs take a batch of 1 to 8 (batch_range)"));
+    }
     assert_int_equal(nnop_exec_create(p, &e), NNOP_OK);
     for (n = MAXB; n >= 1; n--) { /* down, then up again: shapes change both ways */
         const void *in[1] = {x_all};

@@ -3,6 +3,7 @@
  * seven, and every result stays right where values are read late, read twice, or are graph
  * outputs read again by later nodes. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "nnop_test.h"
@@ -49,6 +50,13 @@ static void test_bias_chain_two_buffers(void **state)
     assert_int_equal(m.host_total, m.weights + m.intermediates);
     for (i = 0; i < 4; i++)
         assert_int_equal(m.reserved[i], 0);
+    {
+        char text[2048], want[128];
+        snprintf(want, sizeof want, "memory: %zu bytes of weights, %zu of intermediates", m.weights,
+                 m.intermediates);
+        assert_true(nnop_plan_describe(p, text, sizeof text) < sizeof text);
+        assert_non_null(strstr(text, want));
+    }
     in[0] = x, out[0] = y;
     nnop_test_poison(y, sizeof y);
     assert_int_equal(nnop_plan_execute(p, in, out), NNOP_OK);
