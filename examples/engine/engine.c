@@ -230,6 +230,7 @@ static void *model_main(void *arg)
 #endif
     nnop_context_options_init(&o);
     o.allocator = &a;
+    o.workspace_limit = 8u << 20; /* engines choose within the budget, not beside it */
     o.log_level = NNOP_LOG_COMPILE;
     o.log_fn = log_line, o.log_user = m->mem, o.log_tag = mnist_model_name(m->kind);
     m->st = nnop_context_create(&o, &ctx);
