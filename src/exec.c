@@ -56,7 +56,13 @@ nnop_status nnop__batch_range_check(nnop_plan *p)
     return NNOP_OK;
 }
 
-nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out)
+size_t nnop_exec_scratch_bytes(const nnop_plan *p)
+{
+    return p && p->ctx && p->cpu ? nnop__cpu_exec_scratch_bytes(p) : 0;
+}
+
+static nnop_status create(nnop_plan *p, void *scratch, size_t bytes, nnop_exec **out,
+                          const char *fn)
 {
     nnop_exec *e;
     char why[256];
@@ -66,18 +72,24 @@ nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out)
     if (!p || !p->ctx) /* an orphan plan has no context to hold a message */
         return NNOP_ERR_INVALID_ARGUMENT;
     if (!out)
-        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_create: out is NULL");
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     if (p->cuda)
         return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
-                          "nnop_exec_create: execution contexts run on the CPU backend only in "
-                          "this version (a CUDA plan's steps keep per-run state)");
+                          "%s: execution contexts run on the CPU backend only in this version (a "
+                          "CUDA plan's steps keep per-run state)",
+                          fn);
+    if (scratch && bytes < nnop__cpu_exec_scratch_bytes(p))
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "%s: %zu bytes of scratch, the plan's buffers need %zu "
+                          "(nnop_exec_scratch_bytes)",
+                          fn, bytes, nnop__cpu_exec_scratch_bytes(p));
     e = (nnop_exec *)nnop__calloc(1, sizeof *e);
     if (!e)
-        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_exec_create: out of memory");
-    st = nnop__cpu_exec_create(p, &e->cpu, why, sizeof why);
+        return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    st = nnop__cpu_exec_create(p, scratch, &e->cpu, why, sizeof why);
     if (st != NNOP_OK) {
         nnop__free(e);
-        return nnop__fail(p->ctx, st, "nnop_exec_create: %s", why);
+        return nnop__fail(p->ctx, st, "%s: %s", fn, why);
     }
     e->p = p;
     e->next = p->execs;
@@ -87,6 +99,22 @@ nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out)
     nnop__clear_error(p->ctx);
     *out = e;
     return NNOP_OK;
+}
+
+nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out)
+{
+    return create(p, NULL, 0, out, "nnop_exec_create");
+}
+
+nnop_status nnop_exec_create_in(nnop_plan *p, void *scratch, size_t bytes, nnop_exec **out)
+{
+    if (out)
+        *out = NULL;
+    if (!scratch)
+        return p && p->ctx ? nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
+                                        "nnop_exec_create_in: scratch is NULL")
+                           : NNOP_ERR_INVALID_ARGUMENT;
+    return create(p, scratch, bytes, out, "nnop_exec_create_in");
 }
 
 static nnop_status check_run(nnop_exec *e, int64_t batch, const void *const *in, void *const *out)

@@ -315,11 +315,13 @@ void nnop__cpu_plan_destroy(nnop_plan *p);
 /* nnop_plan_memory of a CPU plan: fills weights, intermediates and host_total. */
 void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
 /* An execution state of a CPU plan (its own buffers; the plan's constants shared): create
- * (what failed in why), run at batch (0: the built shapes; checked by the caller), its bytes,
- * destroy (before the plan's CPU side goes). */
+ * (in the caller's scratch when not NULL; what failed in why), run at batch (0: the built shapes;
+ * checked by the caller), its bytes, destroy (before the plan's CPU side goes). */
 struct nnop__cpu_exec;
-nnop_status nnop__cpu_exec_create(const nnop_plan *p, struct nnop__cpu_exec **out, char *why,
-                                  size_t len);
+nnop_status nnop__cpu_exec_create(const nnop_plan *p, void *scratch, struct nnop__cpu_exec **out,
+                                  char *why, size_t len);
+/* The bytes a caller's block for an execution state's buffers needs (any alignment). */
+size_t nnop__cpu_exec_scratch_bytes(const nnop_plan *p);
 void nnop__cpu_exec_run(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batch,
                         const void *const *in, void *const *out);
 size_t nnop__cpu_exec_bytes(const struct nnop__cpu_exec *e);

@@ -773,6 +773,13 @@ NNOP_API void nnop_plan_destroy(nnop_plan *p);
  * compile with batch_range fail with NNOP_ERR_UNSUPPORTED. */
 typedef struct nnop_exec nnop_exec;
 NNOP_API nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out);
+/** The same on memory the caller owns: the execution context's buffers are carved from
+ * scratch (host memory on the CPU backend; any alignment), at least nnop_exec_scratch_bytes(p)
+ * long, which must outlive it and is never freed by nnop (NNOP_ERR_INVALID_ARGUMENT, naming
+ * both sizes, for less). nnop_exec_scratch_bytes is 0 for a NULL or orphaned plan. */
+NNOP_API size_t nnop_exec_scratch_bytes(const nnop_plan *p);
+NNOP_API nnop_status nnop_exec_create_in(nnop_plan *p, void *scratch, size_t bytes,
+                                         nnop_exec **out);
 /** Run e at batch (0: the shapes the graph was built with; 1 to the built batch for a
  * batch_range plan), inputs and outputs as for nnop_plan_execute with dim 0 = batch. */
 NNOP_API nnop_status nnop_exec_run(nnop_exec *e, int64_t batch, const void *const *inputs,

@@ -5,6 +5,7 @@
  * nodes holds two activations, not n + 1. Those buffers are an execution state's: the plan
  * has one for nnop_plan_execute, and each nnop_exec one of its own (src/exec.c), all sharing
  * the plan's constants and buffer plan. Tensor memory comes from the context's allocator. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,16 @@ struct nnop__cpu_exec {
     nnop_tensor_desc *desc; /* per value, at the batch of the last run */
     int64_t batch;          /* of desc: 0 the built shapes, -1 before the first run */
     size_t bytes;           /* its buffers together */
+    int external;           /* the buffers are carved from the caller's memory: not freed */
 };
+
+/* Buffers carved from a caller's block start 64-byte aligned (a cache line). */
+#define EXEC_ALIGN 64
+
+static size_t align_up(size_t n)
+{
+    return (n + EXEC_ALIGN - 1) / EXEC_ALIGN * EXEC_ALIGN;
+}
 
 /* ---------------------------------------------------------------- the buffer plan */
 /* The node index after which value v is read no more: n_nodes for a graph output (kept to
@@ -124,7 +134,7 @@ void nnop__cpu_exec_destroy(const nnop_plan *p, struct nnop__cpu_exec *e)
     int32_t i;
     if (!e)
         return;
-    for (i = 0; e->slot && i < p->cpu->n_slots; i++)
+    for (i = 0; !e->external && e->slot && i < p->cpu->n_slots; i++)
         nnop__host_free(p->ctx, e->slot[i]);
     nnop__free(e->slot);
     nnop__free(e->buf);
@@ -132,9 +142,33 @@ void nnop__cpu_exec_destroy(const nnop_plan *p, struct nnop__cpu_exec *e)
     nnop__free(e);
 }
 
-/* A new execution state of p: its buffers (what failed, with the bytes, in why). */
-nnop_status nnop__cpu_exec_create(const nnop_plan *p, struct nnop__cpu_exec **out, char *why,
-                                  size_t len)
+size_t nnop__cpu_exec_scratch_bytes(const nnop_plan *p)
+{
+    size_t total = 0;
+    int32_t i;
+    for (i = 0; i < p->cpu->n_slots; i++)
+        total += align_up((size_t)(p->cpu->cap[i] > 0 ? p->cpu->cap[i] : 1) * sizeof(float));
+    return total + EXEC_ALIGN; /* room to align the block's start */
+}
+
+/* The buffers from the caller's block of at least nnop__cpu_exec_scratch_bytes. */
+static void carve(const nnop_plan *p, struct nnop__cpu_exec *e, void *scratch)
+{
+    uintptr_t at = ((uintptr_t)scratch + EXEC_ALIGN - 1) / EXEC_ALIGN * EXEC_ALIGN;
+    int32_t i;
+    for (i = 0; i < p->cpu->n_slots; i++) {
+        size_t b = align_up((size_t)(p->cpu->cap[i] > 0 ? p->cpu->cap[i] : 1) * sizeof(float));
+        e->slot[i] = (float *)at;
+        at += b;
+        e->bytes += b;
+    }
+    e->external = 1;
+}
+
+/* A new execution state of p: its buffers, carved from scratch when given (the caller checked
+ * its size), else allocated; what failed, with the bytes, in why. */
+nnop_status nnop__cpu_exec_create(const nnop_plan *p, void *scratch, struct nnop__cpu_exec **out,
+                                  char *why, size_t len)
 {
     const struct nnop__cpu_plan *cp = p->cpu;
     const nnop_graph *g = p->g;
@@ -153,7 +187,9 @@ nnop_status nnop__cpu_exec_create(const nnop_plan *p, struct nnop__cpu_exec **ou
         nnop__cpu_exec_destroy(p, e);
         return NNOP_ERR_OUT_OF_MEMORY;
     }
-    for (i = 0; i < cp->n_slots; i++) {
+    if (scratch)
+        carve(p, e, scratch);
+    for (i = 0; !scratch && i < cp->n_slots; i++) {
         e->slot[i] = tensor_alloc(p, cp->cap[i]);
         if (!e->slot[i]) {
             snprintf(why, len,
@@ -233,7 +269,8 @@ nnop_status nnop__cpu_plan_build(nnop_plan *p)
         plan_slots(g, cp, last, busy);
         st = alloc_constants(p);
     }
-    if (st == NNOP_OK && (st = nnop__cpu_exec_create(p, &cp->own, why, sizeof why)) != NNOP_OK)
+    if (st == NNOP_OK &&
+        (st = nnop__cpu_exec_create(p, NULL, &cp->own, why, sizeof why)) != NNOP_OK)
         nnop__fail(p->ctx, st, "nnop_graph_compile: %s (the CPU plan held %zu bytes of weights)",
                    why, cp->weights_bytes);
     nnop__free(last);
