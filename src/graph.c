@@ -51,13 +51,15 @@ static int32_t index_in(const nnop_graph *g, nnop_value v, const char **why)
     return i;
 }
 
-static char *dup_text(const char *t)
+static void *dup_bytes(const void *src, size_t bytes)
 {
-    size_t n = strlen(t) + 1;
-    char *c = (char *)malloc(n);
-    if (c)
-        memcpy(c, t, n);
-    return c;
+    void *p;
+    if (!src)
+        return NULL;
+    p = malloc(bytes ? bytes : 1);
+    if (p && bytes)
+        memcpy(p, src, bytes);
+    return p;
 }
 
 nnop_value nnop_none(void)
@@ -89,7 +91,7 @@ static nnop_value graph_fail(nnop_graph *g, nnop_status st, const char *fmt, ...
         if (!g->errors)
             g->errors = (char **)calloc(NNOP_GRAPH_ERRORS, sizeof *g->errors);
         if (g->errors) /* out of memory: counted, not kept */
-            g->errors[g->n_errors] = dup_text(msg);
+            g->errors[g->n_errors] = (char *)dup_bytes(msg, strlen(msg) + 1);
     }
     g->n_errors++;
     return value_of(ERROR_VALUE);
@@ -771,17 +773,6 @@ nnop_status nnop__graph_validate(nnop_graph *g)
         }
     }
     return NNOP_OK;
-}
-
-static void *dup_bytes(const void *src, size_t bytes)
-{
-    void *p;
-    if (!src)
-        return NULL;
-    p = malloc(bytes ? bytes : 1);
-    if (p && bytes)
-        memcpy(p, src, bytes);
-    return p;
 }
 
 nnop_status nnop__graph_clone(const nnop_graph *g, nnop_graph **out)
