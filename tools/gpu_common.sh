@@ -11,8 +11,9 @@
 #   NNOP_CUDNN_ROOT=DIR   the cuDNN to build against (default /usr, the system package)
 # CMocka and cJSON come from .deps/*.deb where that folder exists (the device machine has no
 # network: `mkdir -p .deps && cd .deps && apt-get download libcmocka0 libcmocka-dev libcjson1
-# libcjson-dev`, carried with the tree), else from the system (apt-get install libcmocka-dev
-# libcjson-dev).
+# libcjson-dev libprotobuf-c1 libprotobuf-c-dev protobuf-c-compiler libprotoc32 libprotobuf32`,
+# carried with the tree; protobuf-c builds the ONNX importer), else from the system
+# (apt-get install libcmocka-dev libcjson-dev libprotobuf-c-dev protobuf-c-compiler).
 # asked NAME: whether NAME is among the comma-separated modes; wants NAME: that, or all.
 # NNOP_DEADLINE=S: no stage starts once S seconds have passed (the device's limit is 600 s a
 # command, and a stage cut short there leaves nothing after it; say which were skipped).
@@ -66,7 +67,9 @@ DEPS_ARGS=()
 if ls .deps/*.deb >/dev/null 2>&1; then
     mkdir -p /tmp/deps && for f in .deps/*.deb; do dpkg -x "$f" /tmp/deps; done
     export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-    DEPS_ARGS=(-Dcmocka_DIR=/tmp/deps/usr/lib/x86_64-linux-gnu/cmake/cmocka
+    # protoc-c (protobuf-c-compiler, libprotoc32, libprotobuf32) for the ONNX importer
+    export PATH=/tmp/deps/usr/bin:$PATH
+    DEPS_ARGS=(-DCMAKE_PREFIX_PATH=/tmp/deps/usr-Dcmocka_DIR=/tmp/deps/usr/lib/x86_64-linux-gnu/cmake/cmocka
         -DCMOCKA_INCLUDE_DIR=/tmp/deps/usr/include
         -DCMOCKA_LIBRARIES=/tmp/deps/usr/lib/x86_64-linux-gnu/libcmocka.so
         -DCJSON_ROOT=/tmp/deps/usr)
