@@ -1,6 +1,7 @@
 /* norm.c: inference normalizations with statistics of the input itself: layer norm (over C, or
- * over C, H, W), group norm (instance norm is groups = C) and RMS norm over C. Mean and biased
- * variance in double, two passes; affine parameters optional. */
+ * over C, H, W), group norm (instance norm is groups = C) and RMS norm over C: mean and biased
+ * variance in double, two passes; affine parameters optional. Local response normalization
+ * (LRN) over a window of channels, in double. */
 #include <math.h>
 
 #include "ops_common.h"
@@ -226,3 +227,52 @@ const nnop__op_def nnop__op_group_norm = {"group_norm", NNOP_ROLE_NORM, group_no
                                           per_group_reference};
 const nnop__op_def nnop__op_rms_norm = {"rms_norm", NNOP_ROLE_NORM, rms_norm_infer,
                                         per_position_reference};
+
+/* ---------------------------------------------------------------- LRN */
+static nnop_status lrn_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
+                             nnop_tensor_desc *out, char *msg, size_t msg_len)
+{
+    const nnop__lrn_attr *a = &node->attr.lrn;
+    nnop_status st = nnop__check_nchw_rank(in[0], msg, msg_len);
+    if (st != NNOP_OK)
+        return st;
+    if (a->size < 1) {
+        NNOP_MSG("size = %lld must be >= 1", (long long)a->size);
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    if (!isfinite(a->alpha) || !isfinite(a->beta) || !isfinite(a->bias)) {
+        NNOP_MSG("alpha = %g, beta = %g and bias = %g must be finite", (double)a->alpha,
+                 (double)a->beta, (double)a->bias);
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    *out = *in[0];
+    return NNOP_OK;
+}
+
+/* ONNX's window: channels c - floor((size - 1) / 2) to c + ceil((size - 1) / 2), clipped */
+static void lrn_reference(const nnop__node *node, const float *const *in,
+                          const nnop_tensor_desc *const *in_desc, float *out,
+                          const nnop_tensor_desc *out_desc)
+{
+    const nnop__lrn_attr *a = &node->attr.lrn;
+    nnop__view4 xv = nnop__view(in_desc[0]), yv = nnop__view(out_desc);
+    const int64_t before = (a->size - 1) / 2, after = a->size / 2;
+    const double k = (double)a->alpha / (double)a->size;
+    int64_t n, c, h, w, j;
+    for (n = 0; n < xv.n; n++)
+        for (c = 0; c < xv.c; c++)
+            for (h = 0; h < xv.h; h++)
+                for (w = 0; w < xv.w; w++) {
+                    int64_t lo = c - before < 0 ? 0 : c - before;
+                    int64_t hi = c + after >= xv.c ? xv.c - 1 : c + after;
+                    double sum = 0.0, v = in[0][nnop__at(&xv, n, c, h, w)];
+                    for (j = lo; j <= hi; j++) {
+                        double t = in[0][nnop__at(&xv, n, j, h, w)];
+                        sum += t * t;
+                    }
+                    out[nnop__at(&yv, n, c, h, w)] =
+                            (float)(v / pow((double)a->bias + k * sum, (double)a->beta));
+                }
+}
+
+const nnop__op_def nnop__op_lrn = {"lrn", NNOP_ROLE_STANDALONE, lrn_infer, lrn_reference};

@@ -20,6 +20,8 @@ extern const nnop__op_def nnop__op_rms_norm;
 extern const nnop__op_def nnop__op_concat;
 extern const nnop__op_def nnop__op_resize;
 extern const nnop__op_def nnop__op_conv_transpose;
+extern const nnop__op_def nnop__op_lrn;
+extern const nnop__op_def nnop__op_channel_shuffle;
 
 static const nnop__op_def *const op_table[NNOP_OP_KIND_COUNT] = {
         [NNOP_OP_CONV] = &nnop__op_conv,
@@ -41,6 +43,8 @@ static const nnop__op_def *const op_table[NNOP_OP_KIND_COUNT] = {
         [NNOP_OP_CONCAT] = &nnop__op_concat,
         [NNOP_OP_RESIZE] = &nnop__op_resize,
         [NNOP_OP_CONV_TRANSPOSE] = &nnop__op_conv_transpose,
+        [NNOP_OP_LRN] = &nnop__op_lrn,
+        [NNOP_OP_CHANNEL_SHUFFLE] = &nnop__op_channel_shuffle,
 };
 
 const nnop__op_def *nnop__op(nnop_op_kind k)

@@ -1,4 +1,5 @@
-/* reshape.c: flatten N,C,H,W to N, C*H*W in logical order (torch.flatten(x, 1)). */
+/* reshape.c: the ops that move elements without arithmetic: flatten N,C,H,W to N, C*H*W in
+ * logical order (torch.flatten(x, 1)), and the channel shuffle (nn.ChannelShuffle). */
 #include "ops_common.h"
 
 static nnop_status flatten_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
@@ -30,3 +31,46 @@ static void flatten_reference(const nnop__node *node, const float *const *in,
 
 const nnop__op_def nnop__op_flatten = {"flatten", NNOP_ROLE_STANDALONE, flatten_infer,
                                        flatten_reference};
+
+static nnop_status shuffle_infer(const nnop__node *node, const nnop_tensor_desc *const *in,
+                                 nnop_tensor_desc *out, char *msg, size_t msg_len)
+{
+    const nnop_tensor_desc *x = in[0];
+    int64_t groups = node->attr.shuffle_groups;
+    if (x->ndim != 4) {
+        NNOP_MSG("x must be 4-D (is %d-D)", x->ndim);
+        return NNOP_ERR_SHAPE;
+    }
+    if (groups < 1) {
+        NNOP_MSG("groups = %lld must be >= 1", (long long)groups);
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    if (x->dims[1] % groups != 0) {
+        NNOP_MSG("groups = %lld does not divide C = %lld", (long long)groups,
+                 (long long)x->dims[1]);
+        return NNOP_ERR_SHAPE;
+    }
+    *out = nnop_tensor_4d(x->dtype, nnop__layout_of(x), x->dims[0], x->dims[1], x->dims[2],
+                          x->dims[3]);
+    return NNOP_OK;
+}
+
+/* y[:, j * groups + i] = x[:, i * (C / groups) + j] */
+static void shuffle_reference(const nnop__node *node, const float *const *in,
+                              const nnop_tensor_desc *const *in_desc, float *out,
+                              const nnop_tensor_desc *out_desc)
+{
+    nnop__view4 xv = nnop__view(in_desc[0]), yv = nnop__view(out_desc);
+    const int64_t groups = node->attr.shuffle_groups, per = xv.c / groups;
+    int64_t n, c, h, w;
+    for (n = 0; n < xv.n; n++)
+        for (c = 0; c < xv.c; c++) {
+            int64_t yc = (c % per) * groups + c / per;
+            for (h = 0; h < xv.h; h++)
+                for (w = 0; w < xv.w; w++)
+                    out[nnop__at(&yv, n, yc, h, w)] = in[0][nnop__at(&xv, n, c, h, w)];
+        }
+}
+
+const nnop__op_def nnop__op_channel_shuffle = {"channel_shuffle", NNOP_ROLE_STANDALONE,
+                                               shuffle_infer, shuffle_reference};

@@ -680,6 +680,25 @@ nnop_value nnop_conv_transpose(nnop_graph *g, nnop_value x, nnop_value w,
     return add_node(g, "nnop_conv_transpose", NNOP_OP_CONV_TRANSPOSE, in, 2, 0, &a);
 }
 
+nnop_value nnop_lrn(nnop_graph *g, nnop_value x, int64_t size, float alpha, float beta, float bias)
+{
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.lrn.size = size;
+    a.lrn.alpha = alpha;
+    a.lrn.beta = beta;
+    a.lrn.bias = bias;
+    return add_node(g, "nnop_lrn", NNOP_OP_LRN, &x, 1, 0, &a);
+}
+
+nnop_value nnop_channel_shuffle(nnop_graph *g, nnop_value x, int64_t groups)
+{
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.shuffle_groups = groups;
+    return add_node(g, "nnop_channel_shuffle", NNOP_OP_CHANNEL_SHUFFLE, &x, 1, 0, &a);
+}
+
 nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
 {
     const char *why = NULL;

@@ -49,6 +49,8 @@ typedef enum nnop_op_kind {
     NNOP_OP_CONCAT,
     NNOP_OP_RESIZE,
     NNOP_OP_CONV_TRANSPOSE,
+    NNOP_OP_LRN,
+    NNOP_OP_CHANNEL_SHUFFLE,
     NNOP_OP_KIND_COUNT
 } nnop_op_kind;
 
@@ -58,7 +60,8 @@ typedef enum nnop_fusion_role {
     NNOP_ROLE_EPILOGUE,  /* bias, activation, batch-norm, add, mul/sub/div: pointwise */
     NNOP_ROLE_NORM,      /* layer, group and RMS norm: may absorb an epilogue chain (run in the
                           * norm's own pass, not as a producer with weights) */
-    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten, concat, resize: its own partition */
+    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten, concat, resize, LRN, channel shuffle:
+                          * its own partition */
 } nnop_fusion_role;
 
 typedef struct nnop__act_attr {
@@ -78,6 +81,11 @@ typedef struct nnop__norm_attr {
     int64_t groups;      /* group norm */
 } nnop__norm_attr;
 
+typedef struct nnop__lrn_attr {
+    int64_t size;
+    float alpha, beta, bias;
+} nnop__lrn_attr;
+
 typedef union nnop__node_attr {
     nnop_conv_params conv;
     nnop__act_attr act;
@@ -86,6 +94,8 @@ typedef union nnop__node_attr {
     nnop__norm_attr norm;
     nnop_resize_params resize;
     nnop_conv_transpose_params deconv;
+    nnop__lrn_attr lrn;
+    int64_t shuffle_groups; /* channel shuffle */
 } nnop__node_attr;
 
 /* A node: op kind, attributes, input value ids and one output value id. Absent optional

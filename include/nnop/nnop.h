@@ -630,6 +630,19 @@ NNOP_API nnop_value nnop_concat(nnop_graph *g, const nnop_value *xs, int n);
  * not change is a copy, whatever the scale, as in PyTorch's CPU kernel: its second tap is the
  * pixel itself with weight 0, so a NaN stays in its pixel and an inf there gives NaN. */
 NNOP_API nnop_value nnop_resize(nnop_graph *g, nnop_value x, const nnop_resize_params *p);
+/** Local response normalization across channels (ONNX LRN, AlexNet's and GoogLeNet's):
+ * y[c] = x[c] / (bias + alpha / size * sum of x[c']^2)^beta over the channels c' from
+ * c - floor((size - 1) / 2) to c + ceil((size - 1) / 2) that exist (ONNX's window; PyTorch's
+ * nn.LocalResponseNorm takes the same for odd size, and for even size one channel more
+ * before c and one less after). x is 2-D to 4-D, N, C[, H[, W]]; size >= 1; alpha, beta and
+ * bias finite (ONNX's defaults: 1e-4, 0.75, 1). The sum and the power in double on the CPU,
+ * in float on the GPU (an own kernel). */
+NNOP_API nnop_value nnop_lrn(nnop_graph *g, nnop_value x, int64_t size, float alpha, float beta,
+                             float bias);
+/** Channel shuffle (nn.ChannelShuffle, ShuffleNet): 4-D x's C channels read as groups rows of
+ * C / groups, transposed: y[:, j * groups + i] = x[:, i * (C / groups) + j]. groups >= 1
+ * divides C; the output keeps x's layout. On the GPU: one strided copy a group. */
+NNOP_API nnop_value nnop_channel_shuffle(nnop_graph *g, nnop_value x, int64_t groups);
 /** Transposed 2-D convolution (PyTorch ConvTranspose2d, the gradient of nnop_conv with
  * respect to its input): x is N,C,H,W, w is C,K/groups,R,S in x's layout (dim 0 the input
  * channels, dim 1 the output channels of a group, PyTorch's weight shape), y is N,K,OH,OW

@@ -21,7 +21,8 @@
  * (channels-first at batch 1), read again after the concat; strided slices are copied. A
  * norm and the pointwise chain after it (layer scale and residual add, GELU, SiLU, a multiply
  * by a per-sample or a full operand, hard-swish; every norm kind and kernel path) run as one
- * step. Inputs are seeded random, outputs poisoned. */
+ * step. LRN (odd and even window) and the channel shuffle on their own kernels. Inputs are
+ * seeded random, outputs poisoned. */
 #include "gpu_harness.h"
 
 enum {
@@ -81,6 +82,10 @@ enum {
     K_GN_EPI,        /* group norm, 4 groups, affine -> SiLU (U-Net's block) */
     K_IN_EPI,        /* instance norm -> add an input of x's shape -> ReLU */
     K_RMS_EPI,       /* RMS norm -> mul by an N,C,1,1 input -> hard-swish */
+    K_LRN,           /* LRN, size 5, AlexNet's alpha, beta, bias; C = 12 */
+    K_LRN_EVEN,      /* LRN, size 4 (ONNX's window, one channel more after c), bias 2 */
+    K_SHUFFLE,       /* channel shuffle, 3 groups of 4 channels */
+    K_SHUFFLE_WIDE,  /* channel shuffle, 2 groups of 24 channels, after a ReLU */
     K_KINDS
 };
 
@@ -153,6 +158,10 @@ static const new_case cases[] = {
         ROWS("gn_epi", K_GN_EPI),
         ROWS("in_epi", K_IN_EPI),
         ROWS("rms_epi", K_RMS_EPI),
+        ROWS("lrn", K_LRN),
+        ROWS("lrn_even", K_LRN_EVEN),
+        ROWS("shuffle", K_SHUFFLE),
+        ROWS("shuffle_wide", K_SHUFFLE_WIDE),
 };
 
 /* What nnop_plan_describe must say for each kind. */
@@ -203,7 +212,11 @@ static const char *const expect[K_KINDS] = {
         [K_LN_CHW_EPI] = "norm",
         [K_GN_EPI] = "norm over 4 groups",
         [K_IN_EPI] = "norm over 12 groups",
-        [K_RMS_EPI] = "norm"};
+        [K_RMS_EPI] = "norm",
+        [K_LRN] = "own kernel: LRN over 5 channels",
+        [K_LRN_EVEN] = "own kernel: LRN over 4 channels",
+        [K_SHUFFLE] = "channel shuffle, 3 groups",
+        [K_SHUFFLE_WIDE] = "channel shuffle, 2 groups"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
                         int64_t h, int64_t w)
@@ -519,6 +532,15 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_IN_EPI:
     case K_RMS_EPI:
         return norm_epilogue(g, nc);
+    case K_LRN:
+        return nnop_lrn(g, input(g, "x", nc, 2, 12, 7, 5), 5, 1e-4f, 0.75f, 1.0f);
+    case K_LRN_EVEN:
+        return nnop_lrn(g, input(g, "x", nc, 2, 12, 7, 5), 4, 0.5f, 0.6f, 2.0f);
+    case K_SHUFFLE:
+        return nnop_channel_shuffle(g, input(g, "x", nc, 2, 12, 7, 5), 3);
+    case K_SHUFFLE_WIDE:
+        x = nnop_act(g, input(g, "x", nc, 3, 48, 6, 5), NNOP_ACT_RELU, 0);
+        return nnop_channel_shuffle(g, x, 2);
     default:
         return deconv(g, nc);
     }

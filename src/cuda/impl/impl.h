@@ -27,7 +27,9 @@ typedef enum nnop__step_kind {
     NNOP_STEP_CONCAT,
     NNOP_STEP_DECONV,
     NNOP_STEP_GATE,
-    NNOP_STEP_IGEMM
+    NNOP_STEP_IGEMM,
+    NNOP_STEP_LRN,
+    NNOP_STEP_SHUFFLE
 } nnop__step_kind;
 
 typedef struct nnop__lt_step nnop__lt_step;         /* blaslt.c */
@@ -76,6 +78,10 @@ typedef struct nnop__cuda_step {
     /* igemm.c: the own split-K implicit-GEMM conv (x_slot, w_slot: the packed weights,
      * y_slot; its epilogue in epi and op_slots) */
     nnop__igemm_kparams ig;
+    /* channels.c: LRN (x_slot, y_slot) and the channel shuffle (x_slot, y_slot, xv, yv, dtype:
+     * one copy a group) */
+    nnop__lrn_kparams lrn;
+    int64_t shuffle_groups;
     /* schedule/: run on the side stream (with the side workspace); wait for the side
      * stream's work before this step (it reads a side step's output) */
     int side, wait_side;
@@ -138,6 +144,8 @@ extern const nnop__impl nnop__impl_own_epilogue; /* own_kernels.c */
 extern const nnop__impl nnop__impl_norm;         /* norm.c */
 extern const nnop__impl nnop__impl_resize;       /* resize.c */
 extern const nnop__impl nnop__impl_concat;       /* concat.c */
+extern const nnop__impl nnop__impl_lrn;          /* channels.c */
+extern const nnop__impl nnop__impl_shuffle;      /* channels.c */
 extern const nnop__impl nnop__impl_own_kernel;   /* own_kernels.c */
 extern const nnop__impl *const nnop__impls[];
 

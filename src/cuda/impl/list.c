@@ -21,5 +21,7 @@ const nnop__impl *const nnop__impls[] = {
         &nnop__impl_norm,         /* layer, group and RMS norm; what cuDNN refused */
         &nnop__impl_resize,       /* nearest and bilinear resize */
         &nnop__impl_concat,       /* channel concat: a copy per input into its slice */
+        &nnop__impl_lrn,          /* local response normalization across channels */
+        &nnop__impl_shuffle,      /* channel shuffle: a copy per group */
         &nnop__impl_own_kernel,   /* pooling, global average pooling, softmax, flatten */
         NULL};

@@ -1,7 +1,7 @@
 /* kernels.h: nnop's own CUDA kernels for what cuDNN lacks or does slowly on sm_90 (standalone
  * and split epilogues, pooling incl. bf16, global average pooling, softmax, flatten, the
- * linear fallback, the stem conv, depthwise and transposed convs, norms, resize, concat
- * copies, the squeeze-excitation gate). C interface. */
+ * linear fallback, the stem conv, depthwise and transposed convs, norms, LRN, resize, concat
+ * and channel-shuffle copies, the squeeze-excitation gate). C interface. */
 #ifndef NNOP_CUDA_KERNELS_H
 #define NNOP_CUDA_KERNELS_H
 
@@ -232,6 +232,18 @@ typedef struct nnop__resize_kparams {
     nnop__kview xv, yv;
 } nnop__resize_kparams;
 cudaError_t nnop__k_resize(const nnop__resize_kparams *p, cudaStream_t s);
+
+/* Local response normalization over C (lrn.cu, ONNX's LRN): y = x * (bias + k * sum)^-beta,
+ * sum of x^2 over channels c - before .. c + after (clipped), k = alpha / size; float math. */
+typedef struct nnop__lrn_kparams {
+    const void *x;
+    void *y;
+    int dtype;
+    int64_t before, after;
+    float k, beta, bias;
+    nnop__kview xv, yv;
+} nnop__lrn_kparams;
+cudaError_t nnop__k_lrn(const nnop__lrn_kparams *p, cudaStream_t s);
 
 /* y (view yv) = x (view xv, same dims) element by element: a concat input into its channel
  * slice of the output (resize.cu holds it beside the other data-movement kernel). */
