@@ -11,11 +11,14 @@ compress to nothing.
 
 Fatbinary layout, as found in the .nv_fatbin section of cuDNN 9 (little-endian):
   container  u32 magic 0xBA55ED50, u16 version, u16 header size, u64 size of the entries;
-             containers follow each other, with zero padding between them (8-byte aligned)
+             containers follow each other, 8-byte aligned (zero padding skipped; cuDNN 9.0
+             and 9.5 have none)
   entry      u16 kind (1 PTX, 2 ELF cubin), u16 version, u32 header size, u64 payload size
              (padded), u32 stored size, ..., u32 arch at 28 (90 = sm_90 / compute_90), ...,
-             u64 flags at 40 (0x2000: payload compressed), ..., u64 unpacked size at 56;
-             then the payload. Only payloads are zeroed; headers stay, so tools still list them.
+             u64 flags at 40 (0x2000: payload compressed, 0x100000: sm_90a), ..., u64
+             unpacked size at 56 (PTX headers are 80 bytes, cubin ones 64);
+             then the payload. Only payloads are zeroed, headers stay (cuobjdump, which unpacks
+             every entry whatever -arch says, stops at the first zeroed one: "Uncompress failed").
 A PTX entry of the kept arch is zeroed too where its container holds a cubin of that arch (the
 driver takes the cubin), unless --keep-ptx. Python 3 standard library only.
 """
@@ -31,7 +34,8 @@ FATBIN_MAGIC = 0xBA55ED50
 KIND_PTX, KIND_CUBIN = 1, 2
 KIND_NAMES = {KIND_PTX: "ptx", KIND_CUBIN: "cubin"}
 FLAG_COMPRESSED = 0x2000
-ENTRY_HEADER_MIN = 64  # the fields read below end at offset 64
+FLAG_ARCH_SPECIFIC = 0x100000  # sm_90a rather than sm_90 (cuobjdump agrees); shown, not tested
+ENTRY_HEADER_MIN = 64  # the fields read end at offset 64
 SHT_NOBITS = 8
 
 Entry = namedtuple("Entry", "kind arch flags payload_off payload_size unpacked_size")
@@ -43,8 +47,9 @@ class Malformed(Exception):
 
 def unpack(fmt, buf, off, end):
     """struct.unpack_from(fmt, buf, off), refused where it would read past end."""
-    if off < 0 or off + struct.calcsize(fmt) > end:
-        raise Malformed("read of %d bytes at 0x%x runs past 0x%x" % (struct.calcsize(fmt), off, end))
+    size = struct.calcsize(fmt)
+    if off < 0 or off + size > end:
+        raise Malformed("read of %d bytes at 0x%x runs past 0x%x" % (size, off, end))
     return struct.unpack_from(fmt, buf, off)
 
 
@@ -55,7 +60,8 @@ def find_section(buf, wanted):
     shoff, = unpack("<Q", buf, 0x28, len(buf))
     shentsize, shnum, shstrndx = unpack("<HHH", buf, 0x3A, len(buf))
     if shentsize < 64 or shstrndx >= shnum:
-        raise Malformed("bad section header table (entry size %d, %d sections)" % (shentsize, shnum))
+        raise Malformed("bad section header table (entry size %d, %d sections)"
+                        % (shentsize, shnum))
 
     def header(i):
         name, kind, _, _, off, size = unpack("<IIQQQQ", buf, shoff + i * shentsize, len(buf))
@@ -84,15 +90,11 @@ def read_container(buf, off, end):
         raise Malformed("container at 0x%x (%d bytes) runs past its section" % (off, fat_size))
     entries = []
     while p < stop:
-        kind, _, ehsize, padded = unpack("<HHIQ", buf, p, stop)
-        if ehsize < ENTRY_HEADER_MIN or p + ehsize + padded > stop:
-            raise Malformed("entry at 0x%x (header %d, payload %d bytes) is cut off or too short"
-                            % (p, ehsize, padded))
-        stored, = unpack("<I", buf, p + 16, stop)
-        arch, = unpack("<I", buf, p + 28, stop)
-        flags, _, unpacked = unpack("<QQQ", buf, p + 40, stop)
-        if stored > padded:
-            raise Malformed("entry at 0x%x stores %d bytes in %d" % (p, stored, padded))
+        fields = unpack("<HHIQI8xI8xQ8xQ", buf, p, stop)  # the first 64 bytes
+        kind, _, ehsize, padded, stored, arch, flags, unpacked = fields
+        if ehsize < ENTRY_HEADER_MIN or p + ehsize + padded > stop or stored > padded:
+            raise Malformed("entry at 0x%x (header %d bytes, payload %d, stored %d) is cut off"
+                            " or inconsistent" % (p, ehsize, padded, stored))
         entries.append(Entry(kind, arch, flags, p + ehsize, padded, unpacked))
         p += ehsize + padded
     return entries, stop
@@ -122,18 +124,46 @@ def to_zero(entries, arch, keep_ptx):
             yield e, e.kind == KIND_PTX and has_cubin and not keep_ptx
 
 
+def tally(stats, e, zero):
+    """Count entry e in stats[(kind, arch, suffix)]: entries, compressed, kept, zeroed, unpacked."""
+    compressed = bool(e.flags & FLAG_COMPRESSED)
+    s = stats.setdefault((e.kind, e.arch, "a" if e.flags & FLAG_ARCH_SPECIFIC else ""), [0] * 5)
+    s[0] += 1
+    s[1] += compressed
+    s[3 if zero else 2] += e.payload_size
+    s[4] += e.unpacked_size if compressed else e.payload_size
+
+
 def print_table(stats, containers):
-    """The (kind, arch) histogram: entries, compressed entries, bytes kept and zeroed."""
-    mb = lambda n: "%9.1f" % (n / 1e6)
-    print("%-6s %5s %8s %10s %9s %9s %9s" % ("kind", "arch", "entries", "compressed",
-                                            "kept MB", "zeroed MB", "unpacked"))
-    total = [0, 0, 0, 0, 0]
-    for (kind, arch), s in sorted(stats.items()):
-        print("%-6s %5d %8d %10d %s %s %s" % (KIND_NAMES.get(kind, "kind%d" % kind), arch, s[0],
-                                              s[1], mb(s[2]), mb(s[3]), mb(s[4])))
+    """The (kind, arch) histogram; bytes in MB (1e6), as stored (kept, zeroed) and unpacked."""
+    row = "%-6s %5s %8s %10s %9s %9s %9s"
+    cells = lambda s: tuple(s[:2]) + tuple("%.1f" % (n / 1e6) for n in s[2:])
+    print(row % ("kind", "arch", "entries", "compressed", "kept MB", "zeroed MB", "unpacked"))
+    total = [0] * 5
+    for (kind, arch, suffix), s in sorted(stats.items()):
+        print(row % ((KIND_NAMES.get(kind, kind), "%d%s" % (arch, suffix)) + cells(s)))
         total = [a + b for a, b in zip(total, s)]
-    print("%-6s %5s %8d %10d %s %s %s  (%d containers)" % ("total", "", total[0], total[1],
-                                                         mb(total[2]), mb(total[3]), mb(total[4]), containers))
+    print(row % (("total", "") + cells(total)) + "  (%d containers)" % containers)
+
+
+def die(message):
+    print("fatbin_keep_arch.py: " + message, file=sys.stderr)
+    sys.exit(2)
+
+
+def load(path):
+    """The containers of path's .nv_fatbin; exits 2 where there is none or one is malformed."""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            section = find_section(buf, b".nv_fatbin")
+            if section is None:
+                raise Malformed("no .nv_fatbin section")
+            containers = read_containers(buf, section[0], section[0] + section[1])
+    except (Malformed, OSError, ValueError) as e:
+        die("%s: %s" % (path, e))
+    if not containers:
+        die("%s: no fatbinary container in .nv_fatbin" % path)
+    return containers
 
 
 def main():
@@ -145,29 +175,14 @@ def main():
                     help="keep the PTX of --arch also where its container has a cubin of it")
     args = ap.parse_args()
     if os.path.exists(args.output) and os.path.samefile(args.input, args.output):
-        sys.exit("fatbin_keep_arch.py: OUT must not be IN")
-    try:
-        with open(args.input, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            section = find_section(buf, b".nv_fatbin")
-            if section is None:
-                raise Malformed("no .nv_fatbin section")
-            containers = read_containers(buf, section[0], section[0] + section[1])
-            if not containers:
-                raise Malformed("no fatbinary container in .nv_fatbin")
-    except (Malformed, ValueError) as e:
-        print("fatbin_keep_arch.py: %s: %s" % (args.input, e), file=sys.stderr)
-        sys.exit(2)
+        die("OUT must not be IN")
+    containers = load(args.input)
     shutil.copyfile(args.input, args.output)
     stats = {}
     with open(args.output, "r+b") as f, mmap.mmap(f.fileno(), 0) as out:
         for entries in containers:
             for e, zero in to_zero(entries, args.arch, args.keep_ptx):
-                s = stats.setdefault((e.kind, e.arch), [0, 0, 0, 0, 0])
-                s[0] += 1
-                compressed = bool(e.flags & FLAG_COMPRESSED)
-                s[1] += compressed
-                s[3 if zero else 2] += e.payload_size
-                s[4] += e.unpacked_size if compressed else e.payload_size
+                tally(stats, e, zero)
                 if zero:
                     out[e.payload_off:e.payload_off + e.payload_size] = bytes(e.payload_size)
     print_table(stats, len(containers))

@@ -63,6 +63,12 @@ typedef struct ox_tensor {
     nnop_value v;
     int has_v;
     int used; /* a node or the graph's outputs read it */
+    /* OX_VALUE in the 5-D view of a channel shuffle (ShuffleNet's Reshape -> Transpose ->
+     * Reshape): view_groups g > 0: v is N,C,H,W and this tensor is N,g,C/g,H,W, or with
+     * view_swapped N,C/g,g,H,W (its dims 1 and 2 transposed). Only Reshape and Transpose read
+     * a view (ox_convert_node refuses the rest). */
+    int64_t view_groups;
+    int view_swapped;
 } ox_tensor;
 
 typedef struct ox_ctx {
@@ -188,6 +194,8 @@ nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_global_pool(ox_ctx *ox, const Onnx__NodeProto *n);
 /* onnx_resize.c: Resize, Upsample */
 nnop_status ox_op_resize(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_lrn(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_transpose(ox_ctx *ox, const Onnx__NodeProto *n);
 /* onnx_norm.c */
 nnop_status ox_op_batchnorm(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_instance_norm(ox_ctx *ox, const Onnx__NodeProto *n);

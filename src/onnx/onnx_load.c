@@ -272,6 +272,11 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
                            "graph output '%s' is %s (nnop computes "
                            "float tensors)",
                            name, ox_elem_name(t->elem));
+        if (t->kind == OX_VALUE && t->view_groups)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "graph output '%s' is a 5-D view of a 4-D value (a channel shuffle "
+                           "cut short)",
+                           name);
         if ((s = ox_value_of(ox, t, &v)) != NNOP_OK)
             return s;
         for (j = 0; j < k; j++) {

@@ -206,3 +206,32 @@ nnop_status ox_op_layer_norm(ox_ctx *ox, const Onnx__NodeProto *n)
     y = nnop_layer_norm(ox->g, x, pv[0], pv[1], ax, eps);
     return ox_set_value(ox, n, 0, y, xt->elem);
 }
+
+/* LRN (opset 1, 13) onto nnop_lrn, whose window and alpha / size are ONNX's. ONNX allows 3-D
+ * to N-D input; nnop takes 2-D to 4-D. */
+nnop_status ox_op_lrn(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"size", "alpha", "beta", "bias", NULL};
+    ox_tensor *xt;
+    nnop_value x;
+    int64_t size;
+    float alpha, beta, bias;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s && !ox_attr(n, "size"))
+        return ox_fail(ox, NNOP_ERR_FORMAT, "LRN without its required attribute size");
+    if (!s)
+        s = ox_attr_i(ox, n, "size", 1, &size);
+    if (!s)
+        s = ox_attr_f(ox, n, "alpha", 1e-4f, &alpha);
+    if (!s)
+        s = ox_attr_f(ox, n, "beta", 0.75f, &beta);
+    if (!s)
+        s = ox_attr_f(ox, n, "bias", 1.0f, &bias);
+    if (!s)
+        s = ox_need_value(ox, n, 0, &xt, &x);
+    if (s)
+        return s;
+    if (xt->ndim < 2 || xt->ndim > 4)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "%d-D input (nnop: 2-D to 4-D)", xt->ndim);
+    return ox_set_value(ox, n, 0, nnop_lrn(ox->g, x, size, alpha, beta, bias), xt->elem);
+}

@@ -37,6 +37,7 @@ static const ox_op ops[] = {
         {"HardSwish", ox_op_act},
         {"Identity", ox_op_identity},
         {"InstanceNormalization", ox_op_instance_norm},
+        {"LRN", ox_op_lrn},
         {"LayerNormalization", ox_op_layer_norm},
         {"LeakyRelu", ox_op_act},
         {"MatMul", ox_op_gemm},
@@ -56,6 +57,7 @@ static const ox_op ops[] = {
         {"Sub", ox_op_binary},
         {"Sum", ox_op_sum},
         {"Tanh", ox_op_act},
+        {"Transpose", ox_op_transpose},
         {"Unsqueeze", ox_op_squeeze},
         {"Upsample", ox_op_resize},
 };
@@ -74,10 +76,30 @@ int ox_op_known(const char *op_type)
     return op_type && find_op(op_type) != NULL;
 }
 
+/* A channel shuffle's 5-D view (onnx_shape.c) is read by Reshape and Transpose alone. */
+static nnop_status check_views(ox_ctx *ox, const Onnx__NodeProto *n, const ox_op *op)
+{
+    size_t k;
+    if (op->fn == ox_op_reshape || op->fn == ox_op_transpose)
+        return NNOP_OK;
+    for (k = 0; k < n->n_input; k++) {
+        const ox_tensor *t = ox_in(ox, n, k);
+        if (t && t->kind == OX_VALUE && t->view_groups)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "input '%s' is a 5-D view of a 4-D value (nnop takes it only as "
+                           "the middle of a channel shuffle: Reshape, Transpose, Reshape)",
+                           t->name);
+    }
+    return NNOP_OK;
+}
+
 nnop_status ox_convert_node(ox_ctx *ox, const Onnx__NodeProto *n)
 {
     const ox_op *op = find_op(n->op_type ? n->op_type : "");
+    nnop_status s;
     if (!op)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "operator not supported by nnop's importer");
+    if ((s = check_views(ox, n, op)) != NNOP_OK)
+        return s;
     return op->fn(ox, n);
 }

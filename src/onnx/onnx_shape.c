@@ -1,15 +1,45 @@
 /* onnx_shape.c: the operators that change a shape, of run-time values or constants:
- * Flatten, Reshape, Squeeze/Unsqueeze and Concat. */
+ * Flatten, Reshape, Squeeze/Unsqueeze, Concat and Transpose (of constants, and the channel
+ * shuffle's view). */
 #include <string.h>
 
 #include "onnx_internal.h"
 
-/* x viewed with new dims: the same value, or nnop_flatten when it is N,C,H,W -> N,CHW */
+/* A channel shuffle's Reshapes: 4-D x to its 5-D view N,g,C/g,H,W (the view of the same
+ * value), or a view back to x's N,C,H,W: the value itself, or the shuffle where Transpose
+ * swapped the view's dims 1 and 2. 1: done (or failed: ox->status); 0: not such a reshape. */
+static int reshape_view(ox_ctx *ox, const Onnx__NodeProto *n, ox_tensor *x, const int64_t *dims,
+                        int ndim, nnop_status *s)
+{
+    if (!x->view_groups && x->ndim == 4 && ndim == 5 && dims[0] == x->dims[0] &&
+        dims[1] * dims[2] == x->dims[1] && dims[3] == x->dims[2] && dims[4] == x->dims[3]) {
+        ox_tensor *t;
+        if ((*s = ox_set_alias(ox, n, 0, x)) != NNOP_OK)
+            return 1;
+        t = ox_find(ox, n->output[0]);
+        t->ndim = 5;
+        memcpy(t->dims, dims, 5 * sizeof *dims);
+        t->view_groups = dims[1];
+        t->view_swapped = 0;
+        return 1;
+    }
+    if (x->view_groups && ndim == 4 && dims[0] == x->dims[0] &&
+        dims[1] == x->dims[1] * x->dims[2] && dims[2] == x->dims[3] && dims[3] == x->dims[4]) {
+        nnop_value v = x->view_swapped ? nnop_channel_shuffle(ox->g, x->v, x->view_groups) : x->v;
+        *s = ox_set_value(ox, n, 0, v, x->elem);
+        return 1;
+    }
+    return 0;
+}
+
+/* x viewed with new dims: the same value, nnop_flatten when it is N,C,H,W -> N,CHW, or a
+ * channel shuffle's view (reshape_view) */
 static nnop_status reshape_value(ox_ctx *ox, const Onnx__NodeProto *n, ox_tensor *x,
                                  const int64_t *dims, int ndim)
 {
     char a[128], b[128];
     nnop_value v;
+    nnop_status s = NNOP_OK;
     if (x->kind == OX_CONST) {
         ox_tensor *t = ox_set_const(ox, n, 0, x->elem, ndim, dims);
         if (!t)
@@ -26,6 +56,11 @@ static nnop_status reshape_value(ox_ctx *ox, const Onnx__NodeProto *n, ox_tensor
     }
     if (ox_same_dims(x->dims, x->ndim, dims, ndim))
         return ox_set_alias(ox, n, 0, x);
+    if (reshape_view(ox, n, x, dims, ndim, &s))
+        return s;
+    if (x->view_groups)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "reshape of a channel shuffle's 5-D view to other than its 4-D shape");
     if (x->ndim == 4 && ndim == 2 && dims[0] == x->dims[0] &&
         dims[1] == x->dims[1] * x->dims[2] * x->dims[3]) {
         v = nnop_flatten(ox->g, x->v);
@@ -34,7 +69,9 @@ static nnop_status reshape_value(ox_ctx *ox, const Onnx__NodeProto *n, ox_tensor
     ox_shape_str(a, sizeof a, x->dims, x->ndim);
     ox_shape_str(b, sizeof b, dims, ndim);
     return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                   "reshape of %s to %s (nnop reshapes only N,C,H,W to N,C*H*W)", a, b);
+                   "reshape of %s to %s (nnop reshapes only N,C,H,W to N,C*H*W, and a channel "
+                   "shuffle's N,C,H,W to N,g,C/g,H,W and back)",
+                   a, b);
 }
 
 /* ---------------------------------------------------------------- shapes, constants */
@@ -236,4 +273,64 @@ nnop_status ox_op_concat(ox_ctx *ox, const Onnx__NodeProto *n)
     }
     y = nnop_concat(ox->g, xs, (int)nin);
     return ox_set_value(ox, n, 0, y, first->elem);
+}
+
+/* Transpose: of a constant, folded (any permutation); of a channel shuffle's 5-D view, perm
+ * 0,2,1,3,4 swaps its group dims; the identity permutation is the value itself. */
+nnop_status ox_op_transpose(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"perm", NULL};
+    ox_tensor *xt, *t;
+    const int64_t *perm;
+    int64_t pm[OX_MAX_DIMS], od[OX_MAX_DIMS], k, total;
+    int np, d, seen[OX_MAX_DIMS] = {0}, identity = 1;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_in(ox, n, 0, &xt);
+    if (!s)
+        s = ox_attr_ints(ox, n, "perm", &perm, &np);
+    if (s)
+        return s;
+    if (np >= 0 && np != xt->ndim)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "perm of %d axes for a %d-D input", np, xt->ndim);
+    for (d = 0; d < xt->ndim; d++) {
+        pm[d] = np < 0 ? xt->ndim - 1 - d : perm[d]; /* default: the dims reversed */
+        if (pm[d] < 0 || pm[d] >= xt->ndim || seen[pm[d]]++)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "perm is not a permutation of %d axes", xt->ndim);
+        od[d] = xt->dims[pm[d]];
+        identity &= pm[d] == d;
+    }
+    if (identity)
+        return ox_set_alias(ox, n, 0, xt);
+    if (xt->kind == OX_VALUE) {
+        if (!xt->view_groups || pm[0] != 0 || pm[1] != 2 || pm[2] != 1 || pm[3] != 3 || pm[4] != 4)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "transpose of a run-time value (nnop transposes only a channel "
+                           "shuffle's N,g,C/g,H,W view, perm 0,2,1,3,4)");
+        if ((s = ox_set_alias(ox, n, 0, xt)) != NNOP_OK)
+            return s;
+        t = ox_find(ox, n->output[0]);
+        memcpy(t->dims, od, sizeof od[0] * 5);
+        t->view_swapped = !t->view_swapped;
+        return NNOP_OK;
+    }
+    t = ox_set_const(ox, n, 0, xt->elem, xt->ndim, od);
+    if (!t)
+        return ox->status;
+    xt = ox_find(ox, n->input[0]);
+    total = t->numel;
+    for (k = 0; k < total; k++) { /* k over the output; its source index by the permutation */
+        int64_t rest = k, src = 0, stride[OX_MAX_DIMS], st = 1;
+        for (d = xt->ndim - 1; d >= 0; d--)
+            stride[d] = st, st *= xt->dims[d];
+        for (d = xt->ndim - 1; d >= 0; d--) {
+            src += (rest % od[d]) * stride[pm[d]];
+            rest /= od[d];
+        }
+        if (xt->f)
+            t->f[k] = xt->f[src];
+        else
+            t->i[k] = xt->i[src];
+    }
+    return NNOP_OK;
 }
