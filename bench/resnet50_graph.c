@@ -96,7 +96,7 @@ nnop_graph *bench_resnet50_graph(nnop_context *ctx, int64_t n)
     static const int blocks[4] = {3, 4, 6, 3};
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, n, 3, 224, 224);
     nnop_tensor_desc fd = nnop_tensor_2d(NNOP_F16, 1000, 2048), bd = nnop_tensor_1d(NNOP_F16, 1000);
-    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0};
+    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0, {0, 0}};
     nnop_graph *g = NULL;
     nnop_value y;
     int64_t cin = 64, width = 64;

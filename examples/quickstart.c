@@ -76,7 +76,7 @@ static void tiny_network_demo(nnop_context *ctx)
     nnop_tensor_desc b1d = nnop_tensor_1d(NNOP_F32, K), b2d = nnop_tensor_1d(NNOP_F32, CLASSES);
     nnop_tensor_desc w2d = nnop_tensor_2d(NNOP_F32, CLASSES, K);
     nnop_conv_params cp = {{1, 1}, {1, 1}, {1, 1}, 1};
-    nnop_pool_params pp = {{2, 2}, {2, 2}, {0, 0}, 0};
+    nnop_pool_params pp = {{2, 2}, {2, 2}, {0, 0}, 0, {0, 0}};
     nnop_graph *g = NULL;
     nnop_plan *plan = NULL;
     nnop_value v;

@@ -1,4 +1,5 @@
-/* pool.c: max and average pooling over H, W, and global average pooling. */
+/* pool.c: max and average pooling over H, W (padded pad before and pad + pad_end after), and
+ * global average pooling. */
 #include <float.h>
 
 #include "ops_common.h"
@@ -8,7 +9,7 @@ static nnop_status pool_infer(const nnop__node *node, const nnop_tensor_desc *co
 {
     const nnop__pool_attr *a = &node->attr.pool;
     const nnop_tensor_desc *x = in[0];
-    int64_t o[2];
+    int64_t o[2], padded;
     int i;
     if (a->kind != NNOP_POOL_MAX && a->kind != NNOP_POOL_AVG) {
         NNOP_MSG("unknown pool kind %d", (int)a->kind);
@@ -35,17 +36,28 @@ static nnop_status pool_infer(const nnop__node *node, const nnop_tensor_desc *co
                      (long long)a->p.pad[i], (long)INT32_MAX);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
+        if (a->p.pad_end[i] < 0 || a->p.pad_end[i] >= a->p.window[i]) {
+            NNOP_MSG("pad_end[%d] = %lld must be 0 to window - 1 = %lld", i,
+                     (long long)a->p.pad_end[i], (long long)(a->p.window[i] - 1));
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
         if (a->p.pad[i] > a->p.window[i] / 2) { /* 2 * pad > window, without overflow */
             NNOP_MSG("pad[%d] = %lld exceeds half the window %lld", i, (long long)a->p.pad[i],
                      (long long)a->p.window[i]);
             return NNOP_ERR_INVALID_ARGUMENT;
         }
-        if (x->dims[2 + i] + 2 * a->p.pad[i] < a->p.window[i]) {
+        padded = x->dims[2 + i] + 2 * a->p.pad[i] + a->p.pad_end[i];
+        if (padded < a->p.window[i]) {
             NNOP_MSG("window %lld exceeds the padded input %lld", (long long)a->p.window[i],
-                     (long long)(x->dims[2 + i] + 2 * a->p.pad[i]));
+                     (long long)padded);
             return NNOP_ERR_SHAPE;
         }
-        o[i] = (x->dims[2 + i] + 2 * a->p.pad[i] - a->p.window[i]) / a->p.stride[i] + 1;
+        o[i] = (padded - a->p.window[i]) / a->p.stride[i] + 1;
+        if ((o[i] - 1) * a->p.stride[i] - a->p.pad[i] >= x->dims[2 + i]) {
+            NNOP_MSG("pad_end[%d] = %lld: the last window lies in the padding", i,
+                     (long long)a->p.pad_end[i]);
+            return NNOP_ERR_INVALID_ARGUMENT;
+        }
     }
     *out = nnop_tensor_4d(x->dtype, nnop__layout_of(x), x->dims[0], x->dims[1], o[0], o[1]);
     return NNOP_OK;
@@ -77,7 +89,8 @@ static float pool_point(const nnop__pool_attr *a, const float *x, const nnop__vi
     if (a->p.count_include_pad) {
         /* the window clipped to the padded input, as PyTorch counts it */
         int64_t hend = h0 + a->p.window[0], wend = w0 + a->p.window[1];
-        int64_t hmax = xv->h + a->p.pad[0], wmax = xv->w + a->p.pad[1];
+        int64_t hmax = xv->h + a->p.pad[0] + a->p.pad_end[0];
+        int64_t wmax = xv->w + a->p.pad[1] + a->p.pad_end[1];
         count = ((hend < hmax ? hend : hmax) - h0) * ((wend < wmax ? wend : wmax) - w0);
     }
     return (float)(acc / (double)count);

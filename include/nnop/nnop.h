@@ -442,9 +442,11 @@ typedef enum nnop_pool_kind { NNOP_POOL_MAX = 0, NNOP_POOL_AVG = 1 } nnop_pool_k
 typedef struct nnop_pool_params {
     int64_t window[2], stride[2], pad[2];
     int count_include_pad; /* average pooling: divide by the full window (PyTorch default) */
+    int64_t pad_end[2];    /* more padding after (bottom, right), 0 to window - 1: ONNX's pads
+                            * [b, b, b + e, b + e], Caffe's and PyTorch's ceil_mode outputs */
 } nnop_pool_params;
-/** Fill p with window 1, stride 1, pad 0 and count_include_pad 1 (PyTorch's default); set
- * the window (and the stride, which PyTorch defaults to the window) after it. */
+/** Fill p with window 1, stride 1, pad 0, pad_end 0 and count_include_pad 1 (PyTorch's default);
+ * set the window (and the stride, which PyTorch defaults to the window) after it. */
 NNOP_API void nnop_pool_params_init(nnop_pool_params *p);
 
 /* Normalization axes of nnop_layer_norm. */
@@ -546,11 +548,14 @@ NNOP_API nnop_value nnop_batchnorm(nnop_graph *g, nnop_value x, nnop_value gamma
                                    nnop_value mean, nnop_value var, float eps);
 /** Elementwise a + b of the same shape and layout (residual add). */
 NNOP_API nnop_value nnop_add(nnop_graph *g, nnop_value a, nnop_value b);
-/** Max or average pooling over H, W. Output size rounds down (PyTorch's ceil_mode=False):
- * floor((H + 2 pad[0] - window[0]) / stride[0]) + 1. Padding never wins a max; NaN does.
- * As in PyTorch, pad is at most window / 2 (NNOP_ERR_INVALID_ARGUMENT otherwise);
- * count_include_pad is a flag (any nonzero value is true). Window, stride and pad, like the
- * conv and transposed-conv parameters, are at most 2^31 - 1. */
+/** Max or average pooling over H, W, padded pad before and pad + pad_end after. Output size
+ * rounds down: floor((H + 2 pad[0] + pad_end[0] - window[0]) / stride[0]) + 1 (PyTorch's
+ * ceil_mode=True is the pad_end that adds its partial window). Padding never wins a max; NaN
+ * does. count_include_pad (a flag: any nonzero value is true) divides by the window clipped to
+ * the padded input. As in PyTorch, pad is at most window / 2; pad_end is 0 to window - 1, and the
+ * last window must start inside the input (NNOP_ERR_INVALID_ARGUMENT otherwise). Window, stride
+ * and pad, like the conv and transposed-conv parameters, are at most 2^31 - 1. On the GPU a pool
+ * with pad_end runs on the general strided kernel. */
 NNOP_API nnop_value nnop_pool(nnop_graph *g, nnop_value x, nnop_pool_kind kind,
                               const nnop_pool_params *p);
 /** Mean over H and W: N,C,H,W -> N,C,1,1 in x's layout. */

@@ -10,17 +10,21 @@
  * exactly when they make as many outputs: every window of both lies in the input and the pads of
  * both, padding is zero for a conv and never wins a max or counts in an average without
  * count_include_pad; with it, both divide by the whole window while it stays inside the pads
- * of both (checked). ceil_mode (pools) rounds ONNX's count up; nnop's always rounds down. */
+ * of both (checked). ceil_mode (pools) rounds ONNX's count up; nnop's always rounds down.
+ * A pool (pad_end not NULL) that needs more outputs than that pads the end by *pad_end more
+ * (nnop_pool_params.pad_end): more padding after than before, or ceil_mode's partial window. */
 static nnop_status axis_pads(ox_ctx *ox, int axis, int64_t in_, int64_t k, int64_t stride,
                              int64_t dil, int64_t b, int64_t e, int ceil_mode, int avg_cip,
-                             const int64_t *pads, int64_t *pad)
+                             const int64_t *pads, int64_t *pad, int64_t *pad_end)
 {
     int64_t ke = (k - 1) * dil + 1, span = in_ + b + e - ke, span2 = in_ + 2 * b - ke;
     int64_t out = 0, mine = 0;
     *pad = b;
+    if (pad_end)
+        *pad_end = 0;
     if (b < 0 || e < 0)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "negative pads");
-    if (span < 0 || span2 < 0) /* no window fits: nnop's builder says so */
+    if (span < 0 || (span2 < 0 && !pad_end)) /* no window fits: nnop's builder says so */
         return b == e ? NNOP_OK
                       : ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                                 "pads %lld before and %lld after axis %d of %lld with a window of "
@@ -28,6 +32,10 @@ static nnop_status axis_pads(ox_ctx *ox, int axis, int64_t in_, int64_t k, int64
                                 (long long)b, (long long)e, axis, (long long)in_, (long long)ke);
     out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
     mine = span2 / stride + 1;
+    if (out > mine && pad_end && (out - 1) * stride - span2 < ke && (out - 1) * stride - b < in_) {
+        *pad_end = (out - 1) * stride - span2;
+        mine = out;
+    }
     if (out != mine) {
         if (b == e)
             return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
@@ -46,7 +54,9 @@ static nnop_status axis_pads(ox_ctx *ox, int axis, int64_t in_, int64_t k, int64
                        axis, (long long)b, (long long)e, (long long)b, (long long)mine,
                        (long long)out);
     }
-    if (avg_cip && (out - 1) * stride - b + ke > in_ + (e < b ? e : b))
+    if (avg_cip &&
+        (out - 1) * stride - b + ke >
+                in_ + (e < b + (pad_end ? *pad_end : 0) ? e : b + (pad_end ? *pad_end : 0)))
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                        "count_include_pad 1 with the last window of axis %d past the pads", axis);
     return NNOP_OK;
@@ -55,7 +65,7 @@ static nnop_status axis_pads(ox_ctx *ox, int axis, int64_t in_, int64_t k, int64
 /* pads of a 2-D window op from pads / auto_pad: symmetric, or what axis_pads proves exact */
 static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_tensor *x,
                                const int64_t *k, const int64_t *stride, const int64_t *dil,
-                               int ceil_mode, int avg_cip, int64_t *pad)
+                               int ceil_mode, int avg_cip, int64_t *pad, int64_t *pad_end)
 {
     const int64_t *p;
     int np, i;
@@ -93,7 +103,7 @@ static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_te
     }
     for (i = 0; i < 2; i++) {
         s = axis_pads(ox, 2 + i, x->dims[2 + i], k[i], stride[i], dil[i], b[i], e[i], ceil_mode,
-                      avg_cip, p, &pad[i]);
+                      avg_cip, p, &pad[i], pad_end ? &pad_end[i] : NULL);
         if (s)
             return s;
     }
@@ -162,7 +172,7 @@ nnop_status ox_op_conv(ox_ctx *ox, const Onnx__NodeProto *n)
     if (!s)
         s = ox_attr_i(ox, n, "group", 1, &p.groups);
     if (!s)
-        s = window_pads(ox, n, xt, k, p.stride, p.dilation, 0, 0, p.pad);
+        s = window_pads(ox, n, xt, k, p.stride, p.dilation, 0, 0, p.pad, NULL);
     if (s)
         return s;
     y = nnop_conv(ox->g, x, w, &p);
@@ -283,7 +293,8 @@ nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n)
         return s;
     if (dil[0] != 1 || dil[1] != 1)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute dilations other than 1");
-    s = window_pads(ox, n, xt, p.window, p.stride, dil, ceil_mode != 0, !is_max && cip != 0, p.pad);
+    s = window_pads(ox, n, xt, p.window, p.stride, dil, ceil_mode != 0, !is_max && cip != 0, p.pad,
+                    p.pad_end);
     if (s)
         return s;
     p.count_include_pad = (int)cip;

@@ -356,15 +356,25 @@ static int gen_add(gen *s, int x)
     return chance(s, 50) ? add_op2(s, DT_ADD, a, b) : add_op2(s, DT_ADD, b, a);
 }
 
-/* Window, stride and padding of one dim (pad <= window / 2, window within the padded input) */
+/* Window, stride and padding of one dim (pad <= window / 2, window within the padded input;
+ * a quarter of them padded more after, pad_end < window, the last window not all padding) */
 static int64_t pool_dim(gen *s, int64_t h, nnop_pool_params *p, int i)
 {
+    int64_t o;
     p->window[i] = rnd_int(s, 1, 4);
     p->pad[i] = rnd_int(s, 0, (int)p->window[i] / 2);
     p->stride[i] = rnd_int(s, 1, 3);
-    if (h + 2 * p->pad[i] < p->window[i])
-        p->window[i] = h + 2 * p->pad[i];
-    return (h + 2 * p->pad[i] - p->window[i]) / p->stride[i] + 1;
+    p->pad_end[i] = chance(s, 25) ? rnd_int(s, 0, (int)p->window[i] - 1) : 0;
+    if (h + 2 * p->pad[i] + p->pad_end[i] < p->window[i])
+        p->window[i] = h + 2 * p->pad[i] + p->pad_end[i];
+    o = (h + 2 * p->pad[i] + p->pad_end[i] - p->window[i]) / p->stride[i] + 1;
+    if (p->pad_end[i] >= p->window[i] || (o - 1) * p->stride[i] - p->pad[i] >= h) {
+        p->pad_end[i] = 0;
+        if (h + 2 * p->pad[i] < p->window[i])
+            p->window[i] = h + 2 * p->pad[i];
+        o = (h + 2 * p->pad[i] - p->window[i]) / p->stride[i] + 1;
+    }
+    return o;
 }
 
 static int gen_pool(gen *s, int x)

@@ -57,10 +57,13 @@ static void print_attrs(FILE *f, const dt_node *v)
                 (long long)c->stride[1], (long long)c->dilation[0], (long long)c->dilation[1],
                 (long long)c->groups);
     else if (v->kind == DT_POOL)
-        fprintf(f, " %s window %lld,%lld stride %lld,%lld pad %lld,%lld count_include_pad %d",
+        fprintf(f,
+                " %s window %lld,%lld stride %lld,%lld pad %lld,%lld pad_end %lld,%lld "
+                "count_include_pad %d",
                 v->pool_kind == NNOP_POOL_MAX ? "max" : "avg", (long long)p->window[0],
                 (long long)p->window[1], (long long)p->stride[0], (long long)p->stride[1],
-                (long long)p->pad[0], (long long)p->pad[1], p->count_include_pad);
+                (long long)p->pad[0], (long long)p->pad[1], (long long)p->pad_end[0],
+                (long long)p->pad_end[1], p->count_include_pad);
     else if (v->kind == DT_ACT)
         fprintf(f, " %s alpha %g", act_name(v->act), (double)v->alpha);
     else if (v->kind == DT_CLAMP)
@@ -201,10 +204,12 @@ static void emit_op(FILE *f, const dt_node *v, int i)
                 (long long)c->stride[1], (long long)c->dilation[0], (long long)c->dilation[1],
                 (long long)c->groups);
     if (v->kind == DT_POOL)
-        fprintf(f, "    pp = (nnop_pool_params){{%lld, %lld}, {%lld, %lld}, {%lld, %lld}, %d};\n",
+        fprintf(f,
+                "    pp = (nnop_pool_params){{%lld, %lld}, {%lld, %lld}, {%lld, %lld}, %d, "
+                "{%lld, %lld}};\n",
                 (long long)p->window[0], (long long)p->window[1], (long long)p->stride[0],
                 (long long)p->stride[1], (long long)p->pad[0], (long long)p->pad[1],
-                p->count_include_pad);
+                p->count_include_pad, (long long)p->pad_end[0], (long long)p->pad_end[1]);
     if (v->kind == DT_RESIZE)
         fprintf(f, "    rp = (nnop_resize_params){%s, %d, {%lld, %lld}, {%.17g, %.17g}};\n",
                 v->resize.mode == NNOP_RESIZE_NEAREST ? "NNOP_RESIZE_NEAREST"

@@ -59,7 +59,7 @@ static void build(nnop_graph *g, const void *arg)
     nnop_tensor_desc kd = nnop_tensor_1d(NNOP_F16, K), cd = nnop_tensor_1d(NNOP_F16, CLASSES);
     nnop_tensor_desc fd = nnop_tensor_2d(NNOP_F16, CLASSES, K);
     nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
-    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0};
+    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0, {0, 0}};
     nnop_value y, skip;
     y = nnop_conv(g, nnop_input(g, "x", &xd), nnop_constant(g, "w1", &w1d, d->w1), &p);
     y = nnop_batchnorm(g, y, nnop_constant(g, "g", &kd, d->gamma),

@@ -22,7 +22,7 @@ static void build_net(nnop_graph *g, const void *arg)
     nnop_tensor_desc kd = nnop_tensor_1d(nc->dt, nc->k), cd = nnop_tensor_1d(nc->dt, nc->classes);
     nnop_tensor_desc fd = nnop_tensor_2d(nc->dt, nc->classes, nc->k);
     nnop_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
-    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0};
+    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0, {0, 0}};
     float s1 = 1.0f / sqrtf((float)(nc->c * 9)), s2 = 1.0f / sqrtf((float)(nc->k * 9));
     float s3 = 1.0f / sqrtf((float)nc->k);
     nnop_value x = nnop_input(g, "x", &xd), y, skip;
@@ -192,7 +192,7 @@ static void build_pointwise(nnop_graph *g, const void *arg)
     const nnop_layout *lay = (const nnop_layout *)arg;
     nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, *lay, 2, 12, 9, 7);
     nnop_tensor_desc kd = nnop_tensor_1d(NNOP_F16, 12);
-    nnop_pool_params pp = {{2, 2}, {2, 2}, {1, 1}, 1};
+    nnop_pool_params pp = {{2, 2}, {2, 2}, {1, 1}, 1, {0, 0}};
     nnop_value a = nnop_input(g, "a", &xd), b = nnop_input(g, "b", &xd), y;
     y = nnop_add(g, a, b); /* standalone epilogue chain: add, bias, silu */
     y = nnop_bias(g, y, h_const(g, "bias", &kd, 41, -0.5f, 0.5f));

@@ -363,7 +363,7 @@ static nnop_value fc(nnop_graph *g, const new_case *nc, nnop_value x, int64_t c,
 static nnop_value cat_conv(nnop_graph *g, const new_case *nc)
 {
     const int n2 = nc->kind == K_CAT_CONV_N2;
-    nnop_pool_params mp = {{3, 3}, {1, 1}, {1, 1}, 0};
+    nnop_pool_params mp = {{3, 3}, {1, 1}, {1, 1}, 0, {0, 0}};
     nnop_value x = input(g, "x", nc, n2 ? 2 : 1, 6, 7, 5), xs[4], a, b, z;
     a = nnop_act(g, conv_bias(g, nc, x, 8), NNOP_ACT_RELU, 0);
     b = conv_bias(g, nc, x, 8);

@@ -25,6 +25,7 @@ static nnop_pool_params pool_p(int64_t wh, int64_t ww, int64_t sh, int64_t sw, i
                                int64_t pw, int include_pad)
 {
     nnop_pool_params p;
+    nnop_pool_params_init(&p);
     p.window[0] = wh, p.window[1] = ww, p.stride[0] = sh, p.stride[1] = sw;
     p.pad[0] = ph, p.pad[1] = pw, p.count_include_pad = include_pad;
     return p;

@@ -7,6 +7,7 @@ the ones it must refuse. Expected outputs by the onnx package's reference evalua
 named *_refused must be refused; onnx_conformance runs them all (ctest onnx.extra_cpu).
 Exit 77 (skip) without onnx or numpy."""
 import os
+import shutil
 import sys
 
 try:
@@ -46,6 +47,7 @@ def write(out, name, node, x, inits, opset, out_shape=None, expected=None):
 
 def main():
     out = sys.argv[1]
+    shutil.rmtree(out, ignore_errors=True)  # no test of an earlier version left behind
     rng = np.random.default_rng(44)
     x = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
     f = lambda *v: np.array(v, dtype=np.float32)
@@ -96,9 +98,10 @@ def main():
           mode="nearest", scales=[1.0, 1.0, 3.0, 2.0]), x, {}, 7, expected=repeat(x, 3, 2))
     write(out, "upsample9_linear_refused", helper.make_node("Upsample", ["x", "s"], ["y"],
           mode="linear"), x, {"s": f(1, 1, 2, 2)}, 9)
-    # pools with asymmetric pads: exact where the end pad adds no window
+    # pools with asymmetric pads: exact where the end pad adds no window, or as pad_end
     xp = rng.standard_normal((1, 2, 9, 9)).astype(np.float32)
     x8 = rng.standard_normal((1, 2, 8, 8)).astype(np.float32)
+    x6 = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
     pools = [
         ("maxpool_pads_0011_unused", "MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2],
                                                      pads=[0, 0, 1, 1])),
@@ -108,8 +111,20 @@ def main():
          dict(kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 0, 0], count_include_pad=1)),
         ("maxpool_ceil_asym_unused", "MaxPool",
          dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0], ceil_mode=1)),
-        ("maxpool_pads_0011_adds_window_refused", "MaxPool",
+        # the end pad adds a window: nnop_pool_params.pad_end (AlexNet's, Inception's pools)
+        ("maxpool_pads_0011_adds_window", "MaxPool",
          dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1])),
+        ("averagepool_pads_0011_adds_window", "AveragePool",
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1])),
+        ("averagepool_pads_0011_cip_adds_window", "AveragePool",
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1], count_include_pad=1)),
+        ("maxpool_ceil_adds_window", "MaxPool",
+         dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)),
+        ("averagepool_7x7_pads_0011_adds_window", "AveragePool",
+         dict(kernel_shape=[7, 7], strides=[1, 1], pads=[0, 0, 1, 1])),
+        # more padding before than after: nnop pads the end as much as the start at least
+        ("maxpool_pads_1100_refused", "MaxPool",
+         dict(kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 0, 0])),
         ("conv_pads_0011_unused", "Conv", dict(kernel_shape=[3, 3], strides=[2, 2],
                                                pads=[0, 0, 1, 1])),
     ]
@@ -119,7 +134,8 @@ def main():
             inits["w"] = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
             ins.append("w")
         write(out, name, helper.make_node(op, ins, ["y"], **attrs),
-              x8 if "refused" in name else xp, inits, 13)
+              (x6 if "7x7" in name else x8) if "refused" in name or "adds_window" in name
+              else xp, inits, 13)
     names = sorted(n for n in os.listdir(out) if n.startswith("test_"))
     with open(os.path.join(out, "index.txt"), "w", encoding="utf-8") as f:
         f.writelines(f"{n} 1 1 1\n" for n in names)  # name, data sets, inputs, outputs

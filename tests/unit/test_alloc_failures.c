@@ -34,7 +34,7 @@ static void build(nnop_graph *g, const void *arg)
     nnop_tensor_desc fwd = nnop_tensor_2d(NNOP_F32, CLASSES, K * (H / 2) * (W / 2));
     nnop_tensor_desc fbd = nnop_tensor_1d(NNOP_F32, CLASSES);
     nnop_conv_params cp = {{1, 1}, {1, 1}, {1, 1}, 1};
-    nnop_pool_params pp = {{2, 2}, {2, 2}, {0, 0}, 0};
+    nnop_pool_params pp = {{2, 2}, {2, 2}, {0, 0}, 0, {0, 0}};
     nnop_value v;
     v = nnop_conv(g, nnop_input(g, "x", &xd), nnop_constant(g, "w", &wd, d->w), &cp);
     v = nnop_act(g, nnop_bias(g, v, nnop_constant(g, "b", &bd, d->b)), NNOP_ACT_RELU, 0.0f);

@@ -73,6 +73,7 @@ static void build(nnop_graph *g, nnop_dtype dt, nnop_layout lay)
     nnop_value x = nnop_input(g, "x", &xd), y;
     y = nnop_act(g, conv(g, lay, x, 16, 16, 3, conv_p(1, 1), 1), NNOP_ACT_RELU, 0);
     y = nnop_act(g, nnop_add(g, conv(g, lay, y, 16, 16, 3, conv_p(1, 1), 3), x), NNOP_ACT_RELU, 0);
+    nnop_pool_params_init(&pp);
     pp.window[0] = pp.window[1] = 2, pp.stride[0] = pp.stride[1] = 2;
     pp.pad[0] = pp.pad[1] = 0, pp.count_include_pad = 0;
     y = nnop_pool(g, y, NNOP_POOL_MAX, &pp);

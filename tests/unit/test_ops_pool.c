@@ -21,9 +21,9 @@ static nnop_pool_params pool_params(int64_t window, int64_t stride, int64_t pad,
     return p;
 }
 
-static int64_t out_size(int64_t in, int64_t window, int64_t stride, int64_t pad)
+static int64_t out_size(int64_t in, int64_t window, int64_t stride, int64_t pad, int64_t pad_end)
 {
-    return (in + 2 * pad - window) / stride + 1;
+    return (in + 2 * pad + pad_end - window) / stride + 1;
 }
 
 /* Pool x (logical NCHW floats, dims n,c,h,w) stored as dtype t in layout l; y logical NCHW.
@@ -32,8 +32,12 @@ static void run_pool(nnop_context *ctx, nnop_dtype t, nnop_layout l, const int64
                      int kind, const nnop_pool_params *p, const float *x, float *y)
 {
     nnop_tensor_desc xd = nnop_tensor_4d(t, l, dims[0], dims[1], dims[2], dims[3]);
-    int64_t oh = kind == GAP_KIND ? 1 : out_size(dims[2], p->window[0], p->stride[0], p->pad[0]);
-    int64_t ow = kind == GAP_KIND ? 1 : out_size(dims[3], p->window[1], p->stride[1], p->pad[1]);
+    int64_t oh = kind == GAP_KIND
+                         ? 1
+                         : out_size(dims[2], p->window[0], p->stride[0], p->pad[0], p->pad_end[0]);
+    int64_t ow = kind == GAP_KIND
+                         ? 1
+                         : out_size(dims[3], p->window[1], p->stride[1], p->pad[1], p->pad_end[1]);
     nnop_tensor_desc yd = nnop_tensor_4d(t, l, dims[0], dims[1], oh, ow);
     nnop_tensor_desc got;
     nnop_graph *g = NULL;
@@ -66,8 +70,8 @@ static void run_pool(nnop_context *ctx, nnop_dtype t, nnop_layout l, const int64
 static void naive_pool(const int64_t dims[4], int kind, const nnop_pool_params *p, const float *x,
                        float *y)
 {
-    int64_t oh = out_size(dims[2], p->window[0], p->stride[0], p->pad[0]);
-    int64_t ow = out_size(dims[3], p->window[1], p->stride[1], p->pad[1]);
+    int64_t oh = out_size(dims[2], p->window[0], p->stride[0], p->pad[0], p->pad_end[0]);
+    int64_t ow = out_size(dims[3], p->window[1], p->stride[1], p->pad[1], p->pad_end[1]);
     int64_t n, c, i, j, r, s;
     for (n = 0; n < dims[0]; n++)
         for (c = 0; c < dims[1]; c++)
@@ -268,6 +272,76 @@ static void test_avg_pool_random_odd_sizes_match_naive(void **state)
     }
 }
 
+/* pad_end: 1..16 in 4x4, 3x3 windows at stride 2, one more row and column of padding after
+ * (ONNX's pads 0, 0, 1, 1): 2x2 outputs, the second row and column of windows clipped. */
+static void test_max_pool_pad_end_hand_computed(void **state)
+{
+    const int64_t dims[4] = {1, 1, 4, 4};
+    float x[16], y[4];
+    const float want[4] = {11, 12, 15, 16};
+    nnop_pool_params p = pool_params(3, 2, 0, 0);
+    int i, l;
+    for (i = 0; i < 16; i++)
+        x[i] = (float)(i + 1);
+    p.pad_end[0] = p.pad_end[1] = 1;
+    for (l = 0; l < 2; l++) {
+        run_pool((nnop_context *)*state, NNOP_F32, (nnop_layout)l, dims, NNOP_POOL_MAX, &p, x, y);
+        for (i = 0; i < 4; i++)
+            assert_true(y[i] == want[i]);
+    }
+}
+
+/* pad_end on odd sizes, both count modes, both layouts: the padded-end windows' divisors */
+static void test_avg_pool_pad_end_matches_naive(void **state)
+{
+    const int64_t dims[4] = {2, 3, 8, 7};
+    float x[2 * 3 * 8 * 7], y[2 * 3 * 4 * 4], want[2 * 3 * 4 * 4];
+    int incl, l;
+    nnop_test_fill_f32(x, 336, 812, -3.0f, 3.0f);
+    for (incl = 0; incl < 2; incl++) {
+        nnop_pool_params p = pool_params(3, 2, 0, incl);
+        p.pad_end[0] = 1; /* H: (8 + 1 - 3) / 2 + 1 = 4 */
+        p.pad[1] = 1;
+        p.pad_end[1] = 2; /* W, window 4: (7 + 2 + 2 - 4) / 2 + 1 = 4 */
+        p.window[1] = 4;
+        naive_pool(dims, NNOP_POOL_AVG, &p, x, want);
+        for (l = 0; l < 2; l++) {
+            run_pool((nnop_context *)*state, NNOP_F32, (nnop_layout)l, dims, NNOP_POOL_AVG, &p, x,
+                     y);
+            assert_true(nnop_test_compare(NNOP_F32, y, want, 96, 1e-6, 1e-6, "avg pad_end", 812));
+        }
+    }
+}
+
+static void expect_pool_error(nnop_context *ctx, const nnop_pool_params *p, const char *msg)
+{
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 1, 1, 4, 4);
+    nnop_graph *g = NULL;
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    (void)nnop_pool(g, nnop_input(g, "x", &xd), NNOP_POOL_MAX, p);
+    assert_int_equal(nnop_graph_status(g), NNOP_ERR_INVALID_ARGUMENT);
+    assert_string_equal(nnop_context_last_error(ctx), msg);
+    nnop_graph_destroy(g);
+}
+
+static void test_pool_pad_end_errors(void **state)
+{
+    nnop_pool_params p = pool_params(3, 2, 0, 0);
+    p.pad_end[1] = 3;
+    expect_pool_error((nnop_context *)*state, &p,
+                      "NNOP_ERR_INVALID_ARGUMENT: nnop_pool (node #0): pad_end[1] = 3 must be 0 "
+                      "to window - 1 = 2");
+    p.pad_end[1] = -1;
+    expect_pool_error((nnop_context *)*state, &p,
+                      "NNOP_ERR_INVALID_ARGUMENT: nnop_pool (node #0): pad_end[1] = -1 must be 0 "
+                      "to window - 1 = 2");
+    p = pool_params(2, 1, 1, 0); /* last window of H starts at 4 - 1 + 1 = 4: all padding */
+    p.pad_end[0] = 1;
+    expect_pool_error((nnop_context *)*state, &p,
+                      "NNOP_ERR_INVALID_ARGUMENT: nnop_pool (node #0): pad_end[0] = 1: the last "
+                      "window lies in the padding");
+}
+
 /* ------------------------------------------------------------------ global average pooling */
 
 /* Channel c holds 1..HW plus 10c: the mean is (HW + 1) / 2 + 10c. */
@@ -361,6 +435,9 @@ int main(void)
             cmocka_unit_test(test_avg_pool_border_windows_stride_2_both_count_modes),
             cmocka_unit_test(test_avg_pool_without_padding_modes_agree),
             cmocka_unit_test(test_avg_pool_random_odd_sizes_match_naive),
+            cmocka_unit_test(test_max_pool_pad_end_hand_computed),
+            cmocka_unit_test(test_avg_pool_pad_end_matches_naive),
+            cmocka_unit_test(test_pool_pad_end_errors),
             cmocka_unit_test(test_global_avg_pool_known_means),
             cmocka_unit_test(test_global_avg_pool_random_matches_mean),
             cmocka_unit_test(test_global_avg_pool_of_1x1_is_identity),

@@ -95,7 +95,7 @@ static void test_partition_residual_network_shape(void **state)
     nnop_graph *g = NULL;
     nnop_tensor_desc xd = xd16(), kd = nnop_tensor_1d(NNOP_F16, 8);
     nnop_tensor_desc fd = nnop_tensor_2d(NNOP_F16, 10, 8), cd = nnop_tensor_1d(NNOP_F16, 10);
-    nnop_pool_params pp = {{2, 2}, {2, 2}, {0, 0}, 0};
+    nnop_pool_params pp = {{2, 2}, {2, 2}, {0, 0}, 0, {0, 0}};
     nnop_plan *p;
     char s[256];
     nnop_value y, skip;

@@ -22,7 +22,7 @@ static void build(plan_fixture *f, nnop_layout lay, int variant)
     nnop_tensor_desc pd = nnop_tensor_4d(NNOP_F16, lay, 8, 64, 1, 1);
     nnop_tensor_desc bd = nnop_tensor_1d(NNOP_F16, 64);
     nnop_conv_params stem = {{3, 3}, {2, 2}, {1, 1}, 1}, pw = {{0, 0}, {1, 1}, {1, 1}, 1};
-    nnop_pool_params q = {{3, 3}, {2, 2}, {1, 1}, 0};
+    nnop_pool_params q = {{3, 3}, {2, 2}, {1, 1}, 0, {0, 0}};
     nnop_value y, z;
     fixture_begin(f);
     y = nnop_conv(f->g, nnop_input(f->g, "x", &xd), fixture_zeros(f, "w", &wd), &stem);

@@ -217,7 +217,7 @@ static void resnet50(rn *b, int64_t n, int64_t size)
     static const int blocks[4] = {3, 4, 6, 3};
     nnop_tensor_desc xd = nnop_tensor_4d(b->dt, b->layout, n, 3, size, size);
     nnop_tensor_desc fd = nnop_tensor_2d(b->dt, 1000, 2048), bd = nnop_tensor_1d(b->dt, 1000);
-    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0};
+    nnop_pool_params pp = {{3, 3}, {2, 2}, {1, 1}, 0, {0, 0}};
     nnop_value y;
     int64_t cin = 64, width = 64;
     int s, k;

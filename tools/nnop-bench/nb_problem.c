@@ -128,6 +128,7 @@ nnop_status nb_instance_graph(nb_instance *in, nnop_context *ctx, nnop_graph **o
     }
     case NB_OP_POOL: {
         nnop_pool_params pp;
+        nnop_pool_params_init(&pp);
         pp.window[0] = p->r, pp.window[1] = p->s;
         pp.stride[0] = p->stride[0], pp.stride[1] = p->stride[1];
         pp.pad[0] = p->pad[0], pp.pad[1] = p->pad[1];

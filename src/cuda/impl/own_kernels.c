@@ -126,6 +126,7 @@ static void pool_params(const nnop__node *n, nnop__cuda_step *st)
         st->pool.window[i] = pp->window[i];
         st->pool.stride[i] = pp->stride[i];
         st->pool.pad[i] = pp->pad[i];
+        st->pool.pad_end[i] = pp->pad_end[i];
     }
 }
 

@@ -153,7 +153,7 @@ static int is_stem_pool(const nnop__node *m)
     const nnop_pool_params *q = &m->attr.pool.p;
     return m->op == NNOP_OP_POOL && m->attr.pool.kind == NNOP_POOL_MAX && q->window[0] == 3 &&
            q->window[1] == 3 && q->stride[0] == 2 && q->stride[1] == 2 && q->pad[0] == 1 &&
-           q->pad[1] == 1;
+           q->pad[1] == 1 && q->pad_end[0] == 0 && q->pad_end[1] == 0;
 }
 
 int nnop__stem_pool_follows(const nnop_plan *p, const nnop__impl_try *t)

@@ -69,6 +69,7 @@ typedef struct nnop__pool_kparams {
     int is_max, count_include_pad;
     nnop__kview xv, yv;
     int64_t window[2], stride[2], pad[2];
+    int64_t pad_end[2]; /* nonzero: the strided kernel (the others assume pad after = pad) */
 } nnop__pool_kparams;
 
 /* y[n, o] = ops(sum_i x[n, i] w[o, i]) for a linear layer (packed row-major), channel = o. */

@@ -664,7 +664,8 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Any strides, 64-bit indices: tensors past the 32-bit kernels' reach or of mixed layouts.
+// Any strides, 64-bit indices: tensors past the 32-bit kernels' reach, of mixed layouts, or
+// padded more after than before (pad_end).
 __global__ void pool_strided_kernel(nnop__pool_kparams p)
 {
     int64_t total = p.yv.n * p.yv.c * p.yv.h * p.yv.w;
@@ -688,8 +689,8 @@ __global__ void pool_strided_kernel(nnop__pool_kparams p)
             }
         }
         if (!p.is_max && p.count_include_pad) {
-            int64_t hend = min(h0 + p.window[0], p.xv.h + p.pad[0]);
-            int64_t wend = min(w0 + p.window[1], p.xv.w + p.pad[1]);
+            int64_t hend = min(h0 + p.window[0], p.xv.h + p.pad[0] + p.pad_end[0]);
+            int64_t wend = min(w0 + p.window[1], p.xv.w + p.pad[1] + p.pad_end[1]);
             count = (hend - h0) * (wend - w0);
         }
         if (!p.is_max)
@@ -882,7 +883,7 @@ extern "C" cudaError_t nnop__k_pool(const nnop__pool_kparams *p, cudaStream_t s)
     for (int i = 0; i < 2; i++) /* h0 = oh * stride - pad and h0 + window stay in int */
         small = small && p->window[i] <= (1 << 24) && p->stride[i] <= (1 << 24) &&
                 p->pad[i] <= (1 << 24) && p->xv.h <= (1 << 24) && p->xv.w <= (1 << 24);
-    if (lay < 0 || !small)
+    if (lay < 0 || !small || p->pad_end[0] || p->pad_end[1])
         pool_strided_kernel<<<blocks_for(elems(p->yv)), kThreads, 0, s>>>(*p);
     else if (p->dtype == 0)
         pool_typed<float>(p, lay == 0, s);

@@ -494,7 +494,7 @@ static nnop_status build(nnop_graph *g, const dts_case *c)
     v[1] = dts_constant(g, c, &k[0]);
     cp = (nnop_conv_params){{3, 4}, {1, 1}, {3, 2}, 1};
     v[2] = nnop_conv(g, v[0], v[1], &cp);
-    pp = (nnop_pool_params){{1, 1}, {1, 3}, {0, 0}, 1};
+    pp = (nnop_pool_params){{1, 1}, {1, 3}, {0, 0}, 1, {0, 0}};
     v[3] = nnop_pool(g, v[2], NNOP_POOL_MAX, &pp);
     nnop_output(g, v[2], NULL);
     nnop_output(g, v[3], NULL);
