@@ -22,6 +22,7 @@ extern const nnop__op_def nnop__op_resize;
 extern const nnop__op_def nnop__op_conv_transpose;
 extern const nnop__op_def nnop__op_lrn;
 extern const nnop__op_def nnop__op_channel_shuffle;
+extern const nnop__op_def nnop__op_channel_slice;
 
 static const nnop__op_def *const op_table[NNOP_OP_KIND_COUNT] = {
         [NNOP_OP_CONV] = &nnop__op_conv,
@@ -45,6 +46,7 @@ static const nnop__op_def *const op_table[NNOP_OP_KIND_COUNT] = {
         [NNOP_OP_CONV_TRANSPOSE] = &nnop__op_conv_transpose,
         [NNOP_OP_LRN] = &nnop__op_lrn,
         [NNOP_OP_CHANNEL_SHUFFLE] = &nnop__op_channel_shuffle,
+        [NNOP_OP_CHANNEL_SLICE] = &nnop__op_channel_slice,
 };
 
 const nnop__op_def *nnop__op(nnop_op_kind k)

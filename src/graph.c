@@ -699,6 +699,15 @@ nnop_value nnop_channel_shuffle(nnop_graph *g, nnop_value x, int64_t groups)
     return add_node(g, "nnop_channel_shuffle", NNOP_OP_CHANNEL_SHUFFLE, &x, 1, 0, &a);
 }
 
+nnop_value nnop_channel_slice(nnop_graph *g, nnop_value x, int64_t start, int64_t count)
+{
+    nnop__node_attr a;
+    memset(&a, 0, sizeof a);
+    a.slice[0] = start;
+    a.slice[1] = count;
+    return add_node(g, "nnop_channel_slice", NNOP_OP_CHANNEL_SLICE, &x, 1, 0, &a);
+}
+
 nnop_status nnop_output(nnop_graph *g, nnop_value v, const char *name)
 {
     const char *why = NULL;

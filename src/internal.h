@@ -51,6 +51,7 @@ typedef enum nnop_op_kind {
     NNOP_OP_CONV_TRANSPOSE,
     NNOP_OP_LRN,
     NNOP_OP_CHANNEL_SHUFFLE,
+    NNOP_OP_CHANNEL_SLICE,
     NNOP_OP_KIND_COUNT
 } nnop_op_kind;
 
@@ -60,8 +61,8 @@ typedef enum nnop_fusion_role {
     NNOP_ROLE_EPILOGUE,  /* bias, activation, batch-norm, add, mul/sub/div: pointwise */
     NNOP_ROLE_NORM,      /* layer, group and RMS norm: may absorb an epilogue chain (run in the
                           * norm's own pass, not as a producer with weights) */
-    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten, concat, resize, LRN, channel shuffle:
-                          * its own partition */
+    NNOP_ROLE_STANDALONE /* pooling, softmax, flatten, concat, resize, LRN, channel shuffle
+                          * and slice: its own partition */
 } nnop_fusion_role;
 
 typedef struct nnop__act_attr {
@@ -96,6 +97,7 @@ typedef union nnop__node_attr {
     nnop_conv_transpose_params deconv;
     nnop__lrn_attr lrn;
     int64_t shuffle_groups; /* channel shuffle */
+    int64_t slice[2];       /* channel slice: start, count */
 } nnop__node_attr;
 
 /* A node: op kind, attributes, input value ids and one output value id. Absent optional

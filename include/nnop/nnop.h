@@ -648,6 +648,10 @@ NNOP_API nnop_value nnop_lrn(nnop_graph *g, nnop_value x, int64_t size, float al
  * C / groups, transposed: y[:, j * groups + i] = x[:, i * (C / groups) + j]. groups >= 1
  * divides C; the output keeps x's layout. On the GPU: one strided copy a group. */
 NNOP_API nnop_value nnop_channel_shuffle(nnop_graph *g, nnop_value x, int64_t groups);
+/** Channels start .. start + count - 1 of 4-D x (x[:, start:start + count], torch.chunk and
+ * split along dim 1): 0 <= start, 1 <= count, start + count <= C; a packed output in x's
+ * layout. On the GPU: one strided copy. */
+NNOP_API nnop_value nnop_channel_slice(nnop_graph *g, nnop_value x, int64_t start, int64_t count);
 /** Transposed 2-D convolution (PyTorch ConvTranspose2d, the gradient of nnop_conv with
  * respect to its input): x is N,C,H,W, w is C,K/groups,R,S in x's layout (dim 0 the input
  * channels, dim 1 the output channels of a group, PyTorch's weight shape), y is N,K,OH,OW

@@ -1,5 +1,5 @@
 /* onnx_conv.c: the window operators: Conv, ConvTranspose, Max/AveragePool and the global
- * pools, with their pads, strides and dilations. */
+ * pools (ReduceMean over H, W among them), with their pads, strides and dilations. */
 #include <string.h>
 
 #include "onnx_internal.h"
@@ -323,5 +323,50 @@ nnop_status ox_op_global_pool(ox_ctx *ox, const Onnx__NodeProto *n)
         p.stride[0] = p.stride[1] = 1;
         y = nnop_pool(ox->g, x, NNOP_POOL_MAX, &p);
     }
+    return ox_set_value(ox, n, 0, y, xt->elem);
+}
+
+/* ReduceMean over H and W of a 4-D value (x.mean([2, 3]) in torchvision's ShuffleNet v2 and
+ * MNASNet): nnop_global_avg_pool, flattened to N,C without keepdims. Axes from the attribute
+ * (opsets below 18) or the second input; other reductions are refused. */
+nnop_status ox_op_reduce_mean(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"axes", "keepdims", "noop_with_empty_axes", NULL};
+    ox_tensor *xt;
+    nnop_value x, y;
+    const int64_t *ax;
+    int64_t cnt, keep = 1, noop = 0;
+    int nax, d, hw[4] = {0, 0, 0, 0};
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_value(ox, n, 0, &xt, &x);
+    if (!s)
+        s = need_4d(ox, xt, "input");
+    if (!s)
+        s = ox_attr_i(ox, n, "keepdims", 1, &keep);
+    if (!s)
+        s = ox_attr_i(ox, n, "noop_with_empty_axes", 0, &noop);
+    if (s)
+        return s;
+    if (ox->opset < 18) {
+        s = ox_attr_ints(ox, n, "axes", &ax, &nax);
+        cnt = nax;
+    } else
+        s = ox_const_ints(ox, n, 1, "axes", &ax, &cnt);
+    if (s)
+        return s;
+    for (d = 0; d < cnt; d++) {
+        int64_t a = ox_norm_axis(ax[d], 4);
+        if (a < 0 || a > 3)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "axis %lld of a 4-D input", (long long)ax[d]);
+        hw[a] = 1;
+    }
+    if (cnt != 2 || hw[0] || hw[1] || !hw[2] || !hw[3])
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "ReduceMean over other axes than 2 and 3 of a 4-D input (nnop: the "
+                       "global average pool)");
+    y = nnop_global_avg_pool(ox->g, x);
+    if (!keep)
+        y = nnop_flatten(ox->g, y);
     return ox_set_value(ox, n, 0, y, xt->elem);
 }

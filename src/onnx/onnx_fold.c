@@ -1,5 +1,6 @@
 /* onnx_fold.c: the constant subgraphs exporters write, folded at load: Constant, Shape,
- * Gather, Cast (also the widening casts of run-time values), ConstantOfShape and Slice. */
+ * Gather, Cast (also the widening casts of run-time values), ConstantOfShape and Slice (of a
+ * run-time value too: its channels). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,6 +251,21 @@ nnop_status ox_op_constant_of_shape(ox_ctx *ox, const Onnx__NodeProto *n)
     return s;
 }
 
+/* A slice of a run-time value: channels of a 4-D one (step 1, the other dims whole), as
+ * nnop_channel_slice (torch.chunk along dim 1: ShuffleNet v2) */
+static nnop_status slice_value(ox_ctx *ox, const Onnx__NodeProto *n, const ox_tensor *xt,
+                               const int64_t *b, const int64_t *step, const int64_t *od)
+{
+    int d, ok = xt->ndim == 4 && step[1] == 1 && od[1] >= 1;
+    for (d = 0; ok && d < 4; d++)
+        ok = d == 1 || (od[d] == xt->dims[d] && b[d] == 0 && step[d] == 1);
+    if (!ok)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "a slice computed at run time other than channels of a 4-D value at "
+                       "step 1 (nnop folds slices of constants)");
+    return ox_set_value(ox, n, 0, nnop_channel_slice(ox->g, xt->v, b[1], od[1]), xt->elem);
+}
+
 nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n)
 {
     static const char *const attrs[] = {"starts", "ends", "axes", NULL};
@@ -284,10 +300,6 @@ nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n)
     }
     if (s)
         return s;
-    if (xt->kind != OX_CONST)
-        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                       "a slice computed at run time (nnop folds "
-                       "slices of constants)");
     if (cs < 0 || cs != ce || (ca >= 0 && ca != cs) || (cp >= 0 && cp != cs))
         return ox_fail(ox, NNOP_ERR_FORMAT, "starts, ends, axes and steps differ in length");
     for (d = 0; d < xt->ndim; d++) {
@@ -319,6 +331,8 @@ nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n)
         b[a] = lo;
         step[a] = sv;
     }
+    if (xt->kind != OX_CONST)
+        return slice_value(ox, n, xt, b, step, od);
     ix = (size_t)(xt - ox->t);
     t = ox_set_const(ox, n, 0, xt->elem, xt->ndim, od);
     if (!t)

@@ -192,6 +192,7 @@ nnop_status ox_op_conv(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_conv_transpose(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_global_pool(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_reduce_mean(ox_ctx *ox, const Onnx__NodeProto *n);
 /* onnx_resize.c: Resize, Upsample */
 nnop_status ox_op_resize(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_lrn(ox_ctx *ox, const Onnx__NodeProto *n);

@@ -45,6 +45,7 @@ static const ox_op ops[] = {
         {"Mish", ox_op_act},
         {"Mul", ox_op_binary},
         {"PRelu", ox_op_prelu},
+        {"ReduceMean", ox_op_reduce_mean},
         {"Relu", ox_op_act},
         {"Reshape", ox_op_reshape},
         {"Resize", ox_op_resize},

@@ -86,6 +86,9 @@ enum {
     K_LRN_EVEN,      /* LRN, size 4 (ONNX's window, one channel more after c), bias 2 */
     K_SHUFFLE,       /* channel shuffle, 3 groups of 4 channels */
     K_SHUFFLE_WIDE,  /* channel shuffle, 2 groups of 24 channels, after a ReLU */
+    K_SLICE,         /* channels 3..9 of 12 */
+    K_SLICE_CHUNKS,  /* torch.chunk(x, 2, 1) of 48 channels: the halves, the second ReLU'd,
+                      * concatenated and shuffled (ShuffleNet v2's unit) */
     K_KINDS
 };
 
@@ -162,6 +165,8 @@ static const new_case cases[] = {
         ROWS("lrn_even", K_LRN_EVEN),
         ROWS("shuffle", K_SHUFFLE),
         ROWS("shuffle_wide", K_SHUFFLE_WIDE),
+        ROWS("slice", K_SLICE),
+        ROWS("slice_chunks", K_SLICE_CHUNKS),
 };
 
 /* What nnop_plan_describe must say for each kind. */
@@ -216,7 +221,9 @@ static const char *const expect[K_KINDS] = {
         [K_LRN] = "own kernel: LRN over 5 channels",
         [K_LRN_EVEN] = "own kernel: LRN over 4 channels",
         [K_SHUFFLE] = "channel shuffle, 3 groups",
-        [K_SHUFFLE_WIDE] = "channel shuffle, 2 groups"};
+        [K_SHUFFLE_WIDE] = "channel shuffle, 2 groups",
+        [K_SLICE] = "channel slice 3..9",
+        [K_SLICE_CHUNKS] = "channel slice 24..47"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
                         int64_t h, int64_t w)
@@ -541,6 +548,15 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
     case K_SHUFFLE_WIDE:
         x = nnop_act(g, input(g, "x", nc, 3, 48, 6, 5), NNOP_ACT_RELU, 0);
         return nnop_channel_shuffle(g, x, 2);
+    case K_SLICE:
+        return nnop_channel_slice(g, input(g, "x", nc, 2, 12, 7, 5), 3, 7);
+    case K_SLICE_CHUNKS: {
+        nnop_value h[2];
+        x = input(g, "x", nc, 3, 48, 6, 5);
+        h[0] = nnop_channel_slice(g, x, 0, 24);
+        h[1] = nnop_act(g, nnop_channel_slice(g, x, 24, 24), NNOP_ACT_RELU, 0);
+        return nnop_channel_shuffle(g, nnop_concat(g, h, 2), 2);
+    }
     default:
         return deconv(g, nc);
     }

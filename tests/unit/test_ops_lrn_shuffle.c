@@ -1,5 +1,6 @@
 /* test_ops_lrn_shuffle.c: nnop_lrn (ONNX's LRN: the window c - floor((size-1)/2) ..
- * c + ceil((size-1)/2), alpha / size) and nnop_channel_shuffle (nn.ChannelShuffle): values
+ * c + ceil((size-1)/2), alpha / size), nnop_channel_shuffle (nn.ChannelShuffle) and
+ * nnop_channel_slice (x[:, a:b]): values
  * worked out by hand from the definitions, random odd shapes against naive implementations in
  * every dtype and layout, and the errors. */
 #include "op_test_util.h"
@@ -153,6 +154,42 @@ static void test_shuffle_random_matches_naive(void **state)
             }
 }
 
+static nnop_value build_slice(nnop_graph *g, const nnop_value *in, const void *arg)
+{
+    const int64_t *a = (const int64_t *)arg;
+    return nnop_channel_slice(g, in[0], a[0], a[1]);
+}
+
+/* x[:, start:start + count] of 2 x 7 x 3 x 5 in every dtype and layout: first, middle, last */
+static void test_slice_matches_indexing(void **state)
+{
+    enum { N = 2, C = 7, H = 3, W = 5 };
+    static const int64_t args[3][2] = {{0, 3}, {2, 4}, {6, 1}};
+    float x[N * C * H * W], y[N * C * H * W];
+    double want[N * C * H * W];
+    int k, t, l;
+    for (k = 0; k < 3; k++)
+        for (t = 0; t < 3; t++)
+            for (l = 0; l < 2; l++) {
+                nnop_dtype dt = opt_dtype(t);
+                nnop_tensor_desc xd = nnop_tensor_4d(dt, opt_layout(l), N, C, H, W), yd;
+                const float *xs[1] = {x};
+                int64_t n, c, p, cnt = args[k][1];
+                opt_fill(dt, x, N * C * H * W, (uint64_t)(200 + k), -3.0f, 3.0f);
+                assert_int_equal(opt_run((nnop_context *)*state, 1, &xd, xs, build_slice, args[k],
+                                         y, N * C * H * W, &yd),
+                                 NNOP_OK);
+                assert_int_equal(yd.dims[1], cnt);
+                assert_int_equal(yd.strides[1], l == 0 ? H * W : 1);
+                for (n = 0; n < N; n++)
+                    for (c = 0; c < cnt; c++)
+                        for (p = 0; p < H * W; p++)
+                            want[(n * cnt + c) * H * W + p] =
+                                    x[(n * C + c + args[k][0]) * H * W + p];
+                opt_assert_close(y, want, N * cnt * H * W, 0.0, "slice");
+            }
+}
+
 static void expect_error(nnop_context *ctx, opt_build_fn build, const void *arg,
                          const nnop_tensor_desc *xd, const char *msg)
 {
@@ -194,6 +231,22 @@ static void test_errors(void **state)
     g = 2;
     expect_error(ctx, build_shuffle, &g, &x2,
                  "NNOP_ERR_SHAPE: nnop_channel_shuffle (node #0): x must be 4-D (is 2-D)");
+    {
+        int64_t sl[2] = {4, 3};
+        expect_error(ctx, build_slice, sl, &x,
+                     "NNOP_ERR_SHAPE: nnop_channel_slice (node #0): start 4, count 3: not "
+                     "channels of C = 6 (start >= 0, count >= 1, start + count <= C)");
+        sl[0] = -1;
+        sl[1] = 2;
+        expect_error(ctx, build_slice, sl, &x,
+                     "NNOP_ERR_SHAPE: nnop_channel_slice (node #0): start -1, count 2: not "
+                     "channels of C = 6 (start >= 0, count >= 1, start + count <= C)");
+        sl[0] = 0;
+        sl[1] = 0;
+        expect_error(ctx, build_slice, sl, &x,
+                     "NNOP_ERR_SHAPE: nnop_channel_slice (node #0): start 0, count 0: not "
+                     "channels of C = 6 (start >= 0, count >= 1, start + count <= C)");
+    }
 }
 
 int main(void)
@@ -204,6 +257,7 @@ int main(void)
             cmocka_unit_test(test_lrn_random_matches_naive),
             cmocka_unit_test(test_shuffle_known_order),
             cmocka_unit_test(test_shuffle_random_matches_naive),
+            cmocka_unit_test(test_slice_matches_indexing),
             cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, nnop_test_setup_cpu_context, nnop_test_teardown_context);

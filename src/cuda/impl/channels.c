@@ -1,7 +1,8 @@
-/* channels.c: the implementation-list entries for the two ops that work across channels
- * without weights: local response normalization on its own kernel (kernels/lrn.cu), and the
- * channel shuffle as one strided copy a group (kernels/resize.cu's nnop__k_copy): group i's
- * C / groups consecutive input channels go to output channels i, i + groups, i + 2 groups... */
+/* channels.c: the implementation-list entries for the ops that work across channels without
+ * weights: local response normalization on its own kernel (kernels/lrn.cu), the channel
+ * shuffle as one strided copy a group (kernels/resize.cu's nnop__k_copy: group i's C / groups
+ * consecutive input channels go to output channels i, i + groups, i + 2 groups...), and the
+ * channel slice as one copy. */
 #include <stdio.h>
 
 #include "cuda/impl/impl.h"
@@ -115,3 +116,44 @@ const nnop__impl nnop__impl_shuffle = {"own channel-shuffle copies",
                                        shuffle_run,
                                        shuffle_describe,
                                        NULL};
+
+/* ---------------------------------------------------------------- channel slice */
+static int slice_fits(const nnop_plan *p, const nnop__impl_try *t, const char **why_not)
+{
+    return is_op(p, t, NNOP_OP_CHANNEL_SLICE, "not a channel slice", why_not);
+}
+
+static nnop_status slice_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    st->kind = NNOP_STEP_SHUFFLE;
+    st->y_slot = n->out;
+    st->xv = nnop__kview_of(&p->g->values[n->in[0]].desc);
+    st->yv = nnop__kview_of(&p->g->values[n->out].desc);
+    st->dtype = (int)p->g->values[n->in[0]].desc.dtype;
+    st->slice_start = n->attr.slice[0];
+    st->xv.c = n->attr.slice[1];
+    return nnop__slot_value(p, n->in[0], &st->x_slot);
+}
+
+static nnop_status slice_run(nnop_plan *p, nnop__cuda_step *st)
+{
+    const size_t elem = st->dtype == NNOP_F32 ? 4 : 2;
+    const char *x = (const char *)p->cuda->slot[st->x_slot];
+    return nnop__cuda_check(p->ctx,
+                            nnop__k_copy(x + (size_t)(st->slice_start * st->xv.sc) * elem,
+                                         p->cuda->slot[st->y_slot], st->dtype, &st->xv, &st->yv,
+                                         p->ctx->cuda->stream),
+                            "nnop__k_copy", __FILE__, __LINE__);
+}
+
+static size_t slice_describe(const nnop_plan *p, const nnop__cuda_step *st, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "[own kernel: channel slice %lld..%lld, a copy]",
+                     (long long)st->slice_start, (long long)(st->slice_start + st->xv.c - 1));
+    (void)p;
+    return n > 0 ? (size_t)n : 0;
+}
+
+const nnop__impl nnop__impl_slice = {"own channel-slice copy", slice_fits, slice_build, slice_run,
+                                     slice_describe,           NULL};

@@ -78,10 +78,11 @@ typedef struct nnop__cuda_step {
     /* igemm.c: the own split-K implicit-GEMM conv (x_slot, w_slot: the packed weights,
      * y_slot; its epilogue in epi and op_slots) */
     nnop__igemm_kparams ig;
-    /* channels.c: LRN (x_slot, y_slot) and the channel shuffle (x_slot, y_slot, xv, yv, dtype:
-     * one copy a group) */
+    /* channels.c: LRN (x_slot, y_slot), the channel shuffle (x_slot, y_slot, xv, yv, dtype:
+     * one copy a group) and slice */
     nnop__lrn_kparams lrn;
     int64_t shuffle_groups;
+    int64_t slice_start; /* the channel slice (xv: the sliced channels of x) */
     /* schedule/: run on the side stream (with the side workspace); wait for the side
      * stream's work before this step (it reads a side step's output) */
     int side, wait_side;
@@ -146,6 +147,7 @@ extern const nnop__impl nnop__impl_resize;       /* resize.c */
 extern const nnop__impl nnop__impl_concat;       /* concat.c */
 extern const nnop__impl nnop__impl_lrn;          /* channels.c */
 extern const nnop__impl nnop__impl_shuffle;      /* channels.c */
+extern const nnop__impl nnop__impl_slice;        /* channels.c */
 extern const nnop__impl nnop__impl_own_kernel;   /* own_kernels.c */
 extern const nnop__impl *const nnop__impls[];
 

@@ -23,5 +23,6 @@ const nnop__impl *const nnop__impls[] = {
         &nnop__impl_concat,       /* channel concat: a copy per input into its slice */
         &nnop__impl_lrn,          /* local response normalization across channels */
         &nnop__impl_shuffle,      /* channel shuffle: a copy per group */
+        &nnop__impl_slice,        /* channel slice: one copy */
         &nnop__impl_own_kernel,   /* pooling, global average pooling, softmax, flatten */
         NULL};

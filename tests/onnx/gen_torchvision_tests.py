@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""gen_torchvision_tests.py OUT [--nets a,b] [--batches 1,8] [--size N]: torchvision's
+classification networks as ONNX test cases for onnx_conformance (issue 44), judged against
+ONNX Runtime: each network with seeded random weights, its batch-norm statistics calibrated on
+a random batch (so activations stay O(1) through the depth, as in a trained network), exported
+with torch.onnx.export (opset 17, the TorchScript exporter), run by ONNX Runtime's CPU provider
+on a seeded input; the input and ORT's output written as ONNX's test data
+(OUT/test_tv_NET_bB/{model.onnx,test_data_set_0/{input_0,output_0}.pb}) with OUT/index.txt.
+Exits 77 (skip) where torch, torchvision or onnxruntime is missing."""
+import argparse
+import os
+import shutil
+import sys
+import time
+
+NETS = [
+    "resnet18", "resnet50", "resnext50_32x4d", "wide_resnet50_2", "vgg11_bn", "densenet121",
+    "googlenet", "inception_v3", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0",
+    "regnet_y_400mf", "squeezenet1_1", "shufflenet_v2_x1_0", "mnasnet1_0", "convnext_tiny",
+]
+
+
+def calibrate(torch, model, x):
+    """Batch-norm running statistics from one random batch (cumulative average), then eval."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+    model.train()
+    with torch.no_grad():
+        model(x)
+    model.eval()
+
+
+def build(torch, tv, name, size, batch, seed):
+    torch.manual_seed(seed)
+    kw = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+    model = getattr(tv.models, name)(weights=None, **kw)
+    x = torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(seed + 1))
+    calibrate(torch, model, torch.randn(max(batch, 8), 3, size, size))
+    return model, x
+
+
+def write_case(onnx, numpy_helper, d, x, y):
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    for k, v, n in (("input_0", x, "x"), ("output_0", y, "y")):
+        t = numpy_helper.from_array(v, n)
+        with open(os.path.join(d, "test_data_set_0", k + ".pb"), "wb") as f:
+            f.write(t.SerializeToString())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--nets", default=",".join(NETS))
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--size", type=int, default=224)
+    a = ap.parse_args()
+    try:
+        import numpy as np
+        import onnx
+        import onnxruntime as ort
+        import torch
+        import torchvision as tv
+        from onnx import numpy_helper
+    except ImportError as e:
+        print(f"gen_torchvision_tests: {e}: skipped (pip install torch torchvision onnxruntime)")
+        return 77
+    shutil.rmtree(a.out, ignore_errors=True)
+    os.makedirs(a.out)
+    names = []
+    for name in a.nets.split(","):
+        for b in (int(v) for v in a.batches.split(",")):
+            case = f"test_tv_{name}_b{b}"
+            d = os.path.join(a.out, case)
+            t0 = time.time()
+            model, x = build(torch, tv, name, a.size if name != "inception_v3" else 299, b, 44)
+            os.makedirs(d)
+            path = os.path.join(d, "model.onnx")
+            with torch.no_grad():
+                torch.onnx.export(model, (x,), path, opset_version=17, input_names=["x"],
+                                  output_names=["y"], dynamo=False)
+            sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            y = sess.run(None, {"x": x.numpy()})[0]
+            with torch.no_grad():
+                yt = model(x).numpy()
+            gap = float(np.max(np.abs(y - yt)) / (np.max(np.abs(yt)) + 1e-12))
+            write_case(onnx, numpy_helper, d, x.numpy(), y.astype(np.float32))
+            names.append(case)
+            print(f"{case}: logits max |y| {float(np.max(np.abs(y))):.3g}, ORT vs torch "
+                  f"{gap:.2g} of max, {time.time() - t0:.1f} s", flush=True)
+    with open(os.path.join(a.out, "index.txt"), "w", encoding="utf-8") as f:
+        f.writelines(f"{n} 1 1 1\n" for n in names)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
