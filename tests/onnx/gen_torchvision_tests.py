@@ -55,6 +55,7 @@ def main():
     ap.add_argument("--nets", default=",".join(NETS))
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--opset", type=int, default=17)
     a = ap.parse_args()
     try:
         import numpy as np
@@ -78,7 +79,7 @@ def main():
             os.makedirs(d)
             path = os.path.join(d, "model.onnx")
             with torch.no_grad():
-                torch.onnx.export(model, (x,), path, opset_version=17, input_names=["x"],
+                torch.onnx.export(model, (x,), path, opset_version=a.opset, input_names=["x"],
                                   output_names=["y"], dynamo=False)
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
             y = sess.run(None, {"x": x.numpy()})[0]
