@@ -119,19 +119,9 @@ nnop_status nnop_exec_create_in(nnop_plan *p, void *scratch, size_t bytes, nnop_
 
 static nnop_status check_run(nnop_exec *e, int64_t batch, const void *const *in, void *const *out)
 {
-    const nnop_graph *g = e->p->g;
-    int32_t i;
-    if ((g->n_inputs > 0 && !in) || !out)
-        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_run: %s array is NULL",
-                         out ? "inputs" : "outputs");
-    for (i = 0; i < g->n_inputs; i++)
-        if (!in[i])
-            return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_run: inputs[%d] is NULL",
-                             (int)i);
-    for (i = 0; i < g->n_outputs; i++)
-        if (!out[i])
-            return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_run: outputs[%d] is NULL",
-                             (int)i);
+    char why[NNOP_ERROR_LEN / 2];
+    if (!nnop__check_io(e->p->g, in, out, why, sizeof why))
+        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT, "nnop_exec_run: %s", why);
     if (batch != 0 && !e->p->batch_max)
         return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
                          "nnop_exec_run: batch %lld given to a plan compiled without "

@@ -236,6 +236,11 @@ struct nnop_plan {
 /* ------------------------------------------------------------------ errors (src/error.c) */
 /* Record a formatted message in ctx (if not NULL) and return st. */
 nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...) NNOP_PRINTF(3, 4);
+/* 1 when an execute's arrays hold every input and output pointer of g; else 0 and why ("inputs
+ * array is NULL", "outputs[1] ('y') is NULL"), for nnop_plan_execute and nnop_exec_run, which
+ * each put it where their caller reads it (plan.c). */
+int nnop__check_io(const nnop_graph *g, const void *const *inputs, void *const *outputs, char *why,
+                   size_t len);
 /* The last error's message without its "NNOP_ERR_...: " prefix: what a message wrapping it
  * (nnop__fail(ctx, st, "...: %s", ...)) quotes, so the status is named once. */
 const char *nnop__error_body(const nnop_context *ctx);

@@ -192,23 +192,33 @@ void nnop_plan_destroy(nnop_plan *p)
     nnop__free(p);
 }
 
+int nnop__check_io(const nnop_graph *g, const void *const *inputs, void *const *outputs, char *why,
+                   size_t len)
+{
+    int32_t i;
+    if ((g->n_inputs > 0 && !inputs) || !outputs) {
+        snprintf(why, len, "%s array is NULL", outputs ? "inputs" : "outputs");
+        return 0;
+    }
+    for (i = 0; i < g->n_inputs; i++)
+        if (!inputs[i]) {
+            snprintf(why, len, "inputs[%d] ('%s') is NULL", (int)i, g->values[g->inputs[i]].name);
+            return 0;
+        }
+    for (i = 0; i < g->n_outputs; i++)
+        if (!outputs[i]) {
+            snprintf(why, len, "outputs[%d] ('%s') is NULL", (int)i, g->values[g->outputs[i]].name);
+            return 0;
+        }
+    return 1;
+}
+
 /* nnop_plan_execute on a plan with a context: the arguments checked, then the backend. */
 static nnop_status execute_checked(nnop_plan *p, const void *const *inputs, void *const *outputs)
 {
-    int32_t i;
-    if ((p->g->n_inputs > 0 && !inputs) || !outputs)
-        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_plan_execute: %s array is NULL",
-                          outputs ? "inputs" : "outputs");
-    for (i = 0; i < p->g->n_inputs; i++)
-        if (!inputs[i])
-            return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
-                              "nnop_plan_execute: inputs[%d] ('%s') is NULL", (int)i,
-                              p->g->values[p->g->inputs[i]].name);
-    for (i = 0; i < p->g->n_outputs; i++)
-        if (!outputs[i])
-            return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
-                              "nnop_plan_execute: outputs[%d] ('%s') is NULL", (int)i,
-                              p->g->values[p->g->outputs[i]].name);
+    char why[NNOP_ERROR_LEN / 2];
+    if (!nnop__check_io(p->g, inputs, outputs, why, sizeof why))
+        return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_plan_execute: %s", why);
     if (p->cuda)
         return nnop__cuda_plan_execute(p, inputs, outputs);
     return nnop__cpu_plan_execute(p, inputs, outputs);
