@@ -853,3 +853,25 @@ void nnop__graph_settle_layouts(nnop_graph *g)
         if (nnop__layout_ambiguous(&g->values[i].desc))
             nnop__set_packed_strides(&g->values[i].desc, (nnop_layout)g->layout);
 }
+
+/* An execute's arrays against the graph's inputs and outputs (nnop_plan_execute, nnop_exec_run) */
+int nnop__check_io(const nnop_graph *g, const void *const *inputs, void *const *outputs, char *why,
+                   size_t len)
+{
+    int32_t i;
+    if ((g->n_inputs > 0 && !inputs) || !outputs) {
+        snprintf(why, len, "%s array is NULL", outputs ? "inputs" : "outputs");
+        return 0;
+    }
+    for (i = 0; i < g->n_inputs; i++)
+        if (!inputs[i]) {
+            snprintf(why, len, "inputs[%d] ('%s') is NULL", (int)i, g->values[g->inputs[i]].name);
+            return 0;
+        }
+    for (i = 0; i < g->n_outputs; i++)
+        if (!outputs[i]) {
+            snprintf(why, len, "outputs[%d] ('%s') is NULL", (int)i, g->values[g->outputs[i]].name);
+            return 0;
+        }
+    return 1;
+}

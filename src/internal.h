@@ -238,7 +238,7 @@ struct nnop_plan {
 nnop_status nnop__fail(nnop_context *ctx, nnop_status st, const char *fmt, ...) NNOP_PRINTF(3, 4);
 /* 1 when an execute's arrays hold every input and output pointer of g; else 0 and why ("inputs
  * array is NULL", "outputs[1] ('y') is NULL"), for nnop_plan_execute and nnop_exec_run, which
- * each put it where their caller reads it (plan.c). */
+ * each put it where their caller reads it (graph.c). */
 int nnop__check_io(const nnop_graph *g, const void *const *inputs, void *const *outputs, char *why,
                    size_t len);
 /* The last error's message without its "NNOP_ERR_...: " prefix: what a message wrapping it

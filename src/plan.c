@@ -192,27 +192,6 @@ void nnop_plan_destroy(nnop_plan *p)
     nnop__free(p);
 }
 
-int nnop__check_io(const nnop_graph *g, const void *const *inputs, void *const *outputs, char *why,
-                   size_t len)
-{
-    int32_t i;
-    if ((g->n_inputs > 0 && !inputs) || !outputs) {
-        snprintf(why, len, "%s array is NULL", outputs ? "inputs" : "outputs");
-        return 0;
-    }
-    for (i = 0; i < g->n_inputs; i++)
-        if (!inputs[i]) {
-            snprintf(why, len, "inputs[%d] ('%s') is NULL", (int)i, g->values[g->inputs[i]].name);
-            return 0;
-        }
-    for (i = 0; i < g->n_outputs; i++)
-        if (!outputs[i]) {
-            snprintf(why, len, "outputs[%d] ('%s') is NULL", (int)i, g->values[g->outputs[i]].name);
-            return 0;
-        }
-    return 1;
-}
-
 /* nnop_plan_execute on a plan with a context: the arguments checked, then the backend. */
 static nnop_status execute_checked(nnop_plan *p, const void *const *inputs, void *const *outputs)
 {
