@@ -69,7 +69,8 @@ if ls .deps/*.deb >/dev/null 2>&1; then
     export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
     # protoc-c (protobuf-c-compiler, libprotoc32, libprotobuf32) for the ONNX importer
     export PATH=/tmp/deps/usr/bin:$PATH
-    DEPS_ARGS=(-DCMAKE_PREFIX_PATH=/tmp/deps/usr-Dcmocka_DIR=/tmp/deps/usr/lib/x86_64-linux-gnu/cmake/cmocka
+    DEPS_ARGS=(-DCMAKE_PREFIX_PATH=/tmp/deps/usr
+        -Dcmocka_DIR=/tmp/deps/usr/lib/x86_64-linux-gnu/cmake/cmocka
         -DCMOCKA_INCLUDE_DIR=/tmp/deps/usr/include
         -DCMOCKA_LIBRARIES=/tmp/deps/usr/lib/x86_64-linux-gnu/libcmocka.so
         -DCJSON_ROOT=/tmp/deps/usr)

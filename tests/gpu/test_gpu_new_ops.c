@@ -87,6 +87,8 @@ enum {
     K_SHUFFLE,       /* channel shuffle, 3 groups of 4 channels */
     K_SHUFFLE_WIDE,  /* channel shuffle, 2 groups of 24 channels, after a ReLU */
     K_SLICE,         /* channels 3..9 of 12 */
+    K_POOL_PAD_END,  /* max 3x3/2 padded 0 before, 1 after (AlexNet's), then average 3x3/2
+                      * padded 1 before, 2 after, count_include_pad */
     K_SLICE_CHUNKS,  /* torch.chunk(x, 2, 1) of 48 channels: the halves, the second ReLU'd,
                       * concatenated and shuffled (ShuffleNet v2's unit) */
     K_KINDS
@@ -166,6 +168,7 @@ static const new_case cases[] = {
         ROWS("shuffle", K_SHUFFLE),
         ROWS("shuffle_wide", K_SHUFFLE_WIDE),
         ROWS("slice", K_SLICE),
+        ROWS("pool_pad_end", K_POOL_PAD_END),
         ROWS("slice_chunks", K_SLICE_CHUNKS),
 };
 
@@ -223,6 +226,7 @@ static const char *const expect[K_KINDS] = {
         [K_SHUFFLE] = "channel shuffle, 3 groups",
         [K_SHUFFLE_WIDE] = "channel shuffle, 2 groups",
         [K_SLICE] = "channel slice 3..9",
+        [K_POOL_PAD_END] = "pool",
         [K_SLICE_CHUNKS] = "channel slice 24..47"};
 
 static nnop_value input(nnop_graph *g, const char *name, const new_case *nc, int64_t n, int64_t c,
@@ -550,6 +554,15 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
         return nnop_channel_shuffle(g, x, 2);
     case K_SLICE:
         return nnop_channel_slice(g, input(g, "x", nc, 2, 12, 7, 5), 3, 7);
+    case K_POOL_PAD_END: {
+        nnop_pool_params pp;
+        nnop_pool_params_init(&pp);
+        pp.window[0] = pp.window[1] = 3, pp.stride[0] = pp.stride[1] = 2;
+        pp.pad_end[0] = pp.pad_end[1] = 1;
+        x = nnop_pool(g, input(g, "x", nc, 2, 12, 14, 13), NNOP_POOL_MAX, &pp);
+        pp.pad[0] = pp.pad[1] = 1, pp.pad_end[0] = pp.pad_end[1] = 2;
+        return nnop_pool(g, x, NNOP_POOL_AVG, &pp);
+    }
     case K_SLICE_CHUNKS: {
         nnop_value h[2];
         x = input(g, "x", nc, 3, 48, 6, 5);
