@@ -7,6 +7,7 @@
 
 #include "nb.h"
 #include "nb_run.h"
+#include "nb_serve.h"
 #include "nb_thread.h"
 
 #define MAX_DEVICES 64
@@ -92,6 +93,13 @@ static void usage(FILE *f)
           "                     and the scaling efficiency against device LIST[0] alone.\n"
           "                     Devices that do not exist are dropped with a note.\n"
           "  --policy P         prefer-precompiled (default), precompiled-only, fastest\n"
+          "  --serve T          serve the network from T threads (1 to 64), two ways in one\n"
+          "                     run: one batch_range plan with T execution contexts, and a\n"
+          "                     context a thread with a plan per batch size; images/s, p50\n"
+          "                     and p99 request latency, memory held; both ways' outputs are\n"
+          "                     checked (finite, equal) before they are timed\n"
+          "  --serve-batches L  request sizes, drawn uniformly (default 1,2,4,.. --batch)\n"
+          "  --serve-requests N requests a thread (default 32)\n"
           "  --autotune, --deterministic, --allow-tf32, --cache FILE, --workspace-limit BYTES\n"
           "\n",
           f);
@@ -149,6 +157,8 @@ typedef struct opts {
     double tol;
     double time_limit_s; /* 0: none; else no new problem starts after this many seconds */
     const char *json, *csv, *weights_dir, *onnx_data;
+    int serve, serve_requests, nserve_batches; /* --serve T, --serve-requests, -batches */
+    int64_t serve_batches[NB_SERVE_MAX_BATCHES];
     int64_t batch, size;
     int dt_set, layout_set, batch_set;
     nnop_dtype dt;
@@ -235,6 +245,44 @@ static int parse_devices(opts *o, const char *s)
         if (parse_int(p, 0, 1023, &v) != 0 || o->ndev == MAX_DEVICES)
             return -1;
         o->devices[o->ndev++] = (int)v;
+    }
+    return 0;
+}
+
+/* --serve-batches 1,8,32 */
+static int parse_batches(opts *o, const char *s)
+{
+    char buf[512], *p, *q;
+    long long v;
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    strcpy(buf, s);
+    o->nserve_batches = 0;
+    for (p = buf; p; p = q) {
+        q = strchr(p, ',');
+        if (q)
+            *q++ = '\0';
+        if (parse_int(p, 1, 65536, &v) != 0 || o->nserve_batches == NB_SERVE_MAX_BATCHES)
+            return -1;
+        o->serve_batches[o->nserve_batches++] = v;
+    }
+    return 0;
+}
+
+/* --serve: networks only; request sizes default to the powers of two up to --batch. */
+static int serve_defaults(opts *o)
+{
+    int i;
+    for (i = 0; i < o->nitems; i++)
+        if (o->items[i].net < 0 && !o->items[i].onnx)
+            return bad("--serve serves a network (--net or --onnx), not '%s'", o->items[i].text);
+    if (!o->serve_requests)
+        o->serve_requests = 32;
+    if (!o->nserve_batches) {
+        int64_t b;
+        for (b = 1; b < o->batch && o->nserve_batches < NB_SERVE_MAX_BATCHES - 1; b *= 2)
+            o->serve_batches[o->nserve_batches++] = b;
+        o->serve_batches[o->nserve_batches++] = o->batch;
     }
     return 0;
 }
@@ -462,6 +510,16 @@ static int parse_args(int argc, char **argv, opts *o)
             o->time_limit_s = strtod(val, &end);
             if (*end || !(o->time_limit_s > 0))
                 return bad("bad --time-limit '%s' (seconds > 0)", val);
+        } else if (strcmp(a, "--serve") == 0 || strcmp(a, "--serve-requests") == 0) {
+            NEEDS_VALUE();
+            if (parse_int(val, 1, a[7] ? 1000000 : NB_SERVE_MAX_THREADS, &v) != 0)
+                return bad("bad %s '%s'", a, val);
+            *(a[7] ? &o->serve_requests : &o->serve) = (int)v;
+        } else if (strcmp(a, "--serve-batches") == 0) {
+            NEEDS_VALUE();
+            if (parse_batches(o, val) != 0)
+                return bad("bad --serve-batches '%s' (at most %d sizes of 1 to 65536)", val,
+                           NB_SERVE_MAX_BATCHES);
         } else if (strcmp(a, "--json") == 0) {
             NEEDS_VALUE();
             o->json = val;
@@ -474,7 +532,9 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if ((rc = flush_desc(o, acc)) != 0)
         return rc;
-    if (!o->check && !o->perf && !o->engines)
+    if (o->serve && (rc = serve_defaults(o)) != 0)
+        return rc;
+    if (!o->check && !o->perf && !o->engines && !o->serve)
         o->perf = 1;
     if (o->nitems == 0)
         return bad("nothing to run: give a problem, -f FILE, --net NAME or --onnx FILE");
@@ -640,6 +700,52 @@ static int run_devices(opts *o, nb_report *rep, const item *it, nb_work *w, cons
     return rc;
 }
 
+/* ---------------------------------------------------------------- serving (nb_serve.c) */
+static int run_serve(const opts *o, nb_report *rep, nb_env *env, const item *it, const nb_net *net)
+{
+    nb_serve_opts so;
+    nb_result *rows;
+    char sizes[160] = "";
+    int k, rc, first = rep->n;
+    memset(&so, 0, sizeof so);
+    so.threads = o->serve;
+    so.requests = o->serve_requests;
+    so.cuda_graph = o->cuda_graph_mode == 1;
+    so.seed = o->seed;
+    so.tol = o->tol > 0 ? o->tol : nb_tolerance(net->dt);
+    so.nbatches = o->nserve_batches;
+    for (k = 0; k < so.nbatches; k++) {
+        so.batches[k] = o->serve_batches[k];
+        snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%lld", k ? "," : "",
+                 (long long)so.batches[k]);
+    }
+    nb_report_add(rep);
+    nb_report_add(rep);
+    rows = &rep->r[first]; /* after both adds: the array may have moved */
+    for (k = 0; k < 2; k++) {
+        fill_common(&rows[k], env, o, it, net);
+        snprintf(rows[k].kind, sizeof rows[k].kind, "serve");
+        snprintf(rows[k].name, sizeof rows[k].name, "%.40s x%d %s", nb_net_label(net), so.threads,
+                 k ? "plans" : "contexts");
+        rows[k].cuda_graph = so.cuda_graph;
+    }
+    fprintf(stderr, "  serve: %d threads x %d requests of batch %s, two ways ...\n", so.threads,
+            so.requests, sizes);
+    rc = nb_serve(&so, env, o->backend, o->device, &o->co, net, &rows[0], &rows[1]);
+    for (k = 0; k < 2; k++) {
+        nb_result *r = &rows[k];
+        size_t n = strlen(r->note);
+        if (r->images_s > 0)
+            snprintf(r->note + n, sizeof r->note - n,
+                     "%srequests p50 %.1f us, p99 %.1f us; %.1f MiB held; batches %s, %d x %d",
+                     n ? "; " : "", r->host_us, r->lat_p99_us, r->mem_mib, sizes, so.threads,
+                     so.requests);
+        fprintf(stderr, "  serve %s: %s%s%s\n", k ? "plans" : "contexts", r->status,
+                r->note[0] ? ": " : "", r->note);
+    }
+    return rc;
+}
+
 /* ---------------------------------------------------------------- main */
 int main(int argc, char **argv)
 {
@@ -740,6 +846,10 @@ int main(int argc, char **argv)
                 worst = 1;
             if (r->check == 2)
                 worst = 3;
+        }
+        if (o.serve && np) {
+            int src = run_serve(&o, &rep, &env, it, np);
+            worst = src > worst ? src : worst;
         }
         for (cgi = 0; o.perf && cgi < 2; cgi++) {
             int cg = o.cuda_graph_mode == 2 ? cgi : o.cuda_graph_mode;

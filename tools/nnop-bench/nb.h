@@ -141,7 +141,7 @@ double nb_tolerance(nnop_dtype t);
 typedef struct nb_result {
     char name[NB_NAME_LEN];
     char desc[256];
-    char kind[16];    /* "problem", "net", "peak", "engines", "devices" */
+    char kind[16];    /* "problem", "net", "peak", "engines", "devices", "serve" */
     char backend[8];  /* "cpu", "cuda" */
     char device[128]; /* device name */
     int device_id;
@@ -156,6 +156,8 @@ typedef struct nb_result {
     double flops, bytes;
     double tflops, gbs, frac_flops, frac_bw, roofline; /* < 0: not measured */
     double images_s, efficiency;                       /* < 0: not measured */
+    double lat_p99_us, mem_mib; /* --serve: 99th percentile request latency (host_us: the
+                                 * median), memory of plans and contexts; < 0: not measured */
     int partitions;
     char status[32]; /* "ok" or nnop_status_string */
     char note[512];

@@ -11,6 +11,7 @@ void nb_result_init(nb_result *r)
     r->compile_ms = r->gpu_us = r->host_us = -1.0;
     r->tflops = r->gbs = r->frac_flops = r->frac_bw = r->roofline = -1.0;
     r->images_s = r->efficiency = -1.0;
+    r->lat_p99_us = r->mem_mib = -1.0;
     r->check = -1;
     r->check_err = r->check_tol = -1.0;
     r->device_id = -1;
@@ -202,6 +203,8 @@ void nb_write_json(const nb_report *rep, FILE *f)
         json_num(f, "roofline", r->roofline, 0);
         json_num(f, "images_s", r->images_s, 0);
         json_num(f, "efficiency", r->efficiency, 0);
+        json_num(f, "latency_p99_us", r->lat_p99_us, 0);
+        json_num(f, "memory_mib", r->mem_mib, 0);
         fprintf(f, "      \"partitions\": %d,\n", r->partitions);
         json_str(f, "note", r->note);
         fputs("      \"plan\": ", f);
@@ -237,7 +240,8 @@ void nb_write_csv(const nb_report *rep, FILE *f)
     int i;
     fputs("name,kind,desc,backend,device,device_id,policy,cuda_graph,batch,status,check,"
           "check_err,check_tol,compile_ms,gpu_us,host_us,flops,bytes,tflops,gbs,"
-          "frac_peak_flops,frac_peak_bw,roofline,images_s,efficiency,note\n",
+          "frac_peak_flops,frac_peak_bw,roofline,images_s,efficiency,latency_p99_us,memory_mib,"
+          "note\n",
           f);
     for (i = 0; i < rep->n; i++) {
         const nb_result *r = &rep->r[i];
@@ -266,6 +270,8 @@ void nb_write_csv(const nb_report *rep, FILE *f)
         csv_num(f, r->roofline);
         csv_num(f, r->images_s);
         csv_num(f, r->efficiency);
+        csv_num(f, r->lat_p99_us);
+        csv_num(f, r->mem_mib);
         fputc(',', f);
         csv_field(f, r->note);
         fputc('\n', f);
