@@ -69,6 +69,11 @@ typedef struct ox_tensor {
      * a view (ox_convert_node refuses the rest). */
     int64_t view_groups;
     int view_swapped;
+    /* OX_VALUE in channels-last view (ConvNeXt's Transpose 0,2,3,1 ... Transpose 0,3,1,2):
+     * this tensor is N,H,W,C and v is N,C,H,W. Read by the ops of onnx_view.c's list, whose
+     * outputs are views again, and ended by the Transpose 0,3,1,2. */
+    int view_cl;
+    int readers; /* node inputs and graph outputs that read it */
 } ox_tensor;
 
 typedef struct ox_ctx {
@@ -82,6 +87,8 @@ typedef struct ox_ctx {
     size_t hcap;
     int64_t folded;              /* elements of the constants folded so far (max_made) */
     const Onnx__NodeProto *node; /* the node being converted, for messages */
+    const Onnx__GraphProto *graph;
+    unsigned char *skip; /* per node: made by a fused pattern (onnx_fuse.c), not converted */
     nnop_status status;
     char err[1024];
 } ox_ctx;
@@ -116,6 +123,19 @@ int64_t ox_bcast_index(int64_t k, const int64_t *od, int on, const int64_t *sd, 
 int ox_bcast_shape(const int64_t *a, int an, const int64_t *b, int bn, int64_t *out, int *on);
 /* The element k of a constant as double (float or int storage). */
 double ox_const_get(const ox_tensor *t, int64_t k);
+
+/* Channels-last views (onnx_view.c): whether n reads one; convert n, whose converter runs on
+ * the views' N,C,H,W values with its constants permuted to match, its outputs views again
+ * (refused, naming the input, for an op outside the list). */
+int ox_reads_view(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_convert_on_views(ox_ctx *ox, const Onnx__NodeProto *n,
+                                nnop_status (*fn)(ox_ctx *, const Onnx__NodeProto *));
+/* t's dims as N,H,W,C and view_cl set (the nnop value stays N,C,H,W) */
+void ox_mark_view(ox_tensor *t);
+/* Fused patterns (onnx_fuse.c): node k and the nodes after it as one op where they form one
+ * (GELU's erf form); 1 when they did (the later nodes marked in ox->skip), 0 when not, -1 on
+ * an error (recorded). */
+int ox_fuse_at(ox_ctx *ox, size_t k);
 
 /* Operators: convert node n (all its inputs known); the table is onnx_ops.c's. */
 nnop_status ox_convert_node(ox_ctx *ox, const Onnx__NodeProto *n);
@@ -197,6 +217,7 @@ nnop_status ox_op_reduce_mean(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_resize(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_lrn(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_transpose(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_erf(ox_ctx *ox, const Onnx__NodeProto *n);
 /* onnx_norm.c */
 nnop_status ox_op_batchnorm(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_instance_norm(ox_ctx *ox, const Onnx__NodeProto *n);

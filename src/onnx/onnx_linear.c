@@ -4,6 +4,39 @@
 #include "onnx_internal.h"
 
 /* ---------------------------------------------------------------- linear algebra */
+/* MatMul of a channels-last view (N,H,W,C) by a constant C x K: a 1x1 convolution of its
+ * N,C,H,W value, whose output is a view again (onnx_view.c). */
+static nnop_status matmul_view(ox_ctx *ox, const Onnx__NodeProto *n, const ox_tensor *at,
+                               nnop_value a, const ox_tensor *bt)
+{
+    int64_t c = at->dims[3], k, j, wd[4];
+    nnop_conv_params cp;
+    nnop_value w;
+    float *wbuf;
+    int elem = at->elem;
+    nnop_status s;
+    if (n->op_type[0] != 'M' || bt->kind != OX_CONST || !bt->f || bt->ndim != 2 || bt->dims[0] != c)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "%s of a channels-last view (nnop: MatMul by a constant of %lld rows)",
+                       n->op_type, (long long)c);
+    wd[0] = bt->dims[1], wd[1] = c, wd[2] = wd[3] = 1;
+    wbuf = (float *)malloc((size_t)(wd[0] * c) * sizeof *wbuf);
+    if (!wbuf)
+        return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");
+    for (k = 0; k < wd[0]; k++) /* K x C x 1 x 1 from C x K */
+        for (j = 0; j < c; j++)
+            wbuf[k * c + j] = bt->f[j * wd[0] + k];
+    s = ox_make_const(ox, bt->name, wbuf, 4, wd, &w);
+    free(wbuf);
+    if (s)
+        return s;
+    nnop_conv_params_init(&cp);
+    s = ox_set_value(ox, n, 0, nnop_conv(ox->g, a, w, &cp), elem);
+    if (!s)
+        ox_mark_view(ox_find(ox, n->output[0]));
+    return s;
+}
+
 /* y = alpha * A B' + beta * C with B' = B or B^T */
 nnop_status ox_op_gemm(ox_ctx *ox, const Onnx__NodeProto *n)
 {
@@ -31,6 +64,8 @@ nnop_status ox_op_gemm(ox_ctx *ox, const Onnx__NodeProto *n)
         s = ox_need_in(ox, n, 1, &bt);
     if (s)
         return s;
+    if (at->view_cl)
+        return matmul_view(ox, n, at, a, bt);
     if (at->ndim != 2 || bt->ndim != 2)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "%d-D by %d-D (nnop: 2-D by 2-D)", at->ndim,
                        bt->ndim);

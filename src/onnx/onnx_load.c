@@ -46,6 +46,7 @@ static void ox_free(ox_ctx *ox)
     }
     free(ox->t);
     free(ox->hash);
+    free(ox->skip);
 }
 
 static nnop_status declare_input(ox_ctx *ox, const Onnx__ValueInfoProto *vi)
@@ -162,13 +163,19 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
             if (!(t = ox_add(ox, name)))
                 return ox->status;
             t->used = 1;
+            t->readers++;
         }
     for (k = 0; k < gp->n_output; k++) {
         ox_tensor *t = gp->output[k]->name ? ox_add(ox, gp->output[k]->name) : NULL;
         if (!t)
             return ox_fail(ox, NNOP_ERR_FORMAT, "graph output %zu has no name", k);
         t->used = 1;
+        t->readers++;
     }
+    ox->graph = gp;
+    ox->skip = (unsigned char *)calloc(gp->n_node ? gp->n_node : 1, 1);
+    if (!ox->skip)
+        return ox_fail(ox, NNOP_ERR_OUT_OF_MEMORY, "out of memory");
     s = nnop_graph_create(ox->ctx, &ox->g);
     if (s)
         return ox_fail(ox, s, "nnop_graph_create: %s", nnop_context_last_error(ox->ctx));
@@ -195,6 +202,9 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
     }
     for (k = 0; k < gp->n_node; k++) {
         const Onnx__NodeProto *n = gp->node[k];
+        int fused;
+        if (ox->skip[k]) /* made by a pattern that an earlier node began */
+            continue;
         ox->node = n;
         if (!n->op_type)
             return ox_fail(ox, NNOP_ERR_FORMAT, "node %zu has no op_type", k);
@@ -216,10 +226,13 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
         /* the first nnop node the converter makes carries the ONNX node's name (else its
          * first output's): messages, nnop_plan_describe and nnop_plan_node_name show it */
         (void)nnop_graph_name_next(ox->g, n->name && *n->name ? n->name : n->output[0]);
-        s = ox_convert_node(ox, n);
+        fused = ox_fuse_at(ox, k);
+        s = fused < 0 ? ox->status : fused ? NNOP_OK : ox_convert_node(ox, n);
         (void)nnop_graph_name_next(ox->g, NULL); /* a converter that folded leaves it unused */
         if (s != NNOP_OK)
             return s;
+        if (fused) /* its outputs are the pattern's insides, read by no one else */
+            continue;
         for (j = 0; j < n->n_output; j++) {
             const ox_tensor *t = n->output[j] && *n->output[j] ? ox_find(ox, n->output[j]) : NULL;
             if (t && t->used && t->kind == OX_UNSET)
@@ -244,6 +257,11 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
             return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                            "graph output '%s' is a 5-D view of a 4-D value (a channel shuffle "
                            "cut short)",
+                           name);
+        if (t->kind == OX_VALUE && t->view_cl)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "graph output '%s' is a channels-last (N,H,W,C) view of an N,C,H,W "
+                           "value (nnop outputs it after a Transpose 0,3,1,2)",
                            name);
         if ((s = ox_value_of(ox, t, &v)) != NNOP_OK)
             return s;

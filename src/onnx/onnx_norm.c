@@ -137,8 +137,8 @@ nnop_status ox_op_layer_norm(ox_ctx *ox, const Onnx__NodeProto *n)
     ox_tensor *xt, *pt[2];
     nnop_value x, pv[2], y;
     float eps;
-    int64_t axis, pd[OX_MAX_DIMS];
-    int k, d, pn;
+    int64_t axis, pd[OX_MAX_DIMS], c;
+    int k, d, pn, view;
     nnop_norm_axes ax;
     nnop_status s = ox_check_attrs(ox, n, attrs);
     if (!s)
@@ -152,19 +152,21 @@ nnop_status ox_op_layer_norm(ox_ctx *ox, const Onnx__NodeProto *n)
     if (s)
         return s;
     axis = ox_norm_axis(axis, xt->ndim);
-    if (xt->ndim == 2 && axis == 1)
+    view = xt->view_cl; /* N,H,W,C over its last axis: nnop's over C of N,C,H,W */
+    c = view ? xt->dims[3] : xt->dims[1];
+    if ((xt->ndim == 2 && axis == 1) || (view && axis == 3))
         ax = NNOP_NORM_C;
     else if (xt->ndim >= 3 && xt->ndim <= 4 && axis == 1)
         ax = NNOP_NORM_CHW;
     else
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                        "axis %lld of a %d-D input (nnop: the last of "
-                       "2-D, or 1 of 3-D and 4-D)",
+                       "2-D or of a channels-last view, or 1 of 3-D and 4-D)",
                        (long long)axis, xt->ndim);
     /* parameters: the normalized shape, 1-D C for NORM_C, [1, C, H, W] for NORM_CHW */
     pn = ax == NNOP_NORM_C ? 1 : xt->ndim;
     for (d = 0; d < pn; d++)
-        pd[d] = ax == NNOP_NORM_C ? xt->dims[1] : d == 0 ? 1 : xt->dims[d];
+        pd[d] = ax == NNOP_NORM_C ? c : d == 0 ? 1 : xt->dims[d];
     for (k = 0; k < 2; k++) {
         ox_tensor *t = ox_in(ox, n, (size_t)(1 + k));
         pt[k] = t;
@@ -172,7 +174,7 @@ nnop_status ox_op_layer_norm(ox_ctx *ox, const Onnx__NodeProto *n)
         if (!t)
             continue;
         if (t->kind == OX_VALUE) {
-            if (!(ax == NNOP_NORM_C && t->ndim == 1 && t->dims[0] == xt->dims[1]))
+            if (!(ax == NNOP_NORM_C && t->ndim == 1 && t->dims[0] == c))
                 return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                                "parameter '%s' computed at run time "
                                "in a shape nnop does not take",
@@ -204,7 +206,10 @@ nnop_status ox_op_layer_norm(ox_ctx *ox, const Onnx__NodeProto *n)
     }
     (void)pt;
     y = nnop_layer_norm(ox->g, x, pv[0], pv[1], ax, eps);
-    return ox_set_value(ox, n, 0, y, xt->elem);
+    s = ox_set_value(ox, n, 0, y, xt->elem);
+    if (!s && view)
+        ox_mark_view(ox_find(ox, n->output[0]));
+    return s;
 }
 
 /* LRN (opset 1, 13) onto nnop_lrn, whose window and alpha / size are ONNX's. ONNX allows 3-D

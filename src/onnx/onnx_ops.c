@@ -26,6 +26,7 @@ static const ox_op ops[] = {
         {"Div", ox_op_binary},
         {"Dropout", ox_op_dropout},
         {"Elu", ox_op_act},
+        {"Erf", ox_op_erf},
         {"Flatten", ox_op_flatten},
         {"Gather", ox_op_gather},
         {"Gelu", ox_op_act},
@@ -102,5 +103,5 @@ nnop_status ox_convert_node(ox_ctx *ox, const Onnx__NodeProto *n)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "operator not supported by nnop's importer");
     if ((s = check_views(ox, n, op)) != NNOP_OK)
         return s;
-    return op->fn(ox, n);
+    return ox_reads_view(ox, n) ? ox_convert_on_views(ox, n, op->fn) : op->fn(ox, n);
 }

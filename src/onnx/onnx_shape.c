@@ -302,11 +302,23 @@ nnop_status ox_op_transpose(ox_ctx *ox, const Onnx__NodeProto *n)
     }
     if (identity)
         return ox_set_alias(ox, n, 0, xt);
+    if (xt->kind == OX_VALUE && xt->ndim == 4 && !xt->view_groups && pm[0] == 0 &&
+        (xt->view_cl ? pm[1] == 3 && pm[2] == 1 && pm[3] == 2     /* the view's end */
+                     : pm[1] == 2 && pm[2] == 3 && pm[3] == 1)) { /* a view's start */
+        int start = !xt->view_cl;
+        if ((s = ox_set_alias(ox, n, 0, xt)) != NNOP_OK)
+            return s;
+        t = ox_find(ox, n->output[0]);
+        memcpy(t->dims, od, sizeof od[0] * 4);
+        t->view_cl = start;
+        return NNOP_OK;
+    }
     if (xt->kind == OX_VALUE) {
         if (!xt->view_groups || pm[0] != 0 || pm[1] != 2 || pm[2] != 1 || pm[3] != 3 || pm[4] != 4)
             return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                            "transpose of a run-time value (nnop transposes only a channel "
-                           "shuffle's N,g,C/g,H,W view, perm 0,2,1,3,4)");
+                           "shuffle's N,g,C/g,H,W view, perm 0,2,1,3,4, and a 4-D value into "
+                           "channels-last and back, perm 0,2,3,1 then 0,3,1,2)");
         if ((s = ox_set_alias(ox, n, 0, xt)) != NNOP_OK)
             return s;
         t = ox_find(ox, n->output[0]);

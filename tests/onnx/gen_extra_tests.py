@@ -3,7 +3,8 @@
 (OUT_DIR/test_<name>/model.onnx, test_data_set_0/input_0.pb, output_0.pb), for what ONNX's node
 tests cannot show: Resize and Upsample with constant scales and sizes (ONNX's feed them as
 graph inputs, which the importer refuses), pools whose asymmetric pads nnop runs exactly, and
-the ones it must refuse. Expected outputs by the onnx package's reference evaluator. A test
+the ones it must refuse, and exporters' patterns (ConvNeXt's channels-last block with GELU in
+its erf form, as torch.onnx.export writes it before opset 20). Expected outputs by the onnx package's reference evaluator. A test
 named *_refused must be refused; onnx_conformance runs them all (ctest onnx.extra_cpu).
 Exit 77 (skip) without onnx or numpy."""
 import os
@@ -26,10 +27,11 @@ def repeat(x, fh, fw):
 
 
 def write(out, name, node, x, inits, opset, out_shape=None, expected=None):
+    """node: one node or a list of them (a subgraph from x to y)"""
     d = os.path.join(out, f"test_{name}")
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     graph = helper.make_graph(
-        [node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        node if isinstance(node, list) else [node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
         [numpy_helper.from_array(v, k) for k, v in inits.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
@@ -43,6 +45,48 @@ def write(out, name, node, x, inits, opset, out_shape=None, expected=None):
         t = numpy_helper.from_array(np.asarray(v, dtype=np.float32), "x" if k == "input_0" else "y")
         with open(os.path.join(d, "test_data_set_0", k + ".pb"), "wb") as f:
             f.write(t.SerializeToString())
+
+
+def gelu_erf(x, y, tag):
+    """GELU as torch.onnx.export writes nn.GELU() before opset 20: Div by sqrt 2, Erf, Add 1,
+    Mul x, Mul 0.5, its constants in Constant nodes between"""
+    c = lambda name, v: helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        name, TensorProto.FLOAT, [], [v]))
+    return [c(f"{tag}_s2", 1.4142135381698608), helper.make_node("Div", [x, f"{tag}_s2"], [f"{tag}_d"]),
+            helper.make_node("Erf", [f"{tag}_d"], [f"{tag}_e"]), c(f"{tag}_one", 1.0),
+            helper.make_node("Add", [f"{tag}_e", f"{tag}_one"], [f"{tag}_a"]),
+            helper.make_node("Mul", [x, f"{tag}_a"], [f"{tag}_m"]), c(f"{tag}_half", 0.5),
+            helper.make_node("Mul", [f"{tag}_m", f"{tag}_half"], [y])]
+
+
+def write_patterns(out, rng):
+    """ConvNeXt's block (torchvision's CNBlock at opset 17): a channels-last view from
+    Transpose 0,2,3,1 to 0,3,1,2 around LayerNorm, two MatMuls with bias Adds and GELU's erf
+    form; then the layer scale and the residual Add on N,C,H,W. And what must be refused."""
+    x = rng.standard_normal((2, 8, 5, 6)).astype(np.float32)
+    r = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    inits = {"ln_w": 1 + 0.1 * r(8), "ln_b": 0.1 * r(8), "w1": 0.3 * r(8, 16), "b1": 0.1 * r(16),
+             "w2": 0.3 * r(16, 8), "b2": 0.1 * r(8), "gamma": r(8, 1, 1)}
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+             helper.make_node("LayerNormalization", ["t", "ln_w", "ln_b"], ["ln"], axis=-1,
+                              epsilon=1e-6),
+             helper.make_node("MatMul", ["ln", "w1"], ["m1"]),
+             helper.make_node("Add", ["b1", "m1"], ["h"])]
+    nodes += gelu_erf("h", "g", "gelu")
+    nodes += [helper.make_node("MatMul", ["g", "w2"], ["m2"]),
+              helper.make_node("Add", ["b2", "m2"], ["o"]),
+              helper.make_node("Transpose", ["o"], ["back"], perm=[0, 3, 1, 2]),
+              helper.make_node("Mul", ["gamma", "back"], ["s"]),
+              helper.make_node("Add", ["s", "x"], ["y"])]
+    write(out, "convnext_block", nodes, x, inits, 17)
+    write(out, "gelu_erf_nchw", gelu_erf("x", "y", "gelu"), x, {}, 17)
+    # Erf alone; a view as the graph's output; a Conv reading a view (its channels are W)
+    write(out, "erf_alone_refused", helper.make_node("Erf", ["x"], ["y"]), x, {}, 17)
+    write(out, "transpose_nhwc_output_refused",
+          helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1]), x, {}, 17)
+    write(out, "conv_on_view_refused",
+          [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+           helper.make_node("Conv", ["t", "w"], ["y"])], x, {"w": r(4, 5, 1, 1)}, 17)
 
 
 def main():
@@ -136,6 +180,7 @@ def main():
         write(out, name, helper.make_node(op, ins, ["y"], **attrs),
               (x6 if "7x7" in name else x8) if "refused" in name or "adds_window" in name
               else xp, inits, 13)
+    write_patterns(out, rng)
     names = sorted(n for n in os.listdir(out) if n.startswith("test_"))
     with open(os.path.join(out, "index.txt"), "w", encoding="utf-8") as f:
         f.writelines(f"{n} 1 1 1\n" for n in names)  # name, data sets, inputs, outputs

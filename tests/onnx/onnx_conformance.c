@@ -2,14 +2,16 @@
  *
  * usage: onnx_conformance [--backend cpu|cuda] [--dtype f32|f16|bf16] [--layout nchw|nhwc]
  *                         [--filter SUBSTRING] [--md FILE] [--verbose] [--max-made N]
- *                         [--atol-of-max F] NODE_DIR
+ *                         [--atol-of-max F] [--by-name] NODE_DIR
  * NODE_DIR holds test_<name>/model.onnx with test_data_set_<k>/input_<j>.pb and output_<j>.pb,
  * and index.txt ("name data_sets inputs outputs" per line: tests/onnx/gen_node_tests.py).
  *
  * Each test is: passed (every data set matches within the dtype's tolerance), refused
  * (nnop_onnx_load says NNOP_ERR_UNSUPPORTED naming why: not a failure), unclaimed (an
  * operator the importer does not know at all: counted apart), or failed (a wrong number, a
- * crash-free error that is not a refusal, a shape that differs). Exit status: 0 when nothing
+ * crash-free error that is not a refusal, a shape that differs). --by-name (nnop's own tests,
+ * gen_extra_tests.py): a test named *_refused must be refused and any other must pass, else
+ * it failed. Exit status: 0 when nothing
  * failed, 1 otherwise, 77 (skip) when --backend cuda finds no usable GPU, unless the
  * environment has NNOP_REQUIRE_GPU=1, which turns that into a failure. */
 #include <math.h>
@@ -293,13 +295,31 @@ static int cmp_why(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* --by-name: what a test's name promises (refused, or passed) is what it must do. */
+static void expect_by_name(result *r, int must_refuse)
+{
+    char why[sizeof r->why + 64];
+    if (must_refuse ? r->kind == 1 : r->kind == 0)
+        return;
+    if (r->kind == 2)
+        return;
+    snprintf(why, sizeof why, "%s, but its name says it must %s%s%s",
+             r->kind == 0   ? "passed"
+             : r->kind == 1 ? "refused"
+                            : "not run",
+             must_refuse ? "be refused" : "pass", r->why[0] ? ": " : "", r->why);
+    why[sizeof r->why - 1] = '\0'; /* cut to fit */
+    memcpy(r->why, why, sizeof r->why);
+    r->kind = 2;
+}
+
 int main(int argc, char **argv)
 {
     nnop_context_options co;
     nnop_onnx_options o;
     nnop_context *ctx = NULL;
     const char *root = NULL, *filter = NULL, *md = NULL;
-    int verbose = 0, i, count[5] = {0}, ntests = 0, cap = 4096;
+    int verbose = 0, by_name = 0, i, count[5] = {0}, ntests = 0, cap = 4096;
     result *res;
     char path[1100], line[512];
     FILE *idx;
@@ -324,6 +344,8 @@ int main(int argc, char **argv)
             md = v;
         else if (strcmp(a, "--verbose") == 0)
             verbose = 1;
+        else if (strcmp(a, "--by-name") == 0)
+            by_name = 1;
         else if (strcmp(a, "--max-made") == 0 && ++i)
             o.max_made = strtoll(v, NULL, 10);
         else if (strcmp(a, "--atol-of-max") == 0 && ++i)
@@ -332,8 +354,7 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "usage: onnx_conformance [--backend cpu|cuda] [--dtype f32|f16|bf16] "
                     "[--layout nchw|nhwc] [--filter S] [--md FILE] [--verbose] [--max-made N] "
-                    "[--atol-of-max F] "
-                    "NODE_DIR\n");
+                    "[--atol-of-max F] [--by-name] NODE_DIR\n");
             return 2;
         } else
             root = a;
@@ -371,6 +392,8 @@ int main(int argc, char **argv)
         if (ntests == cap)
             break;
         run_test(ctx, root, name, sets, nin, nout, &o, &res[ntests]);
+        if (by_name)
+            expect_by_name(&res[ntests], strstr(name, "_refused") != NULL);
         count[res[ntests].kind]++;
         if (verbose || res[ntests].kind == 2)
             printf("%-60s %-9s %s\n", name, kind_names[res[ntests].kind], res[ntests].why);
