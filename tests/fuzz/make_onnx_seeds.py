@@ -158,8 +158,32 @@ def legacy():
     return model(nodes, [("x", [2, 3, 1, 1])], ["y"], [w("b", [3]), s], 6)
 
 
+def channels_last():
+    """opset 17: ConvNeXt's channels-last block (Transpose 0,2,3,1, LayerNormalization over the
+    last axis, MatMul by a constant, a bias Add, GELU's erf form with its Constant nodes,
+    Transpose 0,3,1,2), then the layer scale and the residual Add (onnx_view.c, onnx_fuse.c)"""
+    n = helper.make_node
+    c = lambda name, v: n("Constant", [], [name], value=helper.make_tensor(name, F, [], [v]))
+    nodes = [
+        n("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+        n("LayerNormalization", ["t", "g", "b"], ["ln"], axis=-1, epsilon=1e-6),
+        n("MatMul", ["ln", "W"], ["m"]),
+        n("Add", ["bw", "m"], ["h"]),
+        c("s2", 1.4142135381698608), n("Div", ["h", "s2"], ["d"]), n("Erf", ["d"], ["e"]),
+        c("one", 1.0), n("Add", ["e", "one"], ["a"]), n("Mul", ["h", "a"], ["hm"]),
+        c("half", 0.5), n("Mul", ["hm", "half"], ["gl"]),
+        n("Transpose", ["gl"], ["back"], perm=[0, 3, 1, 2]),
+        n("Mul", ["ls", "back"], ["sc"]),
+        n("Conv", ["x", "Wc"], ["xc"]),
+        n("Add", ["sc", "xc"], ["y"]),
+    ]
+    inits = [w("g", [2]), w("b", [2]), w("W", [2, 3]), w("bw", [3]), w("ls", [3, 1, 1]),
+             w("Wc", [3, 2, 1, 1])]
+    return model(nodes, [("x", [1, 2, 2, 3])], ["y"], inits, 17)
+
+
 SEEDS = {"cnn.onnx": cnn, "norms.onnx": norms, "pointwise.onnx": pointwise, "fold.onnx": fold,
-         "window.onnx": window, "legacy.onnx": legacy}
+         "window.onnx": window, "legacy.onnx": legacy, "channels_last.onnx": channels_last}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
