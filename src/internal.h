@@ -266,7 +266,13 @@ int nnop__norm_rtc(const nnop_context *ctx);
 int nnop__side_stream(const nnop_plan *p);
 
 /* ------------------------------------------------------------------ descriptors (src/tensor.c) */
+/* dtypes graphs compute in (f32, f16, bf16); the 8-bit ones are storage only (util/eight_bit.c:
+ * nnop_convert, nnop_tensor_copy, nnop_quantize) */
 int nnop__dtype_valid(nnop_dtype t);
+int nnop__dtype_is_8bit(nnop_dtype t);
+int nnop__dtype_stored(nnop_dtype t); /* valid or 8-bit */
+void nnop__8bit_to_f32(nnop_dtype t, const void *src, float *dst, int64_t n);
+void nnop__8bit_from_f32(nnop_dtype t, const float *src, void *dst, int64_t n);
 const char *nnop__dtype_name(nnop_dtype t);
 /* NHWC when the 4-D strides are channels-last; everything else is treated as packed
  * row-major (NCHW for 4-D). */
@@ -278,6 +284,8 @@ int nnop__fits_layout(const nnop_tensor_desc *d, nnop_layout l);
 /* Validate a user descriptor: dtype, 1 <= ndim <= 8, positive dims, packed strides (NCHW or
  * NHWC for 4-D, row-major otherwise), element count without overflow. */
 nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len);
+/* The same for host data: the 8-bit storage dtypes pass too. */
+nnop_status nnop__check_stored_desc(const nnop_tensor_desc *d, char *msg, size_t len);
 int nnop__desc_equal(const nnop_tensor_desc *a, const nnop_tensor_desc *b);
 /* Packed strides of layout l for a 4-D desc, row-major otherwise. */
 void nnop__set_packed_strides(nnop_tensor_desc *d, nnop_layout l);

@@ -10,6 +10,11 @@ int nnop__dtype_valid(nnop_dtype t)
     return t == NNOP_F32 || t == NNOP_F16 || t == NNOP_BF16;
 }
 
+int nnop__dtype_stored(nnop_dtype t)
+{
+    return nnop__dtype_valid(t) || nnop__dtype_is_8bit(t);
+}
+
 const char *nnop__dtype_name(nnop_dtype t)
 {
     switch (t) {
@@ -19,15 +24,21 @@ const char *nnop__dtype_name(nnop_dtype t)
         return "f16";
     case NNOP_BF16:
         return "bf16";
+    case NNOP_F8E4M3:
+        return "f8e4m3";
+    case NNOP_F8E5M2:
+        return "f8e5m2";
+    case NNOP_I8:
+        return "i8";
     }
     return "<bad dtype>";
 }
 
 size_t nnop_dtype_size(nnop_dtype t)
 {
-    if (!nnop__dtype_valid(t))
+    if (!nnop__dtype_stored(t))
         return 0;
-    return t == NNOP_F32 ? 4 : 2;
+    return t == NNOP_F32 ? 4 : nnop__dtype_is_8bit(t) ? 1 : 2;
 }
 
 /* Products in unsigned arithmetic: dims from the user may be anything (nnop_tensor_4d does
@@ -152,12 +163,20 @@ static int strides_all_zero(const nnop_tensor_desc *d)
     return 1;
 }
 
-nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
+/* stored: the 8-bit storage dtypes pass too (conversions and copies, not graphs) */
+static nnop_status check_desc(const nnop_tensor_desc *d, int stored, char *msg, size_t len)
 {
     int64_t n = 1;
     int i, overflow = 0;
     char text[256];
-    if (!nnop__dtype_valid(d->dtype)) {
+    if (nnop__dtype_is_8bit(d->dtype) && !stored) {
+        snprintf(msg, len,
+                 "dtype %s is for storage in this version (nnop_convert, nnop_quantize, "
+                 "nnop_tensor_copy): graphs compute in f32, f16 or bf16",
+                 nnop__dtype_name(d->dtype));
+        return NNOP_ERR_UNSUPPORTED;
+    }
+    if (!nnop__dtype_stored(d->dtype)) {
         snprintf(msg, len, "unknown dtype value %d", (int)d->dtype);
         return NNOP_ERR_INVALID_ARGUMENT;
     }
@@ -197,12 +216,22 @@ nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
     return NNOP_OK;
 }
 
+nnop_status nnop__check_desc(const nnop_tensor_desc *d, char *msg, size_t len)
+{
+    return check_desc(d, 0, msg, len);
+}
+
+nnop_status nnop__check_stored_desc(const nnop_tensor_desc *d, char *msg, size_t len)
+{
+    return check_desc(d, 1, msg, len);
+}
+
 int64_t nnop_tensor_elements(const nnop_tensor_desc *d)
 {
     char msg[8];
     int64_t n = 1;
     int i;
-    if (!d || nnop__check_desc(d, msg, sizeof msg) != NNOP_OK)
+    if (!d || check_desc(d, 1, msg, sizeof msg) != NNOP_OK)
         return 0;
     for (i = 0; i < d->ndim; i++)
         n *= d->dims[i];

@@ -43,8 +43,8 @@ nnop_status nnop_tensor_copy(const nnop_tensor_desc *src_desc, const void *src,
     char msg[256];
     if (!src_desc || !src || !dst_desc || !dst)
         return NNOP_ERR_INVALID_ARGUMENT;
-    if (nnop__check_desc(src_desc, msg, sizeof msg) != NNOP_OK ||
-        nnop__check_desc(dst_desc, msg, sizeof msg) != NNOP_OK)
+    if (nnop__check_stored_desc(src_desc, msg, sizeof msg) != NNOP_OK ||
+        nnop__check_stored_desc(dst_desc, msg, sizeof msg) != NNOP_OK)
         return NNOP_ERR_INVALID_ARGUMENT;
     if (!same_dims(src_desc, dst_desc))
         return NNOP_ERR_SHAPE;

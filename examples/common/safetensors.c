@@ -33,6 +33,12 @@ const char *safetensors_dtype_name(nnop_dtype t)
         return "F16";
     case NNOP_BF16:
         return "BF16";
+    case NNOP_F8E4M3:
+        return "F8_E4M3";
+    case NNOP_F8E5M2:
+        return "F8_E5M2";
+    case NNOP_I8:
+        return "I8";
     }
     return "?";
 }

@@ -167,7 +167,21 @@ typedef enum nnop_status {
 NNOP_API const char *nnop_status_string(nnop_status s);
 
 /* ---------------------------------------------------------------- tensors (fixed) */
-typedef enum nnop_dtype { NNOP_F32 = 0, NNOP_F16 = 1, NNOP_BF16 = 2 } nnop_dtype;
+/* Graphs compute in f32, f16 and bf16. The 8-bit dtypes are for storage in this version:
+ * nnop_convert, nnop_tensor_copy, nnop_quantize and nnop_dequantize take them; a graph
+ * input, constant or one-call descriptor in one fails with NNOP_ERR_UNSUPPORTED naming it.
+ * Conversion to them rounds to nearest even and saturates: a finite value or an infinity
+ * beyond the largest finite one gives that one (E4M3 448, E5M2 57344, INT8 -128 and 127), as
+ * CUDA's __NV_SATFINITE conversions do; NaN stays NaN in FP8 (0x7f with its sign) and becomes
+ * 0 in INT8, which has none. */
+typedef enum nnop_dtype {
+    NNOP_F32 = 0,
+    NNOP_F16 = 1,
+    NNOP_BF16 = 2,
+    NNOP_F8E4M3 = 3, /* OCP FP8 E4M3FN: 4 exponent bits (bias 7), 3 mantissa, no inf  */
+    NNOP_F8E5M2 = 4, /* OCP FP8 E5M2: 5 exponent bits (bias 15), 2 mantissa, inf, NaN */
+    NNOP_I8 = 5      /* two's complement int8                                          */
+} nnop_dtype;
 typedef enum nnop_layout { NNOP_NCHW = 0, NNOP_NHWC = 1 } nnop_layout;
 typedef enum nnop_backend {
     NNOP_BACKEND_AUTO = 0,
@@ -214,7 +228,8 @@ NNOP_API nnop_tensor_desc nnop_tensor_2d(nnop_dtype t, int64_t rows, int64_t col
 NNOP_API int64_t nnop_tensor_elements(const nnop_tensor_desc *d);
 /** Bytes of storage of a packed tensor d (0 when d is invalid). */
 NNOP_API size_t nnop_tensor_bytes(const nnop_tensor_desc *d);
-/** Convert n elements between dtypes on the host (round to nearest even). Returns
+/** Convert n elements between dtypes on the host (round to nearest even; into an 8-bit dtype
+ * also saturating, as above: the value itself, unscaled, see nnop_quantize). Returns
  * NNOP_ERR_INVALID_ARGUMENT for NULL pointers, unknown dtypes, n < 0 or above
  * NNOP_MAX_TENSOR_ELEMENTS, or overlapping src and dst. */
 NNOP_API nnop_status nnop_convert(nnop_dtype src_type, const void *src, nnop_dtype dst_type,
@@ -229,6 +244,18 @@ NNOP_API nnop_status nnop_tensor_copy(const nnop_tensor_desc *src_desc, const vo
                                       const nnop_tensor_desc *dst_desc, void *dst);
 /** Size in bytes of one element of dtype t (0 for an unknown dtype). */
 NNOP_API size_t nnop_dtype_size(nnop_dtype t);
+/** Symmetric quantization on the host: q[i] = x[i] / scales[c] in float32, then converted to
+ * the 8-bit dtype q_type as nnop_convert does (nearest even, saturating), where c is i's
+ * channel: x holds `channels` blocks of n / channels contiguous elements (channel-major:
+ * conv weights K x C x R x S in NCHW order, linear OUT x IN; channels 1 is one scale for
+ * the tensor). nnop_dequantize is the inverse: x[i] = value(q[i]) * scales[c] in float32
+ * (each code's value is exact in float32). NNOP_ERR_INVALID_ARGUMENT, nothing written, for NULL
+ * pointers, n < 1 or above NNOP_MAX_TENSOR_ELEMENTS, channels < 1 or not dividing n, a scale that
+ * is not finite and positive, a q_type that is not an 8-bit dtype, or overlapping buffers. */
+NNOP_API nnop_status nnop_quantize(const float *x, int64_t n, const float *scales, int64_t channels,
+                                   nnop_dtype q_type, void *q);
+NNOP_API nnop_status nnop_dequantize(nnop_dtype q_type, const void *q, int64_t n,
+                                     const float *scales, int64_t channels, float *x);
 
 /* ---------------------------------------------------------------- context (fixed core) */
 typedef struct nnop_context nnop_context;

@@ -732,14 +732,14 @@ static void test_convert_rejects_unknown_dtype_and_writes_nothing(void **state)
     unsigned char dst[16];
     (void)state;
     nnop_test_poison(dst, sizeof dst);
-    assert_int_equal(nnop_convert((nnop_dtype)3, src, NNOP_F32, dst, 4), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_convert((nnop_dtype)6, src, NNOP_F32, dst, 4), NNOP_ERR_INVALID_ARGUMENT);
     assert_int_equal(nnop_convert(NNOP_F32, src, (nnop_dtype)-2, dst, 4),
                      NNOP_ERR_INVALID_ARGUMENT);
     assert_int_equal(nnop_convert(NNOP_F32, src, NNOP_F16, dst, -1), NNOP_ERR_INVALID_ARGUMENT);
     assert_int_equal(nnop_convert(NNOP_F32, NULL, NNOP_F16, dst, 4), NNOP_ERR_INVALID_ARGUMENT);
     assert_int_equal(nnop_convert(NNOP_F32, src, NNOP_F16, NULL, 4), NNOP_ERR_INVALID_ARGUMENT);
     assert_true(nnop_test_is_poisoned(dst, sizeof dst));
-    assert_int_equal(nnop_dtype_size((nnop_dtype)3), 0);
+    assert_int_equal(nnop_dtype_size((nnop_dtype)6), 0);
 }
 
 /* ------------------------------------------------------------------ NULL pointers */
