@@ -705,8 +705,7 @@ static int run_serve(const opts *o, nb_report *rep, nb_env *env, const item *it,
 {
     nb_serve_opts so;
     nb_result *rows;
-    char sizes[160] = "";
-    int k, rc, first = rep->n;
+    int k, first = rep->n;
     memset(&so, 0, sizeof so);
     so.threads = o->serve;
     so.requests = o->serve_requests;
@@ -714,36 +713,14 @@ static int run_serve(const opts *o, nb_report *rep, nb_env *env, const item *it,
     so.seed = o->seed;
     so.tol = o->tol > 0 ? o->tol : nb_tolerance(net->dt);
     so.nbatches = o->nserve_batches;
-    for (k = 0; k < so.nbatches; k++) {
+    for (k = 0; k < so.nbatches; k++)
         so.batches[k] = o->serve_batches[k];
-        snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%lld", k ? "," : "",
-                 (long long)so.batches[k]);
-    }
     nb_report_add(rep);
     nb_report_add(rep);
     rows = &rep->r[first]; /* after both adds: the array may have moved */
-    for (k = 0; k < 2; k++) {
-        fill_common(&rows[k], env, o, it, net);
-        snprintf(rows[k].kind, sizeof rows[k].kind, "serve");
-        snprintf(rows[k].name, sizeof rows[k].name, "%.40s x%d %s", nb_net_label(net), so.threads,
-                 k ? "plans" : "contexts");
-        rows[k].cuda_graph = so.cuda_graph;
-    }
-    fprintf(stderr, "  serve: %d threads x %d requests of batch %s, two ways ...\n", so.threads,
-            so.requests, sizes);
-    rc = nb_serve(&so, env, o->backend, o->device, &o->co, net, &rows[0], &rows[1]);
-    for (k = 0; k < 2; k++) {
-        nb_result *r = &rows[k];
-        size_t n = strlen(r->note);
-        if (r->images_s > 0)
-            snprintf(r->note + n, sizeof r->note - n,
-                     "%srequests p50 %.1f us, p99 %.1f us; %.1f MiB held; batches %s, %d x %d",
-                     n ? "; " : "", r->host_us, r->lat_p99_us, r->mem_mib, sizes, so.threads,
-                     so.requests);
-        fprintf(stderr, "  serve %s: %s%s%s\n", k ? "plans" : "contexts", r->status,
-                r->note[0] ? ": " : "", r->note);
-    }
-    return rc;
+    fill_common(&rows[0], env, o, it, net);
+    fill_common(&rows[1], env, o, it, net);
+    return nb_serve(&so, env, o->backend, o->device, &o->co, net, &rows[0], &rows[1]);
 }
 
 /* ---------------------------------------------------------------- main */

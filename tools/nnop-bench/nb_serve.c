@@ -291,8 +291,50 @@ static int check_ways(serve_thread *a, nnop_plan *range, serve_thread *b, double
     return ok;
 }
 
+/* The rows' names and kind before the run; their notes and the log after it. */
+static void label(const nb_serve_opts *so, const nb_net *net, nb_result *r, int plans)
+{
+    snprintf(r->kind, sizeof r->kind, "serve");
+    snprintf(r->name, sizeof r->name, "%.40s x%d %s", nb_net_label(net), so->threads,
+             plans ? "plans" : "contexts");
+    r->cuda_graph = so->cuda_graph;
+}
+
+static void report(const nb_serve_opts *so, const char *sizes, nb_result *r, int plans)
+{
+    size_t n = strlen(r->note);
+    if (r->images_s > 0)
+        snprintf(r->note + n, sizeof r->note - n,
+                 "%srequests p50 %.1f us, p99 %.1f us; %.1f MiB held; batches %s, %d x %d",
+                 n ? "; " : "", r->host_us, r->lat_p99_us, r->mem_mib, sizes, so->threads,
+                 so->requests);
+    fprintf(stderr, "  serve %s: %s%s%s\n", plans ? "plans" : "contexts", r->status,
+            r->note[0] ? ": " : "", r->note);
+}
+
+static int serve(const nb_serve_opts *so, nb_env *env, nnop_backend backend, int device,
+                 const nnop_context_options *co, const nb_net *net, nb_result *rc, nb_result *rp);
+
 int nb_serve(const nb_serve_opts *so, nb_env *env, nnop_backend backend, int device,
              const nnop_context_options *co, const nb_net *net, nb_result *rc, nb_result *rp)
+{
+    char sizes[160] = "";
+    int k, rv;
+    for (k = 0; k < so->nbatches; k++)
+        snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%lld", k ? "," : "",
+                 (long long)so->batches[k]);
+    label(so, net, rc, 0);
+    label(so, net, rp, 1);
+    fprintf(stderr, "  serve: %d threads x %d requests of batch %s, two ways ...\n", so->threads,
+            so->requests, sizes);
+    rv = serve(so, env, backend, device, co, net, rc, rp);
+    report(so, sizes, rc, 0);
+    report(so, sizes, rp, 1);
+    return rv;
+}
+
+static int serve(const nb_serve_opts *so, nb_env *env, nnop_backend backend, int device,
+                 const nnop_context_options *co, const nb_net *net, nb_result *rc, nb_result *rp)
 {
     serve_thread a[NB_SERVE_MAX_THREADS], b[NB_SERVE_MAX_THREADS];
     int T = so->threads, k, i, rv = 0, have_contexts = 1;

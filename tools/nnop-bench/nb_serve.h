@@ -17,7 +17,8 @@ typedef struct nb_serve_opts {
     double tol; /* the two ways' outputs agree within it (nb_compare) */
 } nb_serve_opts;
 
-/* Time net served both ways on T threads: rc gets the contexts way (one batch_range plan, T
+/* Time net served both ways on T threads (names, kind, notes and a log line written here):
+ * rc gets the contexts way (one batch_range plan, T
  * nnop_exec; status "unsupported" where the backend refuses them), rp the plans way (a
  * context a thread, a plan per batch size); images_s, host_us (median request latency),
  * lat_p99_us, mem_mib (plans and execution contexts, the I/O buffers not counted) and the
