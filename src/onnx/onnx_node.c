@@ -222,10 +222,11 @@ nnop_status ox_set_alias(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const o
     copy = ox->t[idx];
     if (copy.kind == OX_VALUE) {
         const char *name = t->name;
-        int used = t->used;
+        int used = t->used, readers = t->readers;
         *t = copy;
         t->name = name;
         t->used = used;
+        t->readers = readers; /* its own readers, not src's (the fused patterns count them) */
         return NNOP_OK;
     }
     t->ndim = copy.ndim;

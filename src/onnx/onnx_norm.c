@@ -156,6 +156,9 @@ nnop_status ox_op_layer_norm(ox_ctx *ox, const Onnx__NodeProto *n)
     c = view ? xt->dims[3] : xt->dims[1];
     if ((xt->ndim == 2 && axis == 1) || (view && axis == 3))
         ax = NNOP_NORM_C;
+    else if (view) /* its parameters would be H,W,C where nnop's are C,H,W */
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "axis %lld of a channels-last view (nnop: its last axis)", (long long)axis);
     else if (xt->ndim >= 3 && xt->ndim <= 4 && axis == 1)
         ax = NNOP_NORM_CHW;
     else

@@ -84,6 +84,11 @@ def write_patterns(out, rng):
     write(out, "erf_alone_refused", helper.make_node("Erf", ["x"], ["y"]), x, {}, 17)
     write(out, "transpose_nhwc_output_refused",
           helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1]), x, {}, 17)
+    write(out, "layernorm_view_axis1_refused",
+          [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+           helper.make_node("LayerNormalization", ["t", "s"], ["l"], axis=1),
+           helper.make_node("Transpose", ["l"], ["y"], perm=[0, 3, 1, 2])], x,
+          {"s": r(5, 6, 8)}, 17)
     write(out, "conv_on_view_refused",
           [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
            helper.make_node("Conv", ["t", "w"], ["y"])], x, {"w": r(4, 5, 1, 1)}, 17)
