@@ -512,7 +512,7 @@ static int parse_args(int argc, char **argv, opts *o)
                 return bad("bad --time-limit '%s' (seconds > 0)", val);
         } else if (strcmp(a, "--serve") == 0 || strcmp(a, "--serve-requests") == 0) {
             NEEDS_VALUE();
-            if (parse_int(val, 1, a[7] ? 1000000 : NB_SERVE_MAX_THREADS, &v) != 0)
+            if (parse_int(val, 1, a[7] ? 100000 : NB_SERVE_MAX_THREADS, &v) != 0)
                 return bad("bad %s '%s'", a, val);
             *(a[7] ? &o->serve_requests : &o->serve) = (int)v;
         } else if (strcmp(a, "--serve-batches") == 0) {

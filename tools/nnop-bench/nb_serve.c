@@ -275,7 +275,7 @@ static int check_ways(serve_thread *a, nnop_plan *range, serve_thread *b, double
         } else {
             for (j = 0; j < nb; j++)
                 if (!isfinite(yb[j]) || (ya && !isfinite(ya[j])))
-                    ok = 0;
+                    ok = ok > 0 ? 0 : ok; /* a failed run (-1) stays the worse */
             if (ya && !nb_compare(ya, yb, nb, tol, &e))
                 ok = ok > 0 ? 0 : ok;
             worst = e > worst ? e : worst;
