@@ -397,11 +397,14 @@ have_a:
             if (s)
                 return s;
         } else {
+            /* squeeze-excitation's N,C,1,1 (any N: per_channel above wants 1,C,1,1) */
+            int se = on == 4 && bn == 4 && bd[0] == od[0] && bd[1] == od[1] && bd[2] == 1 &&
+                     bd[3] == 1;
             s = ox_value_of(ox, b, &vb);
             if (s)
                 return s;
             if (!ox_same_dims(bd, bn, od, on) &&
-                !(on == 4 && bn == 4 && per_channel && (kind != BIN_ADD))) {
+                !(on == 4 && bn == 4 && (per_channel || se) && (kind != BIN_ADD))) {
                 ox_shape_str(sa, sizeof sa, od, on);
                 ox_shape_str(sb, sizeof sb, b->dims, b->ndim);
                 return ox_fail(ox, NNOP_ERR_UNSUPPORTED,

@@ -80,6 +80,12 @@ def write_patterns(out, rng):
               helper.make_node("Add", ["s", "x"], ["y"])]
     write(out, "convnext_block", nodes, x, inits, 17)
     write(out, "gelu_erf_nchw", gelu_erf("x", "y", "gelu"), x, {}, 17)
+    # squeeze-excitation at batch 2: x times an N,C,1,1 value computed from it (refused for
+    # N > 1 before: the run-time broadcast wanted 1,C,1,1)
+    write(out, "mul_se_batch2",
+          [helper.make_node("GlobalAveragePool", ["x"], ["p"]),
+           helper.make_node("Sigmoid", ["p"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y"])],
+          x, {}, 13)
     # Erf alone; a view as the graph's output; a Conv reading a view (its channels are W)
     write(out, "erf_alone_refused", helper.make_node("Erf", ["x"], ["y"]), x, {}, 17)
     write(out, "transpose_nhwc_output_refused",
