@@ -336,7 +336,7 @@ nnop_status ox_op_reduce_mean(ox_ctx *ox, const Onnx__NodeProto *n)
     nnop_value x, y;
     const int64_t *ax;
     int64_t cnt, keep = 1, noop = 0;
-    int nax, d, hw[4] = {0, 0, 0, 0};
+    int d, hw[4] = {0, 0, 0, 0};
     nnop_status s = ox_check_attrs(ox, n, attrs);
     if (!s)
         s = ox_need_value(ox, n, 0, &xt, &x);
@@ -348,12 +348,7 @@ nnop_status ox_op_reduce_mean(ox_ctx *ox, const Onnx__NodeProto *n)
         s = ox_attr_i(ox, n, "noop_with_empty_axes", 0, &noop);
     if (s)
         return s;
-    if (ox->opset < 18) {
-        s = ox_attr_ints(ox, n, "axes", &ax, &nax);
-        cnt = nax;
-    } else
-        s = ox_const_ints(ox, n, 1, "axes", &ax, &cnt);
-    if (s)
+    if ((s = ox_ints_moved(ox, n, "axes", 18, 1, &ax, &cnt)) != NNOP_OK)
         return s;
     for (d = 0; d < cnt; d++) {
         int64_t a = ox_norm_axis(ax[d], 4);

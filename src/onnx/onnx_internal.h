@@ -166,6 +166,11 @@ nnop_status ox_need_value(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, ox_ten
 /* constant input k as a list of int64 (shape, axes, pads); absent: *count -1 */
 nnop_status ox_const_ints(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const char *what,
                           const int64_t **v, int64_t *count);
+/* a list that moved from an attribute to constant input k at opset `since` (Reshape's shape
+ * at 5, Squeeze's axes at 13, ReduceMean's at 18): the attribute before, the input from then;
+ * absent: *count -1 */
+nnop_status ox_ints_moved(ox_ctx *ox, const Onnx__NodeProto *n, const char *name, int64_t since,
+                          size_t k, const int64_t **v, int64_t *count);
 /* constant scalar float input k (Clip bounds, Dropout ratio); absent: *present 0 */
 nnop_status ox_const_scalar(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, const char *what,
                             double *v, int *present);

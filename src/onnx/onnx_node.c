@@ -183,6 +183,18 @@ nnop_status ox_set_value(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, nnop_va
     return NNOP_OK;
 }
 
+nnop_status ox_ints_moved(ox_ctx *ox, const Onnx__NodeProto *n, const char *name, int64_t since,
+                          size_t k, const int64_t **v, int64_t *count)
+{
+    int c;
+    nnop_status s;
+    if (ox->opset >= since)
+        return ox_const_ints(ox, n, k, name, v, count);
+    s = ox_attr_ints(ox, n, name, v, &c);
+    *count = c;
+    return s;
+}
+
 nnop_status ox_made(ox_ctx *ox, int64_t n, const char *what)
 {
     if (n < 0 || n > ox_max_made(ox))

@@ -102,7 +102,7 @@ nnop_status ox_op_reshape(ox_ctx *ox, const Onnx__NodeProto *n)
     ox_tensor *xt;
     const int64_t *sh;
     int64_t cnt, od[OX_MAX_DIMS], known = 1, allowzero = 0;
-    int d, infer = -1, nsh;
+    int d, infer = -1;
     nnop_status s = ox_check_attrs(ox, n, attrs);
     if (!s)
         s = ox_need_in(ox, n, 0, &xt);
@@ -110,12 +110,7 @@ nnop_status ox_op_reshape(ox_ctx *ox, const Onnx__NodeProto *n)
         s = ox_attr_i(ox, n, "allowzero", 0, &allowzero);
     if (s)
         return s;
-    if (ox->opset < 5) {
-        s = ox_attr_ints(ox, n, "shape", &sh, &nsh);
-        cnt = nsh;
-    } else
-        s = ox_const_ints(ox, n, 1, "shape", &sh, &cnt);
-    if (s)
+    if ((s = ox_ints_moved(ox, n, "shape", 5, 1, &sh, &cnt)) != NNOP_OK)
         return s;
     if (cnt < 0 || cnt > OX_MAX_DIMS)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "target shape of %lld dims", (long long)cnt);
@@ -156,18 +151,13 @@ nnop_status ox_op_squeeze(ox_ctx *ox, const Onnx__NodeProto *n)
     ox_tensor *xt;
     const int64_t *ax;
     int64_t cnt, od[OX_MAX_DIMS];
-    int nax, d, on = 0, rank, mark[OX_MAX_DIMS] = {0};
+    int d, on = 0, rank, mark[OX_MAX_DIMS] = {0};
     nnop_status s = ox_check_attrs(ox, n, attrs);
     if (!s)
         s = ox_need_in(ox, n, 0, &xt);
     if (s)
         return s;
-    if (ox->opset < 13) {
-        s = ox_attr_ints(ox, n, "axes", &ax, &nax);
-        cnt = nax;
-    } else
-        s = ox_const_ints(ox, n, 1, "axes", &ax, &cnt);
-    if (s)
+    if ((s = ox_ints_moved(ox, n, "axes", 13, 1, &ax, &cnt)) != NNOP_OK)
         return s;
     rank = unsq ? xt->ndim + (int)(cnt < 0 ? 0 : cnt) : xt->ndim;
     if (rank > OX_MAX_DIMS || (unsq && cnt < 0))
