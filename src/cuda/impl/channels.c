@@ -66,14 +66,20 @@ static int shuffle_fits(const nnop_plan *p, const nnop__impl_try *t, const char 
     return is_op(p, t, NNOP_OP_CHANNEL_SHUFFLE, "not a channel shuffle", why_not);
 }
 
-static nnop_status shuffle_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+/* What the shuffle's and the slice's strided copies share: x and y, their views, the dtype. */
+static void copy_step(const nnop_plan *p, const nnop__node *n, nnop__cuda_step *st)
 {
-    const nnop__node *n = &p->g->nodes[t->first];
     st->kind = NNOP_STEP_SHUFFLE;
     st->y_slot = n->out;
     st->xv = nnop__kview_of(&p->g->values[n->in[0]].desc);
     st->yv = nnop__kview_of(&p->g->values[n->out].desc);
     st->dtype = (int)p->g->values[n->in[0]].desc.dtype;
+}
+
+static nnop_status shuffle_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
+{
+    const nnop__node *n = &p->g->nodes[t->first];
+    copy_step(p, n, st);
     st->shuffle_groups = n->attr.shuffle_groups;
     return nnop__slot_value(p, n->in[0], &st->x_slot);
 }
@@ -126,11 +132,7 @@ static int slice_fits(const nnop_plan *p, const nnop__impl_try *t, const char **
 static nnop_status slice_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
 {
     const nnop__node *n = &p->g->nodes[t->first];
-    st->kind = NNOP_STEP_SHUFFLE;
-    st->y_slot = n->out;
-    st->xv = nnop__kview_of(&p->g->values[n->in[0]].desc);
-    st->yv = nnop__kview_of(&p->g->values[n->out].desc);
-    st->dtype = (int)p->g->values[n->in[0]].desc.dtype;
+    copy_step(p, n, st);
     st->slice_start = n->attr.slice[0];
     st->xv.c = n->attr.slice[1];
     return nnop__slot_value(p, n->in[0], &st->x_slot);
