@@ -2,7 +2,7 @@
  * writes nn.GELU() before opset 20 (which has no Gelu): x -> Div(x, sqrt 2) (or Mul by
  * 1/sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5 becomes nnop's GELU of x, made as the last
  * Mul's output. Each intermediate must have that one reader and no other (not a graph
- * output); an Erf outside the pattern is refused (ox_op_erf). */
+ * output); an Erf outside the pattern is refused (ox_op_erf, onnx_pointwise.c). */
 #include <math.h>
 #include <string.h>
 
@@ -170,12 +170,4 @@ int ox_fuse_at(ox_ctx *ox, size_t k)
     for (j = 0; j < 4; j++)
         ox->skip[at[j]] = 1;
     return 1;
-}
-
-nnop_status ox_op_erf(ox_ctx *ox, const Onnx__NodeProto *n)
-{
-    (void)n;
-    return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                   "Erf outside GELU's erf form (x -> Div sqrt 2 -> Erf -> Add 1 -> Mul x -> "
-                   "Mul 0.5, each step read once): nnop has GELU, not erf");
 }

@@ -110,6 +110,8 @@ nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorPro
 /* Allocate a constant's storage (float or int) for the dims already set in t. */
 nnop_status ox_const_alloc(ox_ctx *ox, ox_tensor *t, int elem);
 int64_t ox_numel(const int64_t *dims, int ndim);
+/* t's dims as N,H,W,C and view_cl set: a channels-last view (the nnop value stays N,C,H,W) */
+void ox_mark_view(ox_tensor *t);
 /* The nnop value of t: a VALUE's own, or a CONST as an nnop_constant of the run dtype (4-D in
  * the run layout), made once. */
 nnop_status ox_value_of(ox_ctx *ox, ox_tensor *t, nnop_value *out);
@@ -130,8 +132,6 @@ double ox_const_get(const ox_tensor *t, int64_t k);
 int ox_reads_view(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_convert_on_views(ox_ctx *ox, const Onnx__NodeProto *n,
                                 nnop_status (*fn)(ox_ctx *, const Onnx__NodeProto *));
-/* t's dims as N,H,W,C and view_cl set (the nnop value stays N,C,H,W) */
-void ox_mark_view(ox_tensor *t);
 /* Fused patterns (onnx_fuse.c): node k and the nodes after it as one op where they form one
  * (GELU's erf form); 1 when they did (the later nodes marked in ox->skip), 0 when not, -1 on
  * an error (recorded). */
@@ -212,6 +212,7 @@ nnop_status ox_op_identity(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_dropout(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_binary(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_sum(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_erf(ox_ctx *ox, const Onnx__NodeProto *n); /* refused: see onnx_fuse.c */
 /* onnx_conv.c */
 nnop_status ox_op_conv(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_conv_transpose(ox_ctx *ox, const Onnx__NodeProto *n);
@@ -222,7 +223,6 @@ nnop_status ox_op_reduce_mean(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_resize(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_lrn(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_transpose(ox_ctx *ox, const Onnx__NodeProto *n);
-nnop_status ox_op_erf(ox_ctx *ox, const Onnx__NodeProto *n);
 /* onnx_norm.c */
 nnop_status ox_op_batchnorm(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_instance_norm(ox_ctx *ox, const Onnx__NodeProto *n);

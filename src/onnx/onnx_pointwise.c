@@ -447,3 +447,12 @@ nnop_status ox_op_sum(ox_ctx *ox, const Onnx__NodeProto *n)
     }
     return ox_set_value(ox, n, 0, acc, first->elem);
 }
+
+/* Erf alone: nnop has GELU, whose erf form onnx_fuse.c takes whole, and no erf. */
+nnop_status ox_op_erf(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    (void)n;
+    return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                   "Erf outside GELU's erf form (x -> Div sqrt 2 -> Erf -> Add 1 -> Mul x -> "
+                   "Mul 0.5, each step read once): nnop has GELU, not erf");
+}

@@ -451,3 +451,14 @@ nnop_status ox_value_of(ox_ctx *ox, ox_tensor *t, nnop_value *out)
     t->has_v = 1;
     return NNOP_OK;
 }
+
+/* A channels-last view (onnx_view.c) of the value t holds; here, below every converter that
+ * makes one. */
+void ox_mark_view(ox_tensor *t) /* N,C,H,W -> N,H,W,C */
+{
+    int64_t c = t->dims[1];
+    t->dims[1] = t->dims[2];
+    t->dims[2] = t->dims[3];
+    t->dims[3] = c;
+    t->view_cl = 1;
+}

@@ -9,15 +9,6 @@
 
 #include "onnx_internal.h"
 
-void ox_mark_view(ox_tensor *t) /* N,C,H,W -> N,H,W,C */
-{
-    int64_t c = t->dims[1];
-    t->dims[1] = t->dims[2];
-    t->dims[2] = t->dims[3];
-    t->dims[3] = c;
-    t->view_cl = 1;
-}
-
 static void unmark_view(ox_tensor *t) /* N,H,W,C -> N,C,H,W */
 {
     int64_t c = t->dims[3];
