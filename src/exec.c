@@ -158,8 +158,7 @@ nnop_status nnop_exec_memory(const nnop_exec *e, nnop_plan_memory_info *out)
     memset(out, 0, sizeof *out);
     if (!e->p)
         return NNOP_ERR_INVALID_ARGUMENT;
-    out->intermediates = nnop__cpu_exec_bytes(e->cpu);
-    out->host_total = out->intermediates;
+    nnop__cpu_exec_memory(e->cpu, out);
     return NNOP_OK;
 }
 

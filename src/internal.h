@@ -337,7 +337,7 @@ int64_t nnop__partition_bytes(const nnop_graph *g, const nnop__partition *part);
 nnop_status nnop__cpu_plan_build(nnop_plan *p);
 nnop_status nnop__cpu_plan_execute(nnop_plan *p, const void *const *in, void *const *out);
 void nnop__cpu_plan_destroy(nnop_plan *p);
-/* nnop_plan_memory of a CPU plan: fills weights, intermediates and host_total. */
+/* nnop_plan_memory of a CPU plan: fills weights, intermediates, workspace and host_total. */
 void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
 /* An execution state of a CPU plan (its own buffers; the plan's constants shared): create
  * (in the caller's scratch when not NULL; what failed in why), run at batch (0: the built shapes;
@@ -349,7 +349,8 @@ nnop_status nnop__cpu_exec_create(const nnop_plan *p, void *scratch, struct nnop
 size_t nnop__cpu_exec_scratch_bytes(const nnop_plan *p);
 void nnop__cpu_exec_run(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batch,
                         const void *const *in, void *const *out);
-size_t nnop__cpu_exec_bytes(const struct nnop__cpu_exec *e);
+/* Its intermediates and workspace (the staging of 16-bit constants), added to host_total. */
+void nnop__cpu_exec_memory(const struct nnop__cpu_exec *e, nnop_plan_memory_info *m);
 void nnop__cpu_exec_destroy(const nnop_plan *p, struct nnop__cpu_exec *e);
 
 /* ------------------------------------------------------------------ execution contexts */

@@ -786,10 +786,12 @@ NNOP_API const char *nnop_plan_node_name(const nnop_plan *p, int node);
  * never counted. */
 typedef struct nnop_plan_memory_info {
     size_t weights;       /* constants: weights as uploaded or folded (CUDA: the constant
-                           * blocks; CPU: every constant as float32)                        */
+                           * blocks; CPU: f16 and bf16 constants in their dtype, the others
+                           * as float32)                                                    */
     size_t intermediates; /* values between steps, buffers shared by liveness (CUDA: the
                            * arena; CPU: float32 buffers for inputs, outputs and results)   */
-    size_t workspace;     /* engines' scratch (CUDA: main and side stream; CPU: 0)          */
+    size_t workspace;     /* scratch (CUDA: the engines', main and side stream; CPU: float32
+                           * copies of the 16-bit constants that one node reads)            */
     size_t other;         /* other device blocks the plan owns (scratch copies such as a
                            * padded input; CUDA only)                                       */
     size_t device_total;  /* all device memory the plan allocated (0 on the CPU backend)    */

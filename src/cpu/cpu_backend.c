@@ -1,8 +1,12 @@
 /* cpu_backend.c: the CPU reference backend: runs a plan node by node with the ops' reference
  * kernels on float32 buffers allocated at compile time. Constants keep a buffer each, owned by
- * the plan; the other values share buffers by liveness (a value's buffer is free for another
- * once the last node that reads it has run), as the CUDA plan's arena does, so a chain of n
- * nodes holds two activations, not n + 1. Those buffers are an execution state's: the plan
+ * the plan, in their own dtype when it is 16-bit (half the bytes of float32; converted into
+ * the execution state's staging floats as a node reads them, so the results are the same
+ * bits); the other values share float32 buffers by liveness (a value's buffer is free for
+ * another once the last node that reads it has run), as the CUDA plan's arena does, so a chain
+ * of n nodes holds two activations, not n + 1. Intermediates stay float32: the reference
+ * kernels compute on floats, and 16-bit buffers would need a float copy of each node's
+ * inputs and output besides (12 bytes a value for a chain, against 8). Those buffers are an execution state's: the plan
  * has one for nnop_plan_execute, and each nnop_exec one of its own (src/exec.c), all sharing
  * the plan's constants and buffer plan. Tensor memory comes from the context's allocator. */
 #include <stdint.h>
@@ -15,21 +19,25 @@
 /* The CPU side of a compiled plan (p->cpu): what every execution state shares, read-only once
  * built. */
 struct nnop__cpu_plan {
-    float **cbuf;     /* per value: a constant's float32 buffer, NULL for the others */
+    void **cdata;     /* per value: a constant's data (float32, or its 16-bit dtype), else NULL */
     int32_t *slot_of; /* per value: its buffer in an execution state, -1 for constants */
     int64_t *cap;     /* per buffer: floats */
     int32_t n_slots;
-    size_t weights_bytes;       /* constants as float32 */
+    int64_t stage_cap;          /* floats: the most 16-bit constant elements one node reads */
+    size_t weights_bytes;       /* constants as stored */
     struct nnop__cpu_exec *own; /* the plan's own execution state (nnop_plan_execute) */
 };
 
 /* An execution state: the buffers of one run at a time, and the values' shapes at its batch. */
 struct nnop__cpu_exec {
-    float **buf;            /* per value: where it lives (a constant's is the plan's) */
+    float **buf;            /* per value: where it lives (a float32 constant's is the plan's;
+                             * NULL for a 16-bit constant, staged as a node reads it) */
     float **slot;           /* its n_slots buffers */
+    float *stage;           /* stage_cap floats: 16-bit constants as float32, one node's */
     nnop_tensor_desc *desc; /* per value, at the batch of the last run */
     int64_t batch;          /* of desc: 0 the built shapes, -1 before the first run */
     size_t bytes;           /* its buffers together */
+    size_t stage_bytes;     /* of which the staging floats */
     int external;           /* the buffers are carved from the caller's memory: not freed */
 };
 
@@ -114,6 +122,35 @@ static void plan_slots(const nnop_graph *g, struct nnop__cpu_plan *cp, const int
     }
 }
 
+/* A constant of this dtype is kept as it is (16-bit) and staged as float32 when read. */
+static int kept_16bit(nnop_dtype t)
+{
+    return t == NNOP_F16 || t == NNOP_BF16;
+}
+
+static int staged(const nnop_graph *g, int32_t id)
+{
+    return id != NNOP_NONE_ID && g->values[id].kind == NNOP_VALUE_CONSTANT &&
+           kept_16bit(g->values[id].desc.dtype);
+}
+
+/* The staging floats an execution state needs: the most elements of 16-bit constants that one
+ * node reads (each read counted: a constant read twice is staged twice). */
+static int64_t stage_floats(const nnop_graph *g)
+{
+    int64_t most = 0;
+    int32_t i;
+    int k;
+    for (i = 0; i < g->n_nodes; i++) {
+        int64_t n = 0;
+        for (k = 0; k < g->nodes[i].n_in; k++)
+            if (staged(g, g->nodes[i].in[k]))
+                n += nnop_tensor_elements(&g->values[g->nodes[i].in[k]].desc);
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
 /* ---------------------------------------------------------------- memory */
 static nnop_status out_of_memory(nnop_plan *p, size_t bytes, const char *what)
 {
@@ -136,6 +173,8 @@ void nnop__cpu_exec_destroy(const nnop_plan *p, struct nnop__cpu_exec *e)
         return;
     for (i = 0; !e->external && e->slot && i < p->cpu->n_slots; i++)
         nnop__host_free(p->ctx, e->slot[i]);
+    if (!e->external)
+        nnop__host_free(p->ctx, e->stage);
     nnop__free(e->slot);
     nnop__free(e->buf);
     nnop__free(e->desc);
@@ -148,6 +187,7 @@ size_t nnop__cpu_exec_scratch_bytes(const nnop_plan *p)
     int32_t i;
     for (i = 0; i < p->cpu->n_slots; i++)
         total += align_up((size_t)(p->cpu->cap[i] > 0 ? p->cpu->cap[i] : 1) * sizeof(float));
+    total += align_up((size_t)p->cpu->stage_cap * sizeof(float));
     return total + EXEC_ALIGN; /* room to align the block's start */
 }
 
@@ -161,6 +201,11 @@ static void carve(const nnop_plan *p, struct nnop__cpu_exec *e, void *scratch)
         e->slot[i] = (float *)at;
         at += b;
         e->bytes += b;
+    }
+    if (p->cpu->stage_cap > 0) {
+        e->stage = (float *)at;
+        e->stage_bytes = align_up((size_t)p->cpu->stage_cap * sizeof(float));
+        e->bytes += e->stage_bytes;
     }
     e->external = 1;
 }
@@ -200,16 +245,33 @@ nnop_status nnop__cpu_exec_create(const nnop_plan *p, void *scratch, struct nnop
         }
         e->bytes += (size_t)cp->cap[i] * sizeof(float);
     }
+    if (!scratch && cp->stage_cap > 0) {
+        e->stage_bytes = (size_t)cp->stage_cap * sizeof(float);
+        e->stage = tensor_alloc(p, cp->stage_cap);
+        if (!e->stage) {
+            snprintf(why, len,
+                     "out of memory: %zu bytes to stage 16-bit constants as float32 (%zu held "
+                     "before it)",
+                     e->stage_bytes, e->bytes);
+            nnop__cpu_exec_destroy(p, e);
+            return NNOP_ERR_OUT_OF_MEMORY;
+        }
+        e->bytes += e->stage_bytes;
+    }
     for (i = 0; i < g->n_values; i++)
-        e->buf[i] = cp->slot_of[i] >= 0 ? e->slot[cp->slot_of[i]] : cp->cbuf[i];
+        e->buf[i] = cp->slot_of[i] >= 0 ? e->slot[cp->slot_of[i]]
+                    : staged(g, i)      ? NULL
+                                        : (float *)cp->cdata[i];
     e->batch = -1;
     *out = e;
     return NNOP_OK;
 }
 
-size_t nnop__cpu_exec_bytes(const struct nnop__cpu_exec *e)
+void nnop__cpu_exec_memory(const struct nnop__cpu_exec *e, nnop_plan_memory_info *m)
 {
-    return e ? e->bytes : 0;
+    m->intermediates = e ? e->bytes - e->stage_bytes : 0;
+    m->workspace = e ? e->stage_bytes : 0;
+    m->host_total += m->intermediates + m->workspace;
 }
 
 void nnop__cpu_plan_destroy(nnop_plan *p)
@@ -219,9 +281,9 @@ void nnop__cpu_plan_destroy(nnop_plan *p)
     if (!cp)
         return;
     nnop__cpu_exec_destroy(p, cp->own);
-    for (i = 0; cp->cbuf && i < p->g->n_values; i++)
-        nnop__host_free(p->ctx, cp->cbuf[i]);
-    nnop__free(cp->cbuf);
+    for (i = 0; cp->cdata && i < p->g->n_values; i++)
+        nnop__host_free(p->ctx, cp->cdata[i]);
+    nnop__free(cp->cdata);
     nnop__free(cp->slot_of);
     nnop__free(cp->cap);
     nnop__free(cp);
@@ -235,13 +297,18 @@ static nnop_status alloc_constants(nnop_plan *p)
     for (i = 0; i < g->n_values; i++) {
         const nnop__value *v = &g->values[i];
         int64_t n = nnop_tensor_elements(&v->desc);
+        size_t bytes;
         if (v->kind != NNOP_VALUE_CONSTANT)
             continue;
-        p->cpu->cbuf[i] = tensor_alloc(p, n);
-        if (!p->cpu->cbuf[i])
-            return out_of_memory(p, (size_t)(n > 0 ? n : 1) * sizeof(float), "a constant");
-        p->cpu->weights_bytes += (size_t)n * sizeof(float);
-        nnop__to_f32(v->desc.dtype, v->data, p->cpu->cbuf[i], n);
+        bytes = (size_t)(n > 0 ? n : 1) * (staged(g, i) ? 2 : sizeof(float));
+        p->cpu->cdata[i] = nnop__host_alloc(p->ctx, bytes);
+        if (!p->cpu->cdata[i])
+            return out_of_memory(p, bytes, "a constant");
+        p->cpu->weights_bytes += (size_t)n * (staged(g, i) ? 2 : sizeof(float));
+        if (staged(g, i))
+            memcpy(p->cpu->cdata[i], v->data, (size_t)n * 2);
+        else
+            nnop__to_f32(v->desc.dtype, v->data, (float *)p->cpu->cdata[i], n);
     }
     return NNOP_OK;
 }
@@ -257,16 +324,17 @@ nnop_status nnop__cpu_plan_build(nnop_plan *p)
     nnop_status st = NNOP_OK;
     p->cpu = cp;
     if (cp) {
-        cp->cbuf = (float **)nnop__calloc(n, sizeof *cp->cbuf);
+        cp->cdata = (void **)nnop__calloc(n, sizeof *cp->cdata);
         cp->slot_of = (int32_t *)nnop__calloc(n, sizeof *cp->slot_of);
         cp->cap = (int64_t *)nnop__calloc(n, sizeof *cp->cap); /* at most one per value */
     }
-    if (!last || !busy || !cp || !cp->cbuf || !cp->slot_of || !cp->cap)
+    if (!last || !busy || !cp || !cp->cdata || !cp->slot_of || !cp->cap)
         st = out_of_memory(p, n * (sizeof *last + 1 + 2 * sizeof(void *) + sizeof(int64_t)),
                            "the buffer plan");
     if (st == NNOP_OK) {
         last_uses(g, last);
         plan_slots(g, cp, last, busy);
+        cp->stage_cap = stage_floats(g);
         st = alloc_constants(p);
     }
     if (st == NNOP_OK &&
@@ -283,8 +351,8 @@ void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
     if (!p->cpu)
         return;
     m->weights = p->cpu->weights_bytes;
-    m->intermediates = nnop__cpu_exec_bytes(p->cpu->own);
-    m->host_total = m->weights + m->intermediates;
+    m->host_total = m->weights;
+    nnop__cpu_exec_memory(p->cpu->own, m);
 }
 
 /* ---------------------------------------------------------------- running */
@@ -305,15 +373,31 @@ static void set_batch(const nnop_graph *g, struct nnop__cpu_exec *e, int64_t n)
     e->batch = n;
 }
 
-static void run_node(const struct nnop__cpu_exec *e, const nnop__node *node)
+/* Input id of a node: its buffer, or a 16-bit constant converted into the staging floats at
+ * *stage (advanced past it). */
+static const float *node_input(const nnop_plan *p, const struct nnop__cpu_exec *e, int32_t id,
+                               float **stage)
+{
+    const float *at = *stage;
+    int64_t n;
+    if (id == NNOP_NONE_ID || e->buf[id])
+        return id == NNOP_NONE_ID ? NULL : e->buf[id];
+    n = nnop_tensor_elements(&e->desc[id]);
+    nnop__to_f32(e->desc[id].dtype, p->cpu->cdata[id], *stage, n);
+    *stage += n;
+    return at;
+}
+
+static void run_node(const nnop_plan *p, const struct nnop__cpu_exec *e, const nnop__node *node)
 {
     const float *in[NNOP_MAX_NODE_INPUTS];
     const nnop_tensor_desc *in_desc[NNOP_MAX_NODE_INPUTS];
     const nnop_tensor_desc *od = &e->desc[node->out];
+    float *stage = e->stage;
     int i;
     for (i = 0; i < node->n_in; i++) {
         int32_t id = node->in[i];
-        in[i] = id == NNOP_NONE_ID ? NULL : e->buf[id];
+        in[i] = node_input(p, e, id, &stage);
         in_desc[i] = id == NNOP_NONE_ID ? NULL : &e->desc[id];
     }
     nnop__op(node->op)->reference(node, in, in_desc, e->buf[node->out], od);
@@ -333,10 +417,14 @@ void nnop__cpu_exec_run(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t ba
         nnop__to_f32(d->dtype, in[i], e->buf[g->inputs[i]], nnop_tensor_elements(d));
     }
     for (i = 0; i < g->n_nodes; i++)
-        run_node(e, &g->nodes[i]);
+        run_node(p, e, &g->nodes[i]);
     for (i = 0; i < g->n_outputs; i++) {
-        const nnop_tensor_desc *d = &e->desc[g->outputs[i]];
-        nnop__from_f32(d->dtype, e->buf[g->outputs[i]], out[i], nnop_tensor_elements(d));
+        int32_t v = g->outputs[i];
+        const nnop_tensor_desc *d = &e->desc[v];
+        if (e->buf[v]) /* else a 16-bit constant, kept in its dtype */
+            nnop__from_f32(d->dtype, e->buf[v], out[i], nnop_tensor_elements(d));
+        else
+            memcpy(out[i], p->cpu->cdata[v], (size_t)nnop_tensor_elements(d) * 2);
     }
 }
 

@@ -3,6 +3,7 @@
  * seven, and every result stays right where values are read late, read twice, or are graph
  * outputs read again by later nodes. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -116,6 +117,68 @@ static void test_late_readers(void **state)
     nnop_plan_destroy(p);
 }
 
+/* The same chain in f16: the biases are kept in f16 (2 bytes each), a node's bias staged as
+ * float32 while it runs (the workspace: one bias of C), the activations float32 buffers; the
+ * result equals adding the biases one by one with each sum rounded to f16, bit for bit. An
+ * execution context on the caller's memory gives the same bits. */
+static void test_f16_constants_kept_16bit(void **state)
+{
+    nnop_context *ctx = (nnop_context *)*state;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NCHW, 1, C, H, W);
+    nnop_tensor_desc bd = nnop_tensor_1d(NNOP_F16, C);
+    static float xf[PIX], bf[6 * C], want[PIX], got[PIX];
+    static uint16_t x[PIX], y[PIX], y2[PIX], b[6 * C];
+    static unsigned char scratch[1 << 20];
+    nnop_plan_memory_info m;
+    nnop_graph *g = NULL;
+    nnop_exec *e = NULL;
+    nnop_plan *p;
+    nnop_value v;
+    const void *in[1];
+    void *out[1];
+    int i, k;
+    nnop_test_fill_f32(xf, PIX, 31, -1.0f, 1.0f);
+    nnop_test_fill_f32(bf, 6 * C, 32, -1.0f, 1.0f);
+    assert_int_equal(nnop_convert(NNOP_F32, xf, NNOP_F16, x, PIX), NNOP_OK);
+    assert_int_equal(nnop_convert(NNOP_F32, bf, NNOP_F16, b, 6 * C), NNOP_OK);
+    assert_int_equal(nnop_convert(NNOP_F16, x, NNOP_F32, want, PIX), NNOP_OK);
+    assert_int_equal(nnop_convert(NNOP_F16, b, NNOP_F32, bf, 6 * C), NNOP_OK);
+    for (k = 0; k < 6; k++) {
+        for (i = 0; i < PIX; i++)
+            want[i] += bf[k * C + i / (H * W)];
+        assert_int_equal(nnop_convert(NNOP_F32, want, NNOP_F16, y, PIX), NNOP_OK);
+        assert_int_equal(nnop_convert(NNOP_F16, y, NNOP_F32, want, PIX), NNOP_OK);
+    }
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    v = nnop_input(g, "x", &xd);
+    for (i = 0; i < 6; i++)
+        v = nnop_bias(g, v, nnop_constant(g, NULL, &bd, &b[i * C]));
+    assert_int_equal(nnop_output(g, v, "y"), NNOP_OK);
+    p = compile(g);
+    nnop_graph_destroy(g);
+    assert_int_equal(nnop_plan_memory(p, &m), NNOP_OK);
+    assert_int_equal(m.weights, 6 * C * 2);
+    assert_int_equal(m.workspace, C * sizeof(float));
+    assert_int_equal(m.intermediates, 2 * PIX * sizeof(float));
+    assert_int_equal(m.host_total, m.weights + m.workspace + m.intermediates);
+    in[0] = x, out[0] = y;
+    nnop_test_poison(y, sizeof y);
+    assert_int_equal(nnop_plan_execute(p, in, out), NNOP_OK);
+    assert_int_equal(nnop_convert(NNOP_F16, y, NNOP_F32, got, PIX), NNOP_OK);
+    for (i = 0; i < PIX; i++)
+        assert_true(got[i] == want[i]);
+    assert_true(nnop_exec_scratch_bytes(p) <= sizeof scratch);
+    assert_int_equal(nnop_exec_create_in(p, scratch, sizeof scratch, &e), NNOP_OK);
+    assert_int_equal(nnop_exec_memory(e, &m), NNOP_OK);
+    assert_int_equal(m.workspace, 64); /* C floats, 64-byte aligned in the caller's block */
+    out[0] = y2;
+    nnop_test_poison(y2, sizeof y2);
+    assert_int_equal(nnop_exec_run(e, 0, in, out), NNOP_OK);
+    assert_memory_equal(y, y2, sizeof y);
+    nnop_exec_destroy(e);
+    nnop_plan_destroy(p);
+}
+
 static void test_memory_arguments(void **state)
 {
     nnop_context *ctx = (nnop_context *)*state;
@@ -141,6 +204,9 @@ int main(void)
                                             nnop_test_setup_cpu_context,
                                             nnop_test_teardown_context),
             cmocka_unit_test_setup_teardown(test_late_readers, nnop_test_setup_cpu_context,
+                                            nnop_test_teardown_context),
+            cmocka_unit_test_setup_teardown(test_f16_constants_kept_16bit,
+                                            nnop_test_setup_cpu_context,
                                             nnop_test_teardown_context),
             cmocka_unit_test_setup_teardown(test_memory_arguments, nnop_test_setup_cpu_context,
                                             nnop_test_teardown_context),
