@@ -339,6 +339,8 @@ nnop_status nnop__cpu_plan_execute(nnop_plan *p, const void *const *in, void *co
 void nnop__cpu_plan_destroy(nnop_plan *p);
 /* nnop_plan_memory of a CPU plan: fills weights, intermediates, workspace and host_total. */
 void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
+/* The same for a plan of g not built yet (nnop_graph_memory); m zeroed by the caller. */
+nnop_status nnop__cpu_graph_memory(const nnop_graph *g, nnop_plan_memory_info *m);
 /* An execution state of a CPU plan (its own buffers; the plan's constants shared): create
  * (in the caller's scratch when not NULL; what failed in why), run at batch (0: the built shapes;
  * checked by the caller), its bytes, destroy (before the plan's CPU side goes). */

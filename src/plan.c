@@ -107,29 +107,27 @@ static void unlist(nnop_plan *p)
     p->listed = 0;
 }
 
-nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, nnop_plan **out)
+/* The compile up to the backend's build, shared with nnop_graph_memory: the options checked,
+ * the graph validated and copied (its constants borrowed), the batch range checked, the
+ * layouts settled and the graph partitioned. who names the caller in messages. */
+static nnop_status plan_front(nnop_graph *g, const nnop_compile_options *opts, const char *who,
+                              nnop_plan **out)
 {
-    uint64_t t0 = (g && g->ctx && g->ctx->log) ? nnop__monotonic_ns() : 0;
     nnop_plan *p;
     nnop_status st;
-    if (!out)
-        return g ? nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_graph_compile: out is NULL")
-                 : NNOP_ERR_INVALID_ARGUMENT;
-    *out = NULL;
-    if (!g || !g->ctx) /* no graph, or an orphan: no context to compile for */
-        return NNOP_ERR_INVALID_ARGUMENT;
     if (opts &&
         nnop__first_nonzero(opts->reserved, sizeof opts->reserved / sizeof opts->reserved[0]) >= 0)
         return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT,
-                          "nnop_graph_compile: opts->reserved is not all zero (start from "
-                          "nnop_compile_options_init)");
+                          "%s: opts->reserved is not all zero (start from "
+                          "nnop_compile_options_init)",
+                          who);
     st = nnop__graph_validate(g);
     if (st != NNOP_OK)
         return st;
     nnop__clear_error(g->ctx);
     p = (nnop_plan *)nnop__calloc(1, sizeof *p);
     if (!p)
-        return nnop__fail(g->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+        return nnop__fail(g->ctx, NNOP_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     p->ctx = g->ctx;
     if (opts)
         p->opts = *opts;
@@ -142,16 +140,38 @@ nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, 
         nnop__graph_settle_layouts(p->g);
         st = nnop__partition_graph(p->g, p->opts.fuse, &p->parts, &p->n_parts);
     }
-    if (st == NNOP_OK)
-        st = build_backend(p);
+    *out = p;
+    return st;
+}
+
+/* A plan that failed, or nnop_graph_memory's that was never to be built. */
+static nnop_status discard(nnop_plan *p, nnop_status st, const char *who)
+{
     if (p->g)
         nnop__graph_drop_borrowed(p->g);
-    if (st != NNOP_OK) {
-        if (st == NNOP_ERR_OUT_OF_MEMORY && p->ctx->last_error[0] == '\0')
-            nnop__fail(p->ctx, st, "nnop_graph_compile: out of memory");
-        nnop_plan_destroy(p);
-        return st;
-    }
+    if (st == NNOP_ERR_OUT_OF_MEMORY && p->ctx->last_error[0] == '\0')
+        nnop__fail(p->ctx, st, "%s: out of memory", who);
+    nnop_plan_destroy(p);
+    return st;
+}
+
+nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, nnop_plan **out)
+{
+    uint64_t t0 = (g && g->ctx && g->ctx->log) ? nnop__monotonic_ns() : 0;
+    nnop_plan *p = NULL;
+    nnop_status st;
+    if (!out)
+        return g ? nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_graph_compile: out is NULL")
+                 : NNOP_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!g || !g->ctx) /* no graph, or an orphan: no context to compile for */
+        return NNOP_ERR_INVALID_ARGUMENT;
+    st = plan_front(g, opts, "nnop_graph_compile", &p);
+    if (st == NNOP_OK)
+        st = build_backend(p);
+    if (st != NNOP_OK)
+        return p ? discard(p, st, "nnop_graph_compile") : st;
+    nnop__graph_drop_borrowed(p->g);
     p->log_id = p->ctx->log ? next_log_id(p->ctx) : -1; /* only the log shows it */
     if (p->ctx->log)
         log_compile(p, nnop__monotonic_ns() - t0);
@@ -320,6 +340,31 @@ nnop_status nnop_plan_memory(const nnop_plan *p, nnop_plan_memory_info *out)
     else
         nnop__cpu_plan_memory(p, out);
     return NNOP_OK;
+}
+
+nnop_status nnop_graph_memory(nnop_graph *g, const nnop_compile_options *opts,
+                              nnop_plan_memory_info *out)
+{
+    nnop_plan *p = NULL;
+    nnop_status st;
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!g || !g->ctx)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (!out)
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_graph_memory: out is NULL");
+    if (g->ctx->backend == NNOP_BACKEND_CUDA)
+        return nnop__fail(g->ctx, NNOP_ERR_UNSUPPORTED,
+                          "nnop_graph_memory: on the CUDA backend the engines and their "
+                          "workspaces are chosen by the compile (compile, then "
+                          "nnop_plan_memory; an allocator in the context options sees every "
+                          "block as it is asked for)");
+    st = plan_front(g, opts, "nnop_graph_memory", &p);
+    if (st == NNOP_OK)
+        st = nnop__cpu_graph_memory(p->g, out);
+    if (st != NNOP_OK)
+        memset(out, 0, sizeof *out);
+    return p ? discard(p, st, "nnop_graph_memory") : st;
 }
 
 nnop_status nnop_plan_partition(const nnop_plan *p, int i, nnop_partition_info *out)

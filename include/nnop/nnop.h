@@ -803,6 +803,15 @@ typedef struct nnop_plan_memory_info {
 /** Fill *out with what p holds (all fields written). NNOP_ERR_INVALID_ARGUMENT for a NULL p
  * or out, or a plan whose context is gone (it holds nothing then). */
 NNOP_API nnop_status nnop_plan_memory(const nnop_plan *p, nnop_plan_memory_info *out);
+/** What nnop_graph_compile(g, opts) will hold, before compiling (all fields of *out written):
+ * on the CPU backend exactly what nnop_plan_memory then reports, computed by the same buffer
+ * plan without allocating tensor memory. NNOP_ERR_UNSUPPORTED on the CUDA backend, where the
+ * compile chooses the engines and their workspaces (compile, then nnop_plan_memory; the
+ * context's allocator sees each block as it is asked for). A graph that would not compile
+ * fails with the compile's status and message; NNOP_ERR_INVALID_ARGUMENT for a NULL g or out,
+ * or opts->reserved not zero. */
+NNOP_API nnop_status nnop_graph_memory(nnop_graph *g, const nnop_compile_options *opts,
+                                       nnop_plan_memory_info *out);
 NNOP_API void nnop_plan_destroy(nnop_plan *p);
 
 /* ---------------------------------------------------------------- execution contexts */

@@ -6,9 +6,10 @@
  * another once the last node that reads it has run), as the CUDA plan's arena does, so a chain
  * of n nodes holds two activations, not n + 1. Intermediates stay float32: the reference
  * kernels compute on floats, and 16-bit buffers would need a float copy of each node's
- * inputs and output besides (12 bytes a value for a chain, against 8). Those buffers are an execution state's: the plan
- * has one for nnop_plan_execute, and each nnop_exec one of its own (src/exec.c), all sharing
- * the plan's constants and buffer plan. Tensor memory comes from the context's allocator. */
+ * inputs and output besides (12 bytes a value for a chain, against 8). Those buffers are an
+ * execution state's: the plan has one for nnop_plan_execute, and each nnop_exec one of its own
+ * (src/exec.c), all sharing the plan's constants and buffer plan. Tensor memory comes from the
+ * context's allocator. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,6 +291,12 @@ void nnop__cpu_plan_destroy(nnop_plan *p)
     p->cpu = NULL;
 }
 
+/* A constant's bytes in the plan: its dtype's when kept 16-bit, else float32. */
+static size_t constant_bytes(const nnop_graph *g, int32_t i)
+{
+    return (size_t)nnop_tensor_elements(&g->values[i].desc) * (staged(g, i) ? 2 : sizeof(float));
+}
+
 static nnop_status alloc_constants(nnop_plan *p)
 {
     const nnop_graph *g = p->g;
@@ -304,13 +311,43 @@ static nnop_status alloc_constants(nnop_plan *p)
         p->cpu->cdata[i] = nnop__host_alloc(p->ctx, bytes);
         if (!p->cpu->cdata[i])
             return out_of_memory(p, bytes, "a constant");
-        p->cpu->weights_bytes += (size_t)n * (staged(g, i) ? 2 : sizeof(float));
+        p->cpu->weights_bytes += constant_bytes(g, i);
         if (staged(g, i))
             memcpy(p->cpu->cdata[i], v->data, (size_t)n * 2);
         else
             nnop__to_f32(v->desc.dtype, v->data, (float *)p->cpu->cdata[i], n);
     }
     return NNOP_OK;
+}
+
+/* What nnop__cpu_plan_build will hold for g, computed by the same buffer plan without
+ * building it (nnop_graph_memory). */
+nnop_status nnop__cpu_graph_memory(const nnop_graph *g, nnop_plan_memory_info *m)
+{
+    size_t n = (size_t)(g->n_values > 0 ? g->n_values : 1);
+    int32_t *last = (int32_t *)nnop__calloc(n, sizeof *last);
+    int8_t *busy = (int8_t *)nnop__calloc(n, sizeof *busy);
+    struct nnop__cpu_plan cp;
+    int32_t i;
+    memset(&cp, 0, sizeof cp);
+    cp.slot_of = (int32_t *)nnop__calloc(n, sizeof *cp.slot_of);
+    cp.cap = (int64_t *)nnop__calloc(n, sizeof *cp.cap);
+    if (last && busy && cp.slot_of && cp.cap) {
+        last_uses(g, last);
+        plan_slots(g, &cp, last, busy);
+        for (i = 0; i < cp.n_slots; i++)
+            m->intermediates += (size_t)cp.cap[i] * sizeof(float);
+        for (i = 0; i < g->n_values; i++)
+            if (g->values[i].kind == NNOP_VALUE_CONSTANT)
+                m->weights += constant_bytes(g, i);
+        m->workspace = (size_t)stage_floats(g) * sizeof(float);
+        m->host_total = m->weights + m->intermediates + m->workspace;
+    }
+    nnop__free(last);
+    nnop__free(busy);
+    nnop__free(cp.slot_of);
+    nnop__free(cp.cap);
+    return cp.cap ? NNOP_OK : NNOP_ERR_OUT_OF_MEMORY;
 }
 
 nnop_status nnop__cpu_plan_build(nnop_plan *p)

@@ -1,7 +1,8 @@
 /* test_plan_memory.c: nnop_plan_memory reports what a CPU plan holds, and the CPU backend
  * shares buffers by liveness (issue 50): a chain of six biases holds two activations, not
  * seven, and every result stays right where values are read late, read twice, or are graph
- * outputs read again by later nodes. */
+ * outputs read again by later nodes. nnop_graph_memory tells the same figures before the
+ * compile. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,17 @@ static nnop_plan *compile(nnop_graph *g)
     nnop_plan *p = NULL;
     assert_int_equal(nnop_graph_compile(g, NULL, &p), NNOP_OK);
     return p;
+}
+
+/* nnop_graph_memory asked before the compile equals what the plan then holds, field for
+ * field (the output poisoned first: every field is written). */
+static void expect_graph_memory_as_plan(nnop_graph *g, const nnop_plan *p)
+{
+    nnop_plan_memory_info before, after;
+    memset(&before, 0xAB, sizeof before);
+    assert_int_equal(nnop_graph_memory(g, NULL, &before), NNOP_OK);
+    assert_int_equal(nnop_plan_memory(p, &after), NNOP_OK);
+    assert_memory_equal(&before, &after, sizeof after);
 }
 
 /* x + b0 + ... + b5, each bias a node: two buffers of PIX floats, six biases of C. */
@@ -40,6 +52,7 @@ static void test_bias_chain_two_buffers(void **state)
         v = nnop_bias(g, v, nnop_constant(g, NULL, &bd, b[i]));
     assert_int_equal(nnop_output(g, v, "y"), NNOP_OK);
     p = compile(g);
+    expect_graph_memory_as_plan(g, p);
     nnop_graph_destroy(g);
     memset(&m, 0xAB, sizeof m);
     assert_int_equal(nnop_plan_memory(p, &m), NNOP_OK);
@@ -96,6 +109,7 @@ static void test_late_readers(void **state)
     assert_int_equal(nnop_output(g, nnop_add(g, tv, av), "c"), NNOP_OK);
     assert_int_equal(nnop_output(g, xv, "x_again"), NNOP_OK);
     p = compile(g);
+    expect_graph_memory_as_plan(g, p);
     nnop_graph_destroy(g);
     assert_int_equal(nnop_plan_memory(p, &m), NNOP_OK);
     assert_int_equal(m.weights, 0);
@@ -155,6 +169,7 @@ static void test_f16_constants_kept_16bit(void **state)
         v = nnop_bias(g, v, nnop_constant(g, NULL, &bd, &b[i * C]));
     assert_int_equal(nnop_output(g, v, "y"), NNOP_OK);
     p = compile(g);
+    expect_graph_memory_as_plan(g, p);
     nnop_graph_destroy(g);
     assert_int_equal(nnop_plan_memory(p, &m), NNOP_OK);
     assert_int_equal(m.weights, 6 * C * 2);
@@ -184,17 +199,60 @@ static void test_memory_arguments(void **state)
     nnop_context *ctx = (nnop_context *)*state;
     nnop_tensor_desc xd = nnop_tensor_1d(NNOP_F32, 4);
     nnop_plan_memory_info m;
+    nnop_compile_options opts;
     nnop_graph *g = NULL;
     nnop_plan *p;
     assert_int_equal(nnop_plan_memory(NULL, &m), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_graph_memory(NULL, NULL, &m), NNOP_ERR_INVALID_ARGUMENT);
     assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
     assert_int_equal(nnop_output(g, nnop_act(g, nnop_input(g, "x", &xd), NNOP_ACT_RELU, 0.0f), "y"),
                      NNOP_OK);
+    assert_int_equal(nnop_graph_memory(g, NULL, NULL), NNOP_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(nnop_context_last_error(ctx), "nnop_graph_memory: out is NULL"));
+    nnop_compile_options_init(&opts);
+    opts.reserved[0] = 1;
+    memset(&m, 0xAB, sizeof m);
+    assert_int_equal(nnop_graph_memory(g, &opts, &m), NNOP_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(nnop_context_last_error(ctx), "opts->reserved"));
+    assert_int_equal(m.host_total, 0); /* cleared on failure, never left half-written */
     p = compile(g);
     nnop_graph_destroy(g);
     assert_int_equal(nnop_plan_memory(p, NULL), NNOP_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(nnop_context_last_error(ctx), "nnop_plan_memory: out is NULL"));
     nnop_plan_destroy(p);
+}
+
+/* A graph the compile refuses is refused the same way, before any table is built: a batch
+ * range over a second input whose dim 0 is not the first's. */
+static void test_graph_memory_refuses_as_compile(void **state)
+{
+    nnop_context *ctx = (nnop_context *)*state;
+    nnop_tensor_desc xd = nnop_tensor_2d(NNOP_F32, 3, 4);
+    nnop_tensor_desc zd = nnop_tensor_2d(NNOP_F32, 2, 4);
+    nnop_compile_options opts;
+    nnop_plan_memory_info m;
+    nnop_graph *g = NULL;
+    nnop_plan *p = NULL;
+    nnop_status compiled;
+    char compile_error[512];
+    assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_act(g, nnop_input(g, "x", &xd), NNOP_ACT_RELU, 0.0f), "y"),
+                     NNOP_OK);
+    assert_int_equal(nnop_output(g, nnop_act(g, nnop_input(g, "z", &zd), NNOP_ACT_RELU, 0.0f), "w"),
+                     NNOP_OK);
+    nnop_compile_options_init(&opts);
+    opts.batch_range = 1;
+    compiled = nnop_graph_compile(g, &opts, &p);
+    assert_int_not_equal(compiled, NNOP_OK);
+    assert_null(p);
+    snprintf(compile_error, sizeof compile_error, "%s", nnop_context_last_error(ctx));
+    memset(&m, 0xAB, sizeof m);
+    assert_int_equal(nnop_graph_memory(g, &opts, &m), compiled);
+    assert_int_equal(m.weights, 0);
+    assert_int_equal(m.host_total, 0);
+    assert_non_null(strstr(nnop_context_last_error(ctx), "batch_range"));
+    assert_non_null(strstr(compile_error, "batch_range"));
+    nnop_graph_destroy(g);
 }
 
 int main(void)
@@ -209,6 +267,9 @@ int main(void)
                                             nnop_test_setup_cpu_context,
                                             nnop_test_teardown_context),
             cmocka_unit_test_setup_teardown(test_memory_arguments, nnop_test_setup_cpu_context,
+                                            nnop_test_teardown_context),
+            cmocka_unit_test_setup_teardown(test_graph_memory_refuses_as_compile,
+                                            nnop_test_setup_cpu_context,
                                             nnop_test_teardown_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
