@@ -341,6 +341,9 @@ void nnop__cpu_plan_destroy(nnop_plan *p);
 void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
 /* The same for a plan of g not built yet (nnop_graph_memory); m zeroed by the caller. */
 nnop_status nnop__cpu_graph_memory(const nnop_graph *g, nnop_plan_memory_info *m);
+/* A plan of g on the CPU reference backend whatever g's context runs on, not listed among
+ * the context's plans (nnop_calibrate: destroyed with nnop_plan_destroy before it returns). */
+nnop_status nnop__plan_compile_reference(nnop_graph *g, nnop_plan **out);
 /* An execution state of a CPU plan (its own buffers; the plan's constants shared): create
  * (in the caller's scratch when not NULL; what failed in why), run at batch (0: the built shapes;
  * checked by the caller), its bytes, destroy (before the plan's CPU side goes). */
@@ -351,6 +354,10 @@ nnop_status nnop__cpu_exec_create(const nnop_plan *p, void *scratch, struct nnop
 size_t nnop__cpu_exec_scratch_bytes(const nnop_plan *p);
 void nnop__cpu_exec_run(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batch,
                         const void *const *in, void *const *out);
+/* Run p's own execution state on in without writing outputs, handing see every input and
+ * node result (value id, n floats) as it is written (nnop_calibrate). */
+typedef void (*nnop__value_seen)(void *user, int32_t value, const float *x, int64_t n);
+void nnop__cpu_plan_observe(nnop_plan *p, const void *const *in, nnop__value_seen see, void *user);
 /* Its intermediates and workspace (the staging of 16-bit constants), added to host_total. */
 void nnop__cpu_exec_memory(const struct nnop__cpu_exec *e, nnop_plan_memory_info *m);
 void nnop__cpu_exec_destroy(const nnop_plan *p, struct nnop__cpu_exec *e);

@@ -155,6 +155,20 @@ static nnop_status discard(nnop_plan *p, nnop_status st, const char *who)
     return st;
 }
 
+nnop_status nnop__plan_compile_reference(nnop_graph *g, nnop_plan **out)
+{
+    nnop_plan *p = NULL;
+    nnop_status st = plan_front(g, NULL, "nnop_calibrate", &p);
+    *out = NULL;
+    if (st == NNOP_OK)
+        st = nnop__cpu_plan_build(p);
+    if (st != NNOP_OK)
+        return p ? discard(p, st, "nnop_calibrate") : st;
+    nnop__graph_drop_borrowed(p->g);
+    *out = p;
+    return NNOP_OK;
+}
+
 nnop_status nnop_graph_compile(nnop_graph *g, const nnop_compile_options *opts, nnop_plan **out)
 {
     uint64_t t0 = (g && g->ctx && g->ctx->log) ? nnop__monotonic_ns() : 0;

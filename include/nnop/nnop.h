@@ -850,6 +850,71 @@ NNOP_API nnop_status nnop_exec_memory(const nnop_exec *e, nnop_plan_memory_info 
 NNOP_API const char *nnop_exec_last_error(const nnop_exec *e);
 NNOP_API void nnop_exec_destroy(nnop_exec *e);
 
+/* ---------------------------------------------------------------- calibration */
+/* The ranges an 8-bit plan quantizes with (issue 45): nnop_calibrate runs sample batches
+ * through a float graph and records, for the graph's inputs and every node's result, an amax:
+ * the magnitude the tensor is clipped to. A symmetric scale follows from it as amax / 127 for
+ * NNOP_I8 and amax / 448 for NNOP_F8E4M3 (nnop_quantize's scales). This version calibrates
+ * on the CPU reference backend whatever backend the graph's context runs on (the same values
+ * a GPU plan computes, within the dtype's tolerance); quantized plans are not compiled yet. */
+typedef enum nnop_calib_method {
+    NNOP_CALIB_MAX = 0,        /* the largest |x| seen in any batch                        */
+    NNOP_CALIB_PERCENTILE = 1, /* the |x| that `percentile` percent of the values stay under */
+    NNOP_CALIB_ENTROPY = 2     /* the clip whose 128-level quantization least diverges from
+                                * the histogram (KL divergence, as TensorRT's entropy
+                                * calibrator): outliers clipped where they are rare        */
+} nnop_calib_method;
+
+/** Options of nnop_calibrate; nnop_calib_options_init sets the defaults. */
+typedef struct nnop_calib_options {
+    nnop_calib_method method; /* NNOP_CALIB_ENTROPY by default                           */
+    double percentile;        /* NNOP_CALIB_PERCENTILE: in (0, 100]; 99.99 by default   */
+    int32_t bins;             /* histogram bins over [0, max |x|], 128 to 65536; 2048    */
+    uint64_t reserved[7];     /* zero (else refused)                                     */
+} nnop_calib_options;
+NNOP_API void nnop_calib_options_init(nnop_calib_options *o);
+
+/** A calibration table: one (name, amax) entry per tensor, in the graph's order (inputs, then
+ * node results). Names are the values' names: an input's or a node's as given (nnop_input,
+ * nnop_graph_name_next; the ONNX importer gives each ONNX node's name to its first nnop node),
+ * else nnop's ("conv#4", "input#0"); a name an earlier entry has gets "@<value id>" appended,
+ * so names are unique. It belongs to no context and is read-only once made: threads may
+ * share it. */
+typedef struct nnop_calib_table nnop_calib_table;
+/** Run the n_batches sample batches through g and make *out. batches[b] is the inputs array of
+ * one run, as nnop_plan_execute takes it (the graph's shapes and dtypes). Histogram methods
+ * read the batches twice (first the maximum, then the histogram over [0, max]). Every value
+ * seen must be finite: NNOP_ERR_INVALID_ARGUMENT naming the tensor and the batch otherwise,
+ * as for NULL pointers, n_batches < 1, a NULL batch or input, and options out of range or
+ * reserved not zero. A tensor that is zero in every batch gets
+ * amax 0 (no scale can be made from it: the caller picks one). Compile errors of g are
+ * returned as nnop_graph_compile's. */
+NNOP_API nnop_status nnop_calibrate(nnop_graph *g, const nnop_calib_options *opts,
+                                    const void *const *const *batches, int32_t n_batches,
+                                    nnop_calib_table **out);
+/** Entries of t (0 for NULL). */
+NNOP_API int32_t nnop_calib_table_count(const nnop_calib_table *t);
+/** Entry i of t: its name (owned by t) and amax. NNOP_ERR_INVALID_ARGUMENT, nothing written,
+ * for a NULL t or i out of range (name and amax may each be NULL). */
+NNOP_API nnop_status nnop_calib_table_entry(const nnop_calib_table *t, int32_t i, const char **name,
+                                            float *amax);
+/** The amax of the tensor named name: NNOP_ERR_INVALID_ARGUMENT for NULL arguments or a name
+ * t has no entry for (*amax untouched). */
+NNOP_API nnop_status nnop_calib_table_find(const nnop_calib_table *t, const char *name,
+                                           float *amax);
+/** Write t to path as text (a header line with the method, then "amax name" a line, amax with
+ * nine significant digits, which reads back to the same float), replacing the file at once
+ * (written beside it, then renamed): NNOP_ERR_IO naming the path when it cannot be written.
+ * Messages go to ctx, which may be NULL. */
+NNOP_API nnop_status nnop_calib_table_save(nnop_context *ctx, const nnop_calib_table *t,
+                                           const char *path);
+/** Read a table written by nnop_calib_table_save: NNOP_ERR_IO when path cannot be read,
+ * NNOP_ERR_FORMAT naming the line for anything malformed (a header of another format or
+ * version, an amax that is not finite and >= 0, an empty, overlong or repeated name). */
+NNOP_API nnop_status nnop_calib_table_load(nnop_context *ctx, const char *path,
+                                           nnop_calib_table **out);
+NNOP_API void nnop_calib_table_destroy(nnop_calib_table *t);
+
 /** One cuDNN engine offered for one partition of a compiled plan (nnop_plan_engines). */
 typedef struct nnop_engine_info {
     int partition;        /* the partition's index, as nnop_plan_describe numbers them    */

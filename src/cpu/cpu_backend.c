@@ -443,18 +443,40 @@ static void run_node(const nnop_plan *p, const struct nnop__cpu_exec *e, const n
     nnop__round_to(od->dtype, e->buf[node->out], nnop_tensor_elements(od));
 }
 
-void nnop__cpu_exec_run(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batch,
-                        const void *const *in, void *const *out)
+/* The inputs read and every node run; see (when not NULL) is handed each input and each
+ * node's result as soon as it is written, before a later node may reuse its buffer. */
+static void run_steps(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batch,
+                      const void *const *in, nnop__value_seen see, void *user)
 {
     const nnop_graph *g = p->g;
     int32_t i;
     set_batch(g, e, batch);
     for (i = 0; i < g->n_inputs; i++) {
-        const nnop_tensor_desc *d = &e->desc[g->inputs[i]];
-        nnop__to_f32(d->dtype, in[i], e->buf[g->inputs[i]], nnop_tensor_elements(d));
+        int32_t v = g->inputs[i];
+        int64_t n = nnop_tensor_elements(&e->desc[v]);
+        nnop__to_f32(e->desc[v].dtype, in[i], e->buf[v], n);
+        if (see)
+            see(user, v, e->buf[v], n);
     }
-    for (i = 0; i < g->n_nodes; i++)
+    for (i = 0; i < g->n_nodes; i++) {
+        int32_t v = g->nodes[i].out;
         run_node(p, e, &g->nodes[i]);
+        if (see)
+            see(user, v, e->buf[v], nnop_tensor_elements(&e->desc[v]));
+    }
+}
+
+void nnop__cpu_plan_observe(nnop_plan *p, const void *const *in, nnop__value_seen see, void *user)
+{
+    run_steps(p, p->cpu->own, 0, in, see, user);
+}
+
+void nnop__cpu_exec_run(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batch,
+                        const void *const *in, void *const *out)
+{
+    const nnop_graph *g = p->g;
+    int32_t i;
+    run_steps(p, e, batch, in, NULL, NULL);
     for (i = 0; i < g->n_outputs; i++) {
         int32_t v = g->outputs[i];
         const nnop_tensor_desc *d = &e->desc[v];

@@ -1,0 +1,226 @@
+/* calibrate.c: nnop_calibrate. The graph is compiled for the CPU reference backend and each
+ * sample batch run through it with an observer on every input and node result: the first
+ * pass takes each tensor's largest |x| (and refuses a value that is not finite), a second
+ * pass, for the histogram methods, counts |x| into equal bins over [0, that maximum]; amax.c
+ * then picks each tensor's clip. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calib.h"
+
+void nnop_calib_options_init(nnop_calib_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->method = NNOP_CALIB_ENTROPY;
+    o->percentile = 99.99;
+    o->bins = 2048;
+}
+
+void nnop__calib_options_check(const nnop_calib_options *o, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (nnop__first_nonzero(o->reserved, sizeof o->reserved / sizeof o->reserved[0]) >= 0)
+        snprintf(why, len, "opts->reserved is not all zero (start from nnop_calib_options_init)");
+    else if (!nnop__calib_method_name(o->method))
+        snprintf(why, len, "opts->method %d is not an nnop_calib_method", (int)o->method);
+    else if (!(o->percentile > 0.0 && o->percentile <= 100.0))
+        snprintf(why, len, "opts->percentile %g is not in (0, 100]", o->percentile);
+    else if (o->bins < NNOP__CALIB_MIN_BINS || o->bins > NNOP__CALIB_MAX_BINS)
+        snprintf(why, len, "opts->bins %d is not in [%d, %d]", (int)o->bins, NNOP__CALIB_MIN_BINS,
+                 NNOP__CALIB_MAX_BINS);
+}
+
+/* What the observer gathers over the batches. */
+typedef struct gather {
+    int32_t *row;   /* per value id: its table entry, -1 for none (constants) */
+    float *top;     /* per entry: the largest |x| so far */
+    uint64_t *hist; /* per entry: bins counts (second pass only) */
+    int32_t bins;
+    int histogram; /* the second pass */
+    int32_t bad;   /* the first value seen not finite, -1 none */
+} gather;
+
+static void seen(void *user, int32_t v, const float *x, int64_t n)
+{
+    gather *s = (gather *)user;
+    int32_t r = s->row[v];
+    int64_t i;
+    if (r < 0)
+        return;
+    if (!s->histogram) {
+        float top = s->top[r];
+        for (i = 0; i < n; i++) {
+            float a = fabsf(x[i]);
+            if (!isfinite(a)) {
+                if (s->bad < 0)
+                    s->bad = v;
+                return;
+            }
+            top = a > top ? a : top;
+        }
+        s->top[r] = top;
+        return;
+    }
+    if (s->top[r] > 0.0f) {
+        uint64_t *h = s->hist + (size_t)r * (size_t)s->bins;
+        double per = (double)s->bins / s->top[r];
+        for (i = 0; i < n; i++) {
+            int64_t k = (int64_t)((double)fabsf(x[i]) * per);
+            h[k < s->bins ? k : s->bins - 1]++;
+        }
+    }
+}
+
+/* Name entry r after value v: its own name ("input#i" for an unnamed input), with "@v"
+ * appended when an earlier entry has it. */
+static void name_entry(nnop_calib_table *t, int32_t r, const nnop__value *v, int32_t v_id,
+                       int32_t input_index)
+{
+    char *name = t->entry[r].name;
+    int32_t k;
+    if (v->name[0])
+        snprintf(name, NNOP__CALIB_NAME_LEN, "%s", v->name);
+    else
+        snprintf(name, NNOP__CALIB_NAME_LEN, "input#%d", (int)input_index);
+    for (k = 0; k < r; k++)
+        if (strcmp(t->entry[k].name, name) == 0) {
+            size_t len = strlen(name);
+            snprintf(name + len, NNOP__CALIB_NAME_LEN - len, "@%d", (int)v_id);
+            return;
+        }
+}
+
+/* The table's entries: the graph's inputs, then each node's result, in order. */
+static nnop_calib_table *new_table(const nnop_graph *g, int32_t *row)
+{
+    nnop_calib_table *t = nnop__calib_table_new(g->n_inputs + g->n_nodes);
+    int32_t i, r = 0;
+    if (!t)
+        return NULL;
+    for (i = 0; i < g->n_values; i++)
+        row[i] = -1;
+    for (i = 0; i < g->n_inputs; i++, r++) {
+        row[g->inputs[i]] = r;
+        name_entry(t, r, &g->values[g->inputs[i]], g->inputs[i], i);
+    }
+    for (i = 0; i < g->n_nodes; i++, r++) {
+        int32_t v = g->nodes[i].out;
+        row[v] = r;
+        name_entry(t, r, &g->values[v], v, -1);
+    }
+    return t;
+}
+
+static nnop_status check_batches(nnop_context *ctx, const nnop_graph *g,
+                                 const void *const *const *batches, int32_t n_batches)
+{
+    int32_t b, i;
+    if (n_batches < 1)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_calibrate: n_batches is %d (at least one batch)", (int)n_batches);
+    if (!batches)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_calibrate: batches is NULL");
+    for (b = 0; b < n_batches; b++) {
+        if (!batches[b])
+            return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_calibrate: batches[%d] is NULL",
+                              (int)b);
+        for (i = 0; i < g->n_inputs; i++)
+            if (!batches[b][i])
+                return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                                  "nnop_calibrate: batches[%d][%d] (input '%s') is NULL", (int)b,
+                                  (int)i, g->values[g->inputs[i]].name);
+    }
+    return NNOP_OK;
+}
+
+/* Every batch through p, one pass (s->histogram says which); a value not finite fails. */
+static nnop_status run_pass(nnop_context *ctx, nnop_plan *p, const nnop_calib_table *t,
+                            const void *const *const *batches, int32_t n_batches, gather *s)
+{
+    int32_t b;
+    for (b = 0; b < n_batches; b++) {
+        nnop__cpu_plan_observe(p, batches[b], seen, s);
+        if (s->bad >= 0)
+            return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                              "nnop_calibrate: tensor '%s' has a value that is not finite in "
+                              "batch %d (calibration needs finite samples)",
+                              t->entry[s->row[s->bad]].name, (int)b);
+    }
+    return NNOP_OK;
+}
+
+static nnop_status calibrate(nnop_context *ctx, nnop_plan *p, const nnop_calib_options *o,
+                             const void *const *const *batches, int32_t n_batches,
+                             nnop_calib_table **out)
+{
+    const nnop_graph *g = p->g;
+    gather s;
+    nnop_calib_table *t;
+    nnop_status st = NNOP_ERR_OUT_OF_MEMORY;
+    int32_t r;
+    memset(&s, 0, sizeof s);
+    s.bad = -1;
+    s.bins = o->bins;
+    s.row = (int32_t *)nnop__calloc((size_t)g->n_values, sizeof *s.row);
+    t = s.row ? new_table(g, s.row) : NULL;
+    s.top = t ? (float *)nnop__calloc((size_t)t->n + 1, sizeof *s.top) : NULL;
+    if (s.top && o->method != NNOP_CALIB_MAX)
+        s.hist = (uint64_t *)nnop__calloc((size_t)t->n * (size_t)o->bins + 1, sizeof *s.hist);
+    if (s.top && (o->method == NNOP_CALIB_MAX || s.hist)) {
+        t->opts = *o;
+        t->batches = n_batches;
+        st = run_pass(ctx, p, t, batches, n_batches, &s);
+        s.histogram = 1;
+        if (st == NNOP_OK && s.hist)
+            st = run_pass(ctx, p, t, batches, n_batches, &s);
+        for (r = 0; st == NNOP_OK && r < t->n; r++)
+            t->entry[r].amax =
+                    s.hist ? nnop__calib_amax(o, s.hist + (size_t)r * (size_t)o->bins, s.top[r])
+                           : s.top[r];
+    } else {
+        nnop__fail(ctx, st, "nnop_calibrate: out of memory for the histograms");
+    }
+    nnop__free(s.row);
+    nnop__free(s.top);
+    nnop__free(s.hist);
+    if (st != NNOP_OK)
+        nnop_calib_table_destroy(t);
+    else
+        *out = t;
+    return st;
+}
+
+nnop_status nnop_calibrate(nnop_graph *g, const nnop_calib_options *opts,
+                           const void *const *const *batches, int32_t n_batches,
+                           nnop_calib_table **out)
+{
+    nnop_calib_options o;
+    nnop_plan *p = NULL;
+    nnop_status st;
+    char why[160];
+    if (out)
+        *out = NULL;
+    if (!g || !g->ctx)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (!out)
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_calibrate: out is NULL");
+    if (opts)
+        o = *opts;
+    else
+        nnop_calib_options_init(&o);
+    nnop__calib_options_check(&o, why, sizeof why);
+    if (why[0])
+        return nnop__fail(g->ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_calibrate: %s", why);
+    st = nnop__plan_compile_reference(g, &p);
+    if (st == NNOP_OK)
+        st = check_batches(g->ctx, p->g, batches, n_batches);
+    if (st == NNOP_OK) {
+        nnop__clear_error(g->ctx);
+        st = calibrate(g->ctx, p, &o, batches, n_batches, out);
+    }
+    nnop_plan_destroy(p);
+    return st;
+}

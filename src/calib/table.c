@@ -1,0 +1,275 @@
+/* table.c: the calibration table, its entries and its file. The file is text, so a person
+ * can read and edit it:
+ *     nnop-calibration 1 entropy bins 2048 percentile 99.99 batches 4 entries 3
+ *     2.71828175 input#0
+ *     ...
+ * one "amax name" line an entry (the name is the rest of the line). Nine significant digits
+ * read back to the same float. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/platform.h"
+#include "calib.h"
+
+#define HEADER         "nnop-calibration"
+#define FORMAT_VERSION 1
+/* A line: an amax, a space, a name, the line's end. */
+#define LINE_MAX_LEN (32 + NNOP__CALIB_NAME_LEN)
+
+nnop_calib_table *nnop__calib_table_new(int32_t n)
+{
+    nnop_calib_table *t = (nnop_calib_table *)nnop__calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->entry = (nnop__calib_entry *)nnop__calloc((size_t)(n > 0 ? n : 1), sizeof *t->entry);
+    if (!t->entry) {
+        nnop__free(t);
+        return NULL;
+    }
+    t->n = n;
+    nnop_calib_options_init(&t->opts);
+    return t;
+}
+
+void nnop_calib_table_destroy(nnop_calib_table *t)
+{
+    if (!t)
+        return;
+    nnop__free(t->entry);
+    nnop__free(t);
+}
+
+int32_t nnop_calib_table_count(const nnop_calib_table *t)
+{
+    return t ? t->n : 0;
+}
+
+nnop_status nnop_calib_table_entry(const nnop_calib_table *t, int32_t i, const char **name,
+                                   float *amax)
+{
+    if (!t || i < 0 || i >= t->n)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    if (name)
+        *name = t->entry[i].name;
+    if (amax)
+        *amax = t->entry[i].amax;
+    return NNOP_OK;
+}
+
+nnop_status nnop_calib_table_find(const nnop_calib_table *t, const char *name, float *amax)
+{
+    int32_t i;
+    if (!t || !name || !amax)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < t->n; i++)
+        if (strcmp(t->entry[i].name, name) == 0) {
+            *amax = t->entry[i].amax;
+            return NNOP_OK;
+        }
+    return NNOP_ERR_INVALID_ARGUMENT;
+}
+
+/* ---------------------------------------------------------------- saving */
+static int write_table(FILE *f, const nnop_calib_table *t)
+{
+    int32_t i;
+    if (fprintf(f, "%s %d %s bins %d percentile %.17g batches %d entries %d\n", HEADER,
+                FORMAT_VERSION, nnop__calib_method_name(t->opts.method), (int)t->opts.bins,
+                t->opts.percentile, (int)t->batches, (int)t->n) < 0)
+        return 0;
+    for (i = 0; i < t->n; i++)
+        if (fprintf(f, "%.9g %s\n", (double)t->entry[i].amax, t->entry[i].name) < 0)
+            return 0;
+    return 1;
+}
+
+nnop_status nnop_calib_table_save(nnop_context *ctx, const nnop_calib_table *t, const char *path)
+{
+    size_t len;
+    char *tmp;
+    FILE *f;
+    nnop__open_result why;
+    int ok;
+    int32_t i;
+    if (!t || !path || !path[0])
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                          "nnop_calib_table_save: %s is NULL or empty", t ? "path" : "the table");
+    for (i = 0; i < t->n; i++)
+        if (strpbrk(t->entry[i].name, "\r\n"))
+            return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT,
+                              "nnop_calib_table_save: entry %d's name has a line break (a "
+                              "line of the file is one entry)",
+                              (int)i);
+    len = strlen(path) + 48;
+    tmp = (char *)nnop__calloc(len, 1);
+    if (!tmp)
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_calib_table_save: out of memory");
+    snprintf(tmp, len, "%s.tmp.%llu.%llx", path, (unsigned long long)nnop__process_id(),
+             (unsigned long long)(uintptr_t)t);
+    f = nnop__fopen_create(tmp, &why);
+    if (!f) {
+        nnop__free(tmp);
+        return nnop__fail(ctx, why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_IO,
+                          "nnop_calib_table_save: cannot create a file beside %s", path);
+    }
+    ok = write_table(f, t);
+    ok = (fclose(f) == 0) && ok;
+    ok = ok && nnop__rename_replace(tmp, path) == 0;
+    if (!ok)
+        nnop__remove(tmp);
+    nnop__free(tmp);
+    return ok ? NNOP_OK
+              : nnop__fail(ctx, NNOP_ERR_IO,
+                           "nnop_calib_table_save: cannot write %s (disk full or no permission?)",
+                           path);
+}
+
+/* ---------------------------------------------------------------- loading */
+/* Read one line into buf without its end ("\n" or "\r\n"): 1 read, 0 at the end of the file,
+ * -1 a line longer than the buffer. */
+static int read_line(FILE *f, char *buf, size_t len)
+{
+    size_t n;
+    if (!fgets(buf, (int)len, f))
+        return 0;
+    n = strlen(buf);
+    if (n == 0 || buf[n - 1] != '\n') {
+        if (!feof(f))
+            return -1;
+    } else {
+        buf[--n] = '\0';
+    }
+    if (n > 0 && buf[n - 1] == '\r')
+        buf[--n] = '\0';
+    return 1;
+}
+
+static nnop_status parse_header(nnop_context *ctx, const char *path, const char *line,
+                                nnop_calib_options *o, int32_t *batches, int32_t *n)
+{
+    char method[24], why[160];
+    int version = 0, bins = 0, nb = 0, count = -1, end = 0, m;
+    double pct = 0.0;
+    if (sscanf(line, HEADER " %d %23s bins %d percentile %lf batches %d entries %d%n", &version,
+               method, &bins, &pct, &nb, &count, &end) != 6 ||
+        line[end] != '\0')
+        return nnop__fail(ctx, NNOP_ERR_FORMAT,
+                          "nnop_calib_table_load: %s line 1 is not an nnop calibration header "
+                          "(\"" HEADER " 1 <method> bins <n> percentile <p> batches <n> entries "
+                          "<n>\")",
+                          path);
+    if (version != FORMAT_VERSION)
+        return nnop__fail(ctx, NNOP_ERR_FORMAT,
+                          "nnop_calib_table_load: %s is version %d of the format; this nnop reads "
+                          "version %d",
+                          path, version, FORMAT_VERSION);
+    m = nnop__calib_method_parse(method);
+    nnop_calib_options_init(o);
+    o->method = (nnop_calib_method)(m < 0 ? 99 : m);
+    o->bins = bins;
+    o->percentile = pct;
+    nnop__calib_options_check(o, why, sizeof why);
+    if (m < 0 || why[0] || nb < 1 || count < 0)
+        return nnop__fail(ctx, NNOP_ERR_FORMAT, "nnop_calib_table_load: %s line 1: %s", path,
+                          m < 0    ? "the method is not max, percentile or entropy"
+                          : why[0] ? why
+                                   : "batches or entries out of range");
+    *batches = nb;
+    *n = count;
+    return NNOP_OK;
+}
+
+/* Line `line_no` ("amax name") into entry r; an error names the line. */
+static nnop_status parse_entry(nnop_context *ctx, const char *path, int line_no, char *line,
+                               nnop_calib_table *t, int32_t r)
+{
+    char *end = NULL, *name;
+    double amax = strtod(line, &end);
+    int32_t k;
+    if (end == line || *end != ' ' || !isfinite(amax) || amax < 0.0 || amax > FLT_MAX)
+        return nnop__fail(ctx, NNOP_ERR_FORMAT,
+                          "nnop_calib_table_load: %s line %d: the amax is not a finite number "
+                          ">= 0 followed by one space",
+                          path, line_no);
+    name = end + 1;
+    if (!name[0] || strlen(name) >= NNOP__CALIB_NAME_LEN)
+        return nnop__fail(ctx, NNOP_ERR_FORMAT,
+                          "nnop_calib_table_load: %s line %d: the name is empty or longer than %d "
+                          "bytes",
+                          path, line_no, NNOP__CALIB_NAME_LEN - 1);
+    for (k = 0; k < r; k++)
+        if (strcmp(t->entry[k].name, name) == 0)
+            return nnop__fail(ctx, NNOP_ERR_FORMAT,
+                              "nnop_calib_table_load: %s line %d: '%s' has an entry already", path,
+                              line_no, name);
+    memcpy(t->entry[r].name, name, strlen(name) + 1);
+    t->entry[r].amax = (float)amax;
+    return NNOP_OK;
+}
+
+static nnop_status read_table(nnop_context *ctx, const char *path, FILE *f, nnop_calib_table **out)
+{
+    char line[LINE_MAX_LEN];
+    nnop_calib_options o;
+    nnop_calib_table *t;
+    nnop_status st;
+    int32_t batches = 0, n = 0, r;
+    int got = read_line(f, line, sizeof line);
+    if (got <= 0)
+        return nnop__fail(ctx, NNOP_ERR_FORMAT, "nnop_calib_table_load: %s: %s", path,
+                          got == 0 ? "the file is empty" : "line 1 is too long for a header");
+    st = parse_header(ctx, path, line, &o, &batches, &n);
+    if (st != NNOP_OK)
+        return st;
+    t = nnop__calib_table_new(n);
+    if (!t)
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_calib_table_load: out of memory");
+    t->opts = o;
+    t->batches = batches;
+    for (r = 0; st == NNOP_OK && r < n; r++) {
+        got = read_line(f, line, sizeof line);
+        st = got > 0 ? parse_entry(ctx, path, (int)r + 2, line, t, r)
+                     : nnop__fail(ctx, NNOP_ERR_FORMAT, "nnop_calib_table_load: %s line %d: %s",
+                                  path, (int)r + 2,
+                                  got == 0 ? "the file ends before its entries do"
+                                           : "the line is too long");
+    }
+    if (st == NNOP_OK && read_line(f, line, sizeof line) != 0)
+        st = nnop__fail(ctx, NNOP_ERR_FORMAT,
+                        "nnop_calib_table_load: %s line %d: more lines than the header's %d "
+                        "entries",
+                        path, (int)n + 2, (int)n);
+    if (st != NNOP_OK) {
+        nnop_calib_table_destroy(t);
+        return st;
+    }
+    *out = t;
+    return NNOP_OK;
+}
+
+nnop_status nnop_calib_table_load(nnop_context *ctx, const char *path, nnop_calib_table **out)
+{
+    nnop__open_result why;
+    nnop_status st;
+    FILE *f;
+    if (out)
+        *out = NULL;
+    if (!path || !out)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_calib_table_load: %s is NULL",
+                          path ? "out" : "path");
+    f = nnop__fopen_read(path, &why);
+    if (!f)
+        return nnop__fail(ctx, why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_IO,
+                          "nnop_calib_table_load: cannot read %s (%s)", path,
+                          why == NNOP__OPEN_MISSING       ? "no such file"
+                          : why == NNOP__OPEN_NOT_REGULAR ? "not a regular file"
+                                                          : "no permission or an I/O error");
+    st = read_table(ctx, path, f, out);
+    fclose(f);
+    if (st == NNOP_OK)
+        nnop__clear_error(ctx);
+    return st;
+}
