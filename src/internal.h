@@ -273,6 +273,9 @@ int nnop__dtype_is_8bit(nnop_dtype t);
 int nnop__dtype_stored(nnop_dtype t); /* valid or 8-bit */
 void nnop__8bit_to_f32(nnop_dtype t, const void *src, float *dst, int64_t n);
 void nnop__8bit_from_f32(nnop_dtype t, const float *src, void *dst, int64_t n);
+/* y = dequantize(quantize(x, scale)) for n floats, exactly as nnop_quantize and
+ * nnop_dequantize would (src/quantize.c); x and y may be the same. */
+void nnop__fake_quantize(nnop_dtype q_type, const float *x, int64_t n, float scale, float *y);
 const char *nnop__dtype_name(nnop_dtype t);
 /* NHWC when the 4-D strides are channels-last; everything else is treated as packed
  * row-major (NCHW for 4-D). */
@@ -339,8 +342,11 @@ nnop_status nnop__cpu_plan_execute(nnop_plan *p, const void *const *in, void *co
 void nnop__cpu_plan_destroy(nnop_plan *p);
 /* nnop_plan_memory of a CPU plan: fills weights, intermediates, workspace and host_total. */
 void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
-/* The same for a plan of g not built yet (nnop_graph_memory); m zeroed by the caller. */
-nnop_status nnop__cpu_graph_memory(const nnop_graph *g, nnop_plan_memory_info *m);
+/* The same for a plan not built yet (nnop_graph_memory: p has its graph and options, no
+ * backend); m zeroed by the caller. Failures set p's context's message. */
+nnop_status nnop__cpu_graph_memory(const nnop_plan *p, nnop_plan_memory_info *m);
+/* The lines nnop_plan_describe adds for a CPU plan (its quantized layers). */
+void nnop__cpu_plan_describe(const nnop_plan *p, nnop__text *t);
 /* A plan of g on the CPU reference backend whatever g's context runs on, not listed among
  * the context's plans (nnop_calibrate: destroyed with nnop_plan_destroy before it returns). */
 nnop_status nnop__plan_compile_reference(nnop_graph *g, nnop_plan **out);

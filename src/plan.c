@@ -121,6 +121,12 @@ static nnop_status plan_front(nnop_graph *g, const nnop_compile_options *opts, c
                           "%s: opts->reserved is not all zero (start from "
                           "nnop_compile_options_init)",
                           who);
+    if (opts && opts->precision != NNOP_PRECISION_FLOAT && g->ctx->backend == NNOP_BACKEND_CUDA)
+        return nnop__fail(g->ctx, NNOP_ERR_UNSUPPORTED,
+                          "%s: opts->precision %d: quantized plans run on the CPU backend only in "
+                          "this version (an emulation of the 8-bit steps; the GPU's FP8 and INT8 "
+                          "lowering is not built yet)",
+                          who, opts->precision);
     st = nnop__graph_validate(g);
     if (st != NNOP_OK)
         return st;
@@ -375,7 +381,7 @@ nnop_status nnop_graph_memory(nnop_graph *g, const nnop_compile_options *opts,
                           "block as it is asked for)");
     st = plan_front(g, opts, "nnop_graph_memory", &p);
     if (st == NNOP_OK)
-        st = nnop__cpu_graph_memory(p->g, out);
+        st = nnop__cpu_graph_memory(p, out);
     if (st != NNOP_OK)
         memset(out, 0, sizeof *out);
     return p ? discard(p, st, "nnop_graph_memory") : st;
@@ -457,6 +463,8 @@ size_t nnop_plan_describe(const nnop_plan *p, char *buf, size_t len)
                 (int)p->g->n_nodes, (int)p->n_parts,
                 p->cuda ? "" : " (the groups a GPU plan would fuse; the CPU runs node by node)");
     describe_memory(p, &t);
+    if (p->cpu)
+        nnop__cpu_plan_describe(p, &t);
     for (i = 0; i < p->n_parts; i++) {
         const nnop__partition *part = &p->parts[i];
         nnop__textf(&t, "  [%d] ", (int)i);

@@ -55,3 +55,20 @@ nnop_status nnop_dequantize(nnop_dtype q_type, const void *q, int64_t n, const f
             x[i] *= scales[c];
     return NNOP_OK;
 }
+
+void nnop__fake_quantize(nnop_dtype q_type, const float *x, int64_t n, float scale, float *y)
+{
+    float chunk[256];
+    unsigned char codes[256];
+    int64_t done, i;
+    for (done = 0; done < n;) {
+        int64_t m = n - done < 256 ? n - done : 256;
+        for (i = 0; i < m; i++)
+            chunk[i] = x[done + i] / scale;
+        nnop__8bit_from_f32(q_type, chunk, codes, m);
+        nnop__8bit_to_f32(q_type, codes, chunk, m);
+        for (i = 0; i < m; i++)
+            y[done + i] = chunk[i] * scale;
+        done += m;
+    }
+}

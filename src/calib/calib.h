@@ -27,6 +27,10 @@ struct nnop_calib_table {
 
 /* A table of n entries, names empty and amax 0; NULL when out of memory. */
 nnop_calib_table *nnop__calib_table_new(int32_t n);
+/* The entries a table of g has, named, amax 0: g's inputs, then each node's result, in order;
+ * row[v] (g->n_values of them) is value v's entry, -1 for a constant. NULL when out of memory.
+ * nnop_calibrate fills it, a quantized compile looks its names up. */
+nnop_calib_table *nnop__calib_table_for_graph(const nnop_graph *g, int32_t *row);
 /* Why o cannot be used ("" when it can): written to why. */
 void nnop__calib_options_check(const nnop_calib_options *o, char *why, size_t len);
 /* The amax of a tensor from counts[o->bins] of |x| in equal bins over [0, top], by o->method

@@ -34,6 +34,45 @@ nnop_calib_table *nnop__calib_table_new(int32_t n)
     return t;
 }
 
+/* Name entry r after value v: its own name ("input#i" for an unnamed input), with "@v"
+ * appended when an earlier entry has it. */
+static void name_entry(nnop_calib_table *t, int32_t r, const nnop__value *v, int32_t v_id,
+                       int32_t input_index)
+{
+    char *name = t->entry[r].name;
+    int32_t k;
+    if (v->name[0])
+        snprintf(name, NNOP__CALIB_NAME_LEN, "%s", v->name);
+    else
+        snprintf(name, NNOP__CALIB_NAME_LEN, "input#%d", (int)input_index);
+    for (k = 0; k < r; k++)
+        if (strcmp(t->entry[k].name, name) == 0) {
+            size_t len = strlen(name);
+            snprintf(name + len, NNOP__CALIB_NAME_LEN - len, "@%d", (int)v_id);
+            return;
+        }
+}
+
+nnop_calib_table *nnop__calib_table_for_graph(const nnop_graph *g, int32_t *row)
+{
+    nnop_calib_table *t = nnop__calib_table_new(g->n_inputs + g->n_nodes);
+    int32_t i, r = 0;
+    if (!t)
+        return NULL;
+    for (i = 0; i < g->n_values; i++)
+        row[i] = -1;
+    for (i = 0; i < g->n_inputs; i++, r++) {
+        row[g->inputs[i]] = r;
+        name_entry(t, r, &g->values[g->inputs[i]], g->inputs[i], i);
+    }
+    for (i = 0; i < g->n_nodes; i++, r++) {
+        int32_t v = g->nodes[i].out;
+        row[v] = r;
+        name_entry(t, r, &g->values[v], v, -1);
+    }
+    return t;
+}
+
 void nnop_calib_table_destroy(nnop_calib_table *t)
 {
     if (!t)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "cpu_quant.h"
 
 /* The CPU side of a compiled plan (p->cpu): what every execution state shares, read-only once
  * built. */
@@ -25,7 +26,8 @@ struct nnop__cpu_plan {
     int64_t *cap;     /* per buffer: floats */
     int32_t n_slots;
     int64_t stage_cap;          /* floats: the most 16-bit constant elements one node reads */
-    size_t weights_bytes;       /* constants as stored */
+    size_t weights_bytes;       /* constants as stored, quantized layers' weights besides */
+    nnop__cpu_quant *quant;     /* a quantized plan's layers (cpu_quant.h), else NULL */
     struct nnop__cpu_exec *own; /* the plan's own execution state (nnop_plan_execute) */
 };
 
@@ -285,6 +287,7 @@ void nnop__cpu_plan_destroy(nnop_plan *p)
     for (i = 0; cp->cdata && i < p->g->n_values; i++)
         nnop__host_free(p->ctx, cp->cdata[i]);
     nnop__free(cp->cdata);
+    nnop__cpu_quant_destroy(p->ctx, cp->quant, p->g->n_nodes);
     nnop__free(cp->slot_of);
     nnop__free(cp->cap);
     nnop__free(cp);
@@ -320,19 +323,26 @@ static nnop_status alloc_constants(nnop_plan *p)
     return NNOP_OK;
 }
 
-/* What nnop__cpu_plan_build will hold for g, computed by the same buffer plan without
- * building it (nnop_graph_memory). */
-nnop_status nnop__cpu_graph_memory(const nnop_graph *g, nnop_plan_memory_info *m)
+/* What nnop__cpu_plan_build will hold for p's graph and options, computed by the same buffer
+ * plan and layer choice without building them (nnop_graph_memory). */
+nnop_status nnop__cpu_graph_memory(const nnop_plan *p, nnop_plan_memory_info *m)
 {
+    const nnop_graph *g = p->g;
     size_t n = (size_t)(g->n_values > 0 ? g->n_values : 1);
     int32_t *last = (int32_t *)nnop__calloc(n, sizeof *last);
     int8_t *busy = (int8_t *)nnop__calloc(n, sizeof *busy);
+    nnop__cpu_quant *quant = NULL;
     struct nnop__cpu_plan cp;
+    nnop_status st;
     int32_t i;
     memset(&cp, 0, sizeof cp);
     cp.slot_of = (int32_t *)nnop__calloc(n, sizeof *cp.slot_of);
     cp.cap = (int64_t *)nnop__calloc(n, sizeof *cp.cap);
-    if (last && busy && cp.slot_of && cp.cap) {
+    st = last && busy && cp.slot_of && cp.cap
+                 ? nnop__cpu_quant_choose(p, &quant)
+                 : nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY,
+                              "nnop_graph_memory: out of memory for the buffer plan's tables");
+    if (st == NNOP_OK) {
         last_uses(g, last);
         plan_slots(g, &cp, last, busy);
         for (i = 0; i < cp.n_slots; i++)
@@ -341,13 +351,18 @@ nnop_status nnop__cpu_graph_memory(const nnop_graph *g, nnop_plan_memory_info *m
             if (g->values[i].kind == NNOP_VALUE_CONSTANT)
                 m->weights += constant_bytes(g, i);
         m->workspace = (size_t)stage_floats(g) * sizeof(float);
+        if (quant) {
+            m->weights += quant->weight_bytes;
+            m->workspace += (size_t)quant->stage * sizeof(float);
+        }
         m->host_total = m->weights + m->intermediates + m->workspace;
     }
+    nnop__cpu_quant_destroy(p->ctx, quant, 0);
     nnop__free(last);
     nnop__free(busy);
     nnop__free(cp.slot_of);
     nnop__free(cp.cap);
-    return cp.cap ? NNOP_OK : NNOP_ERR_OUT_OF_MEMORY;
+    return st;
 }
 
 nnop_status nnop__cpu_plan_build(nnop_plan *p)
@@ -371,8 +386,15 @@ nnop_status nnop__cpu_plan_build(nnop_plan *p)
     if (st == NNOP_OK) {
         last_uses(g, last);
         plan_slots(g, cp, last, busy);
-        cp->stage_cap = stage_floats(g);
+        st = nnop__cpu_quant_choose(p, &cp->quant);
+    }
+    if (st == NNOP_OK) {
+        cp->stage_cap = stage_floats(g) + (cp->quant ? cp->quant->stage : 0);
         st = alloc_constants(p);
+    }
+    if (st == NNOP_OK && cp->quant) {
+        st = nnop__cpu_quant_weights(p, cp->quant);
+        cp->weights_bytes += cp->quant->weight_bytes;
     }
     if (st == NNOP_OK &&
         (st = nnop__cpu_exec_create(p, NULL, &cp->own, why, sizeof why)) != NNOP_OK)
@@ -381,6 +403,12 @@ nnop_status nnop__cpu_plan_build(nnop_plan *p)
     nnop__free(last);
     nnop__free(busy);
     return st;
+}
+
+void nnop__cpu_plan_describe(const nnop_plan *p, nnop__text *t)
+{
+    if (p->cpu && p->cpu->quant)
+        nnop__cpu_quant_describe(p, p->cpu->quant, t);
 }
 
 void nnop__cpu_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
@@ -425,18 +453,33 @@ static const float *node_input(const nnop_plan *p, const struct nnop__cpu_exec *
     return at;
 }
 
-static void run_node(const nnop_plan *p, const struct nnop__cpu_exec *e, const nnop__node *node)
+/* A quantized layer (cpu_quant.h) reads its activation quantized and back, staged in the
+ * first floats of the staging area, and its weights as quantized at build. */
+static void quantized_inputs(const nnop__cpu_quant *q, int32_t at, const struct nnop__cpu_exec *e,
+                             const nnop__node *node, const float **in)
 {
+    if (!q || q->in_scale[at] == 0.0f)
+        return;
+    nnop__cpu_quant_input(q, at, in[0], nnop_tensor_elements(&e->desc[node->in[0]]), e->stage);
+    in[0] = e->stage;
+    in[1] = q->weights[at];
+}
+
+static void run_node(const nnop_plan *p, const struct nnop__cpu_exec *e, int32_t at)
+{
+    const nnop__node *node = &p->g->nodes[at];
+    const nnop__cpu_quant *q = p->cpu->quant;
     const float *in[NNOP_MAX_NODE_INPUTS];
     const nnop_tensor_desc *in_desc[NNOP_MAX_NODE_INPUTS];
     const nnop_tensor_desc *od = &e->desc[node->out];
-    float *stage = e->stage;
+    float *stage = e->stage + (q ? q->stage : 0);
     int i;
     for (i = 0; i < node->n_in; i++) {
         int32_t id = node->in[i];
         in[i] = node_input(p, e, id, &stage);
         in_desc[i] = id == NNOP_NONE_ID ? NULL : &e->desc[id];
     }
+    quantized_inputs(q, at, e, node, in);
     nnop__op(node->op)->reference(node, in, in_desc, e->buf[node->out], od);
     /* every value is a tensor of its dtype (as in PyTorch eager): a 16-bit result is stored
      * rounded, so a chain of nodes matches a GPU plan that stores between its steps */
@@ -460,7 +503,7 @@ static void run_steps(const nnop_plan *p, struct nnop__cpu_exec *e, int64_t batc
     }
     for (i = 0; i < g->n_nodes; i++) {
         int32_t v = g->nodes[i].out;
-        run_node(p, e, &g->nodes[i]);
+        run_node(p, e, i);
         if (see)
             see(user, v, e->buf[v], nnop_tensor_elements(&e->desc[v]));
     }
