@@ -2,7 +2,8 @@
  * relu, max pool, global average pool, flatten, gemm, softmax, with the Shape -> Gather ->
  * Unsqueeze -> Concat -> Reshape subgraph exporters write before the classifier), and hostile
  * files: every truncation, byte flips, garbage, a cycle, a lying initializer. Each must be
- * refused with a message and no graph, never crash (run under ASan in CI). */
+ * refused with a message and no graph, never crash (run under ASan in CI). The model's
+ * symbolic batch runs as a batch range (issue 49). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,6 +361,60 @@ static void check_max_made(nnop_context *ctx, const uint8_t *model, size_t len)
     nnop_graph_destroy(g);
 }
 
+/* The model loaded at a batch of its symbolic dimension, or 0 for none; NULL on failure. */
+static nnop_plan *load_at(nnop_context *ctx, const uint8_t *buf, size_t len, int64_t batch,
+                          int batch_range)
+{
+    nnop_onnx_options o;
+    nnop_compile_options co;
+    nnop_graph *g = NULL;
+    nnop_plan *p = NULL;
+    nnop_onnx_options_init(&o);
+    o.batch = batch;
+    nnop_compile_options_init(&co);
+    co.batch_range = batch_range;
+    CHECK(nnop_onnx_load_memory(ctx, buf, len, &o, &g) == NNOP_OK);
+    if (g)
+        CHECK(nnop_graph_compile(g, &co, &p) == NNOP_OK);
+    nnop_graph_destroy(g);
+    return p;
+}
+
+/* issue 49: the ONNX batch dimension (symbolic, set by nnop_onnx_options.batch) as a batch
+ * range. Loaded at batch 6 and compiled with batch_range, every batch from 1 to 6 (through
+ * one execution context) gives the same bits as the model loaded at exactly that batch;
+ * the Shape -> ... -> Reshape subgraph before the classifier keeps the batch as its dim 0. */
+static void check_batch_range(nnop_context *ctx, const uint8_t *buf, size_t len)
+{
+    enum { MAX = 6, PIX = 3 * 8 * 8 };
+    static float x[MAX * PIX], y[MAX * 10], want[MAX * 10];
+    nnop_plan *range = load_at(ctx, buf, len, MAX, 1);
+    nnop_exec *e = NULL;
+    int64_t n;
+    int k;
+    if (!range)
+        return;
+    CHECK(nnop_exec_create(range, &e) == NNOP_OK);
+    for (k = 0; k < MAX * PIX; k++)
+        x[k] = (float)((k * 7) % 23 - 11) / 11.0f;
+    for (n = 1; e && n <= MAX; n++) {
+        nnop_plan *exact = load_at(ctx, buf, len, n, 0);
+        const void *ins[1] = {x};
+        void *outs[1];
+        if (!exact)
+            continue;
+        outs[0] = want;
+        CHECK(nnop_plan_execute(exact, ins, outs) == NNOP_OK);
+        memset(y, 0xff, sizeof y);
+        outs[0] = y;
+        CHECK(nnop_exec_run(e, n, ins, outs) == NNOP_OK);
+        CHECK(memcmp(y, want, (size_t)n * 10 * sizeof(float)) == 0);
+        nnop_plan_destroy(exact);
+    }
+    nnop_exec_destroy(e);
+    nnop_plan_destroy(range);
+}
+
 int main(void)
 {
     nnop_context *ctx = cpu_context();
@@ -413,6 +468,7 @@ int main(void)
     expect_refused(ctx, bad, cut, NNOP_ERR_UNSUPPORTED, "folded at load");
     free(bad);
     check_max_made(ctx, model, len);
+    check_batch_range(ctx, model, len);
 
     /* every truncation: refused, or (a cut at a field boundary) a smaller valid model */
     for (cut = 0; cut < len; cut++) {
