@@ -60,8 +60,8 @@ static void run(nnop_graph *g, const nnop_compile_options *o, const float *in, f
 static void per_channel_qdq(nnop_dtype q, float qmax, const float *v, int64_t n, int64_t channels,
                             float *out)
 {
-    float scales[OUT];
-    signed char codes[OUT * IN]; /* the larger of x and w */
+    float scales[8];
+    signed char codes[4 * 6 * 9 * 2 * 2]; /* the largest tensor of the tests */
     int64_t c, i, per = n / channels;
     for (c = 0; c < channels; c++) {
         float top = 0.0f;
@@ -114,6 +114,72 @@ static void test_fp8_layer_is_its_emulation(void **state)
     nnop_test_fill_f32(w, OUT * IN, 6, -0.5f, 0.5f);
     nnop_test_fill_f32(b, OUT, 7, -0.1f, 0.1f);
     check_layer_exact((nnop_context *)*state, NNOP_PRECISION_FP8, NNOP_F8E4M3, 448.0f);
+}
+
+/* A conv (3x3, pad 1, K = 6 of C = 4) quantized alone (quantize_ends) in layout l: its output
+ * equals the float conv's on the input and the K,C,R,S weights quantized and back per output
+ * channel, which NHWC keeps as K,R,S,C blocks of the same channels. */
+static void check_conv_exact(nnop_context *ctx, nnop_layout l, nnop_precision precision,
+                             nnop_dtype q, float qmax)
+{
+    enum { C = 4, K = 6, H = 5, W = 7, NX = 2 * C * H * W, NW = K * C * 9, NY = 2 * K * H * W };
+    static float xl[NX], wl[NW], xq_l[NX], wq_l[NW], xt[NX], wt[NW], got[NY], want[NY];
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F32, l, 2, C, H, W);
+    nnop_tensor_desc wd = nnop_tensor_4d(NNOP_F32, l, K, C, 3, 3);
+    nnop_tensor_desc xs = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, 2, C, H, W);
+    nnop_tensor_desc ws = nnop_tensor_4d(NNOP_F32, NNOP_NCHW, K, C, 3, 3);
+    nnop_conv_params cp;
+    nnop_compile_options o;
+    nnop_calib_table *t = NULL;
+    const float *weights[2] = {wt, NULL};
+    int pass;
+    nnop_test_fill_f32(xl, NX, 11, -1.0f, 2.0f);
+    nnop_test_fill_f32(wl, NW, 12, -0.3f, 0.3f);
+    per_channel_qdq(q, qmax, xl, NX, 1, xq_l);
+    per_channel_qdq(q, qmax, wl, NW, K, wq_l);
+    nnop_conv_params_init(&cp);
+    cp.pad[0] = cp.pad[1] = 1;
+    for (pass = 0; pass < 2; pass++) { /* 0: quantized on x, w; 1: float on their QDQ */
+        nnop_graph *g = NULL;
+        const void *in[1] = {xt};
+        void *out[1] = {pass ? want : got};
+        nnop_plan *p = NULL;
+        assert_int_equal(nnop_tensor_copy(&xs, pass ? xq_l : xl, &xd, xt), NNOP_OK);
+        assert_int_equal(nnop_tensor_copy(&ws, pass ? wq_l : wl, &wd, wt), NNOP_OK);
+        assert_int_equal(nnop_graph_create(ctx, &g), NNOP_OK);
+        assert_int_equal(nnop_output(g,
+                                     nnop_conv(g, nnop_input(g, "x", &xd),
+                                               nnop_constant(g, "w", &wd, weights[0]), &cp),
+                                     "y"),
+                         NNOP_OK);
+        nnop_compile_options_init(&o);
+        if (!pass) {
+            const void *cin[1] = {xt};
+            const void *const *batches[1] = {cin};
+            nnop_calib_options co;
+            nnop_calib_options_init(&co);
+            co.method = NNOP_CALIB_MAX;
+            assert_int_equal(nnop_calibrate(g, &co, batches, 1, &t), NNOP_OK);
+            o.precision = precision;
+            o.calib = t;
+            o.quantize_ends = 1;
+        }
+        assert_int_equal(nnop_graph_compile(g, &o, &p), NNOP_OK);
+        nnop_test_poison(out[0], sizeof got);
+        assert_int_equal(nnop_plan_execute(p, in, out), NNOP_OK);
+        nnop_plan_destroy(p);
+        nnop_graph_destroy(g);
+    }
+    assert_memory_equal(got, want, sizeof got);
+    nnop_calib_table_destroy(t);
+}
+
+static void test_conv_is_its_emulation_nchw_nhwc(void **state)
+{
+    nnop_context *ctx = (nnop_context *)*state;
+    check_conv_exact(ctx, NNOP_NCHW, NNOP_PRECISION_INT8, NNOP_I8, 127.0f);
+    check_conv_exact(ctx, NNOP_NHWC, NNOP_PRECISION_INT8, NNOP_I8, 127.0f);
+    check_conv_exact(ctx, NNOP_NHWC, NNOP_PRECISION_FP8, NNOP_F8E4M3, 448.0f);
 }
 
 /* By default the first and last layers stay float: with two layers, nothing is quantized and
@@ -212,6 +278,9 @@ int main(void)
                                             nnop_test_setup_cpu_context,
                                             nnop_test_teardown_context),
             cmocka_unit_test_setup_teardown(test_fp8_layer_is_its_emulation,
+                                            nnop_test_setup_cpu_context,
+                                            nnop_test_teardown_context),
+            cmocka_unit_test_setup_teardown(test_conv_is_its_emulation_nchw_nhwc,
                                             nnop_test_setup_cpu_context,
                                             nnop_test_teardown_context),
             cmocka_unit_test_setup_teardown(test_ends_stay_float_and_describe,
