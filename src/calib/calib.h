@@ -31,6 +31,9 @@ nnop_calib_table *nnop__calib_table_new(int32_t n);
  * row[v] (g->n_values of them) is value v's entry, -1 for a constant. NULL when out of memory.
  * nnop_calibrate fills it, a quantized compile looks its names up. */
 nnop_calib_table *nnop__calib_table_for_graph(const nnop_graph *g, int32_t *row);
+/* nnop_calib_table_load's parser on len bytes of text (path names it in messages; fuzz_calib). */
+nnop_status nnop__calib_table_parse(nnop_context *ctx, const char *path, const char *text,
+                                    size_t len, nnop_calib_table **out);
 /* Why o cannot be used ("" when it can): written to why. */
 void nnop__calib_options_check(const nnop_calib_options *o, char *why, size_t len);
 /* The amax of a tensor from counts[o->bins] of |x| in equal bins over [0, top], by o->method

@@ -6,6 +6,8 @@
  * one "amax name" line an entry (the name is the rest of the line). Nine significant digits
  * read back to the same float. */
 #include <float.h>
+#include <locale.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,43 @@
 #define FORMAT_VERSION 1
 /* A line: an amax, a space, a name, the line's end. */
 #define LINE_MAX_LEN (32 + NNOP__CALIB_NAME_LEN)
+
+/* Numbers in the file are written and read as in the C locale, whatever LC_NUMERIC the
+ * program set: the locale's decimal point is swapped for '.' on the way out and back. */
+static char locale_point(void)
+{
+    const struct lconv *lc = localeconv();
+    return lc && lc->decimal_point && lc->decimal_point[0] ? lc->decimal_point[0] : '.';
+}
+
+/* v with `digits` significant digits. */
+static void format_number(char *buf, size_t len, int digits, double v)
+{
+    char point = locale_point(), *at;
+    snprintf(buf, len, "%.*g", digits, v);
+    if (point != '.' && (at = strchr(buf, point)) != NULL)
+        *at = '.';
+}
+
+/* A number starting with a digit at s, as format_number writes it; *end past it (s when
+ * there is none). */
+static double parse_number(const char *s, const char **end)
+{
+    char buf[64], *stop;
+    size_t n = 0;
+    double v;
+    *end = s;
+    if (*s < '0' || *s > '9')
+        return -1.0;
+    while (s[n] && s[n] != ' ' && n + 1 < sizeof buf) {
+        buf[n] = s[n] == '.' ? locale_point() : s[n];
+        n++;
+    }
+    buf[n] = '\0';
+    v = strtod(buf, &stop);
+    *end = s + (stop - buf);
+    return v;
+}
 
 nnop_calib_table *nnop__calib_table_new(int32_t n)
 {
@@ -115,13 +154,17 @@ nnop_status nnop_calib_table_find(const nnop_calib_table *t, const char *name, f
 static int write_table(FILE *f, const nnop_calib_table *t)
 {
     int32_t i;
-    if (fprintf(f, "%s %d %s bins %d percentile %.17g batches %d entries %d\n", HEADER,
-                FORMAT_VERSION, nnop__calib_method_name(t->opts.method), (int)t->opts.bins,
-                t->opts.percentile, (int)t->batches, (int)t->n) < 0)
+    char num[64];
+    format_number(num, sizeof num, 17, t->opts.percentile);
+    if (fprintf(f, "%s %d %s bins %d percentile %s batches %d entries %d\n", HEADER, FORMAT_VERSION,
+                nnop__calib_method_name(t->opts.method), (int)t->opts.bins, num, (int)t->batches,
+                (int)t->n) < 0)
         return 0;
-    for (i = 0; i < t->n; i++)
-        if (fprintf(f, "%.9g %s\n", (double)t->entry[i].amax, t->entry[i].name) < 0)
+    for (i = 0; i < t->n; i++) {
+        format_number(num, sizeof num, 9, (double)t->entry[i].amax);
+        if (fprintf(f, "%s %s\n", num, t->entry[i].name) < 0)
             return 0;
+    }
     return 1;
 }
 
@@ -167,57 +210,107 @@ nnop_status nnop_calib_table_save(nnop_context *ctx, const nnop_calib_table *t, 
 }
 
 /* ---------------------------------------------------------------- loading */
-/* Read one line into buf without its end ("\n" or "\r\n"): 1 read, 0 at the end of the file,
- * -1 a line longer than the buffer. */
-static int read_line(FILE *f, char *buf, size_t len)
+/* The text being parsed: lines are taken from at, up to end. */
+typedef struct cursor {
+    const char *at, *end;
+} cursor;
+
+/* The next line into buf without its end ("\n" or "\r\n"): 1 read, 0 at the end of the
+ * text, -1 a line longer than the buffer or holding a NUL. */
+static int read_line(cursor *c, char *buf, size_t len)
 {
+    const char *nl;
     size_t n;
-    if (!fgets(buf, (int)len, f))
+    if (c->at >= c->end)
         return 0;
-    n = strlen(buf);
-    if (n == 0 || buf[n - 1] != '\n') {
-        if (!feof(f))
-            return -1;
-    } else {
-        buf[--n] = '\0';
-    }
+    nl = (const char *)memchr(c->at, '\n', (size_t)(c->end - c->at));
+    n = (size_t)((nl ? nl : c->end) - c->at);
+    if (n >= len || memchr(c->at, '\0', n))
+        return -1;
+    memcpy(buf, c->at, n);
+    buf[n] = '\0';
+    c->at += n + (nl != NULL);
     if (n > 0 && buf[n - 1] == '\r')
-        buf[--n] = '\0';
+        buf[n - 1] = '\0';
     return 1;
 }
 
+/* "<word> " at *s, then a decimal integer in [lo, hi] ending at a space or the end: *s past
+ * it. 0 when the text is not that. */
+static int take_int(const char **s, const char *word, long lo, long hi, long *out)
+{
+    size_t w = strlen(word);
+    char *end;
+    long v;
+    if (w && (strncmp(*s, word, w) != 0 || (*s)[w] != ' '))
+        return 0;
+    *s += w ? w + 1 : 0;
+    if (**s < '0' || **s > '9') /* no sign, no blank: strtol would take both */
+        return 0;
+    v = strtol(*s, &end, 10);
+    if ((*end != ' ' && *end != '\0') || v < lo || v > hi)
+        return 0;
+    *out = v;
+    *s = *end ? end + 1 : end;
+    return 1;
+}
+
+/* The header's fields, each refused with what is wrong; n is bounded by the bytes left
+ * (each entry takes at least four, "0 a\n", the last three), so a small text never asks for a
+ * big table. */
 static nnop_status parse_header(nnop_context *ctx, const char *path, const char *line,
-                                nnop_calib_options *o, int32_t *batches, int32_t *n)
+                                size_t bytes_left, nnop_calib_options *o, int32_t *batches,
+                                int32_t *n)
 {
     char method[24], why[160];
-    int version = 0, bins = 0, nb = 0, count = -1, end = 0, m;
+    const char *s = line, *sp;
+    long version = 0, bins = 0, nb = 0, count = 0;
     double pct = 0.0;
-    if (sscanf(line, HEADER " %d %23s bins %d percentile %lf batches %d entries %d%n", &version,
-               method, &bins, &pct, &nb, &count, &end) != 6 ||
-        line[end] != '\0')
+    const char *end = NULL;
+    int m = -1, ok;
+    ok = strncmp(s, HEADER " ", sizeof HEADER) == 0;
+    s += ok ? sizeof HEADER : 0;
+    ok = ok && take_int(&s, "", 0, 1000000, &version);
+    if (ok && version != FORMAT_VERSION)
+        return nnop__fail(ctx, NNOP_ERR_FORMAT,
+                          "nnop_calib_table_load: %s is version %ld of the format; this nnop "
+                          "reads version %d",
+                          path, version, FORMAT_VERSION);
+    sp = ok ? strchr(s, ' ') : NULL;
+    ok = sp && (size_t)(sp - s) < sizeof method;
+    if (ok) {
+        memcpy(method, s, (size_t)(sp - s));
+        method[sp - s] = '\0';
+        m = nnop__calib_method_parse(method);
+        s = sp + 1;
+    }
+    ok = ok && take_int(&s, "bins", 0, 1L << 30, &bins) && strncmp(s, "percentile ", 11) == 0;
+    if (ok) {
+        s += 11;
+        pct = parse_number(s, &end);
+        ok = end != s && *end == ' ';
+        s = ok ? end + 1 : s;
+    }
+    ok = ok && take_int(&s, "batches", 1, INT32_MAX, &nb) &&
+         take_int(&s, "entries", 0, INT32_MAX, &count) && *s == '\0';
+    if (!ok)
         return nnop__fail(ctx, NNOP_ERR_FORMAT,
                           "nnop_calib_table_load: %s line 1 is not an nnop calibration header "
                           "(\"" HEADER " 1 <method> bins <n> percentile <p> batches <n> entries "
                           "<n>\")",
                           path);
-    if (version != FORMAT_VERSION)
-        return nnop__fail(ctx, NNOP_ERR_FORMAT,
-                          "nnop_calib_table_load: %s is version %d of the format; this nnop reads "
-                          "version %d",
-                          path, version, FORMAT_VERSION);
-    m = nnop__calib_method_parse(method);
     nnop_calib_options_init(o);
     o->method = (nnop_calib_method)(m < 0 ? 99 : m);
-    o->bins = bins;
+    o->bins = (int32_t)bins;
     o->percentile = pct;
     nnop__calib_options_check(o, why, sizeof why);
-    if (m < 0 || why[0] || nb < 1 || count < 0)
+    if (m < 0 || why[0] || (size_t)count > (bytes_left + 1) / 4)
         return nnop__fail(ctx, NNOP_ERR_FORMAT, "nnop_calib_table_load: %s line 1: %s", path,
                           m < 0    ? "the method is not max, percentile or entropy"
                           : why[0] ? why
-                                   : "batches or entries out of range");
-    *batches = nb;
-    *n = count;
+                                   : "more entries than the file has lines");
+    *batches = (int32_t)nb;
+    *n = (int32_t)count;
     return NNOP_OK;
 }
 
@@ -225,8 +318,8 @@ static nnop_status parse_header(nnop_context *ctx, const char *path, const char 
 static nnop_status parse_entry(nnop_context *ctx, const char *path, int line_no, char *line,
                                nnop_calib_table *t, int32_t r)
 {
-    char *end = NULL, *name;
-    double amax = strtod(line, &end);
+    const char *end = NULL, *name;
+    double amax = parse_number(line, &end);
     int32_t k;
     if (end == line || *end != ' ' || !isfinite(amax) || amax < 0.0 || amax > FLT_MAX)
         return nnop__fail(ctx, NNOP_ERR_FORMAT,
@@ -249,18 +342,24 @@ static nnop_status parse_entry(nnop_context *ctx, const char *path, int line_no,
     return NNOP_OK;
 }
 
-static nnop_status read_table(nnop_context *ctx, const char *path, FILE *f, nnop_calib_table **out)
+nnop_status nnop__calib_table_parse(nnop_context *ctx, const char *path, const char *text,
+                                    size_t len, nnop_calib_table **out)
 {
     char line[LINE_MAX_LEN];
+    cursor c;
     nnop_calib_options o;
     nnop_calib_table *t;
     nnop_status st;
     int32_t batches = 0, n = 0, r;
-    int got = read_line(f, line, sizeof line);
+    int got;
+    c.at = text;
+    c.end = text + len;
+    *out = NULL;
+    got = read_line(&c, line, sizeof line);
     if (got <= 0)
         return nnop__fail(ctx, NNOP_ERR_FORMAT, "nnop_calib_table_load: %s: %s", path,
                           got == 0 ? "the file is empty" : "line 1 is too long for a header");
-    st = parse_header(ctx, path, line, &o, &batches, &n);
+    st = parse_header(ctx, path, line, (size_t)(c.end - c.at), &o, &batches, &n);
     if (st != NNOP_OK)
         return st;
     t = nnop__calib_table_new(n);
@@ -269,14 +368,14 @@ static nnop_status read_table(nnop_context *ctx, const char *path, FILE *f, nnop
     t->opts = o;
     t->batches = batches;
     for (r = 0; st == NNOP_OK && r < n; r++) {
-        got = read_line(f, line, sizeof line);
+        got = read_line(&c, line, sizeof line);
         st = got > 0 ? parse_entry(ctx, path, (int)r + 2, line, t, r)
                      : nnop__fail(ctx, NNOP_ERR_FORMAT, "nnop_calib_table_load: %s line %d: %s",
                                   path, (int)r + 2,
                                   got == 0 ? "the file ends before its entries do"
-                                           : "the line is too long");
+                                           : "the line is too long or holds a NUL");
     }
-    if (st == NNOP_OK && read_line(f, line, sizeof line) != 0)
+    if (st == NNOP_OK && read_line(&c, line, sizeof line) != 0)
         st = nnop__fail(ctx, NNOP_ERR_FORMAT,
                         "nnop_calib_table_load: %s line %d: more lines than the header's %d "
                         "entries",
@@ -289,25 +388,61 @@ static nnop_status read_table(nnop_context *ctx, const char *path, FILE *f, nnop
     return NNOP_OK;
 }
 
-nnop_status nnop_calib_table_load(nnop_context *ctx, const char *path, nnop_calib_table **out)
+/* The whole file, at most MAX_FILE bytes, into *text (nnop__free it). */
+#define MAX_FILE ((size_t)64 << 20)
+static nnop_status read_file(nnop_context *ctx, const char *path, char **text, size_t *len)
 {
     nnop__open_result why;
-    nnop_status st;
-    FILE *f;
-    if (out)
-        *out = NULL;
-    if (!path || !out)
-        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_calib_table_load: %s is NULL",
-                          path ? "out" : "path");
-    f = nnop__fopen_read(path, &why);
+    FILE *f = nnop__fopen_read(path, &why);
+    size_t cap = 4096, n = 0;
+    char *buf = NULL;
     if (!f)
         return nnop__fail(ctx, why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_IO,
                           "nnop_calib_table_load: cannot read %s (%s)", path,
                           why == NNOP__OPEN_MISSING       ? "no such file"
                           : why == NNOP__OPEN_NOT_REGULAR ? "not a regular file"
                                                           : "no permission or an I/O error");
-    st = read_table(ctx, path, f, out);
+    for (;;) {
+        char *grown = n + 1 >= cap || !buf ? (char *)nnop__calloc(cap *= 2, 1) : buf;
+        if (!grown)
+            break;
+        if (grown != buf) {
+            if (buf)
+                memcpy(grown, buf, n);
+            nnop__free(buf);
+            buf = grown;
+        }
+        n += fread(buf + n, 1, cap - 1 - n, f);
+        if (n + 1 < cap || n > MAX_FILE)
+            break;
+    }
     fclose(f);
+    if (!buf || n > MAX_FILE) {
+        nnop__free(buf);
+        return nnop__fail(ctx, buf ? NNOP_ERR_FORMAT : NNOP_ERR_OUT_OF_MEMORY,
+                          "nnop_calib_table_load: %s: %s", path,
+                          buf ? "larger than 64 MiB: not a calibration table"
+                              : "out of memory reading it");
+    }
+    *text = buf;
+    *len = n;
+    return NNOP_OK;
+}
+
+nnop_status nnop_calib_table_load(nnop_context *ctx, const char *path, nnop_calib_table **out)
+{
+    nnop_status st;
+    char *text = NULL;
+    size_t len = 0;
+    if (out)
+        *out = NULL;
+    if (!path || !out)
+        return nnop__fail(ctx, NNOP_ERR_INVALID_ARGUMENT, "nnop_calib_table_load: %s is NULL",
+                          path ? "out" : "path");
+    st = read_file(ctx, path, &text, &len);
+    if (st == NNOP_OK)
+        st = nnop__calib_table_parse(ctx, path, text, len, out);
+    nnop__free(text);
     if (st == NNOP_OK)
         nnop__clear_error(ctx);
     return st;
