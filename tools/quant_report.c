@@ -16,8 +16,10 @@
 #include "vision_graph.h"
 
 typedef struct options {
-    int size, calib, images;
+    int size, calib, images, sensitivity;
     nnop_calib_method method;
+    const char *keep[64]; /* --keep: layers left in float32 */
+    int n_keep;
 } options;
 
 /* Image-like random input: normal(0, 1) per pixel (xorshift and Box-Muller). */
@@ -87,6 +89,102 @@ static nnop_calib_table *calibrate(nnop_graph *g, const options *o, size_t pixel
     return t;
 }
 
+typedef struct layer_snr {
+    const char *name;
+    double snr;
+} layer_snr;
+
+static int by_snr(const void *a, const void *b)
+{
+    double x = ((const layer_snr *)a)->snr, y = ((const layer_snr *)b)->snr;
+    return x < y ? -1 : x > y;
+}
+
+/* The SNR of plan q's output against the float outputs want of the same `images` images. */
+static double snr_of(nnop_plan *q, const float *want, int images, size_t pixels, size_t ny,
+                     float *x, float *y)
+{
+    double signal = 0.0, noise = 0.0;
+    uint64_t seed = 77;
+    int i;
+    size_t e;
+    for (i = 0; i < images; i++) {
+        const void *in[1] = {x};
+        void *out[1] = {y};
+        fill_image(x, pixels, &seed);
+        if (nnop_plan_execute(q, in, out) != NNOP_OK)
+            return -1.0;
+        for (e = 0; e < ny; e++) {
+            double d = (double)y[e] - want[(size_t)i * ny + e];
+            signal += (double)want[(size_t)i * ny + e] * want[(size_t)i * ny + e];
+            noise += d * d;
+        }
+    }
+    return 10.0 * log10(signal / (noise > 0.0 ? noise : 1e-300));
+}
+
+/* Each layer quantized to int8 alone (every other node kept float): the ten that cost the
+ * most SNR. The table's entries after the input are the nodes' results in order. */
+static int sensitivity(nnop_context *ctx, nnop_graph *g, const nnop_calib_table *t, nnop_plan *fp32,
+                       size_t pixels, size_t ny)
+{
+    enum { IMAGES = 16 };
+    int n = nnop_calib_table_count(t) - 1, i, k, found = 0, rc = 1;
+    const char **keep = (const char **)malloc((size_t)n * sizeof *keep);
+    layer_snr *r = (layer_snr *)malloc((size_t)n * sizeof *r);
+    float *want = (float *)malloc((size_t)IMAGES * ny * sizeof *want);
+    float *x = (float *)malloc(pixels * sizeof *x), *y = (float *)malloc(ny * sizeof *y);
+    char *text = (char *)malloc(1 << 16);
+    uint64_t seed = 77;
+    if (!keep || !r || !want || !x || !y || !text)
+        goto done;
+    for (i = 0; i < IMAGES; i++) { /* the float outputs */
+        const void *in[1] = {x};
+        void *out[1] = {want + (size_t)i * ny};
+        fill_image(x, pixels, &seed);
+        if (nnop_plan_execute(fp32, in, out) != NNOP_OK)
+            goto done;
+    }
+    for (i = 0; i < n; i++)
+        nnop_calib_table_entry(t, i + 1, &keep[i], NULL);
+    for (i = 0; i < n; i++) {
+        nnop_compile_options co;
+        nnop_plan *q = NULL;
+        const char *mine = keep[i];
+        keep[i] = keep[n - 1]; /* every name but this one */
+        nnop_compile_options_init(&co);
+        co.precision = NNOP_PRECISION_INT8;
+        co.calib = t;
+        co.quantize_ends = 1;
+        co.keep_float = keep;
+        co.n_keep_float = n - 1;
+        if (nnop_graph_compile(g, &co, &q) != NNOP_OK) {
+            fprintf(stderr, "quant_report: %s\n", nnop_context_last_error(ctx));
+            goto done;
+        }
+        nnop_plan_describe(q, text, 1 << 16);
+        if (strstr(text, "quantized: 1 of")) {
+            r[found].name = mine;
+            r[found++].snr = snr_of(q, want, IMAGES, pixels, ny, x, y);
+        }
+        nnop_plan_destroy(q);
+        keep[i] = mine;
+    }
+    qsort(r, (size_t)found, sizeof *r, by_snr);
+    printf("  int8 one layer at a time (%d layers, %d images), the costliest:", found, IMAGES);
+    for (k = 0; k < found && k < 10; k++)
+        printf(" %s %.1f dB%s", r[k].name, r[k].snr, k + 1 < found && k < 9 ? "," : "\n");
+    rc = 0;
+done:
+    free(keep);
+    free(r);
+    free(want);
+    free(x);
+    free(y);
+    free(text);
+    return rc;
+}
+
 static int report(nnop_context *ctx, const char *path, const options *o)
 {
     static const char *names[3] = {"float32", "int8", "fp8"};
@@ -108,6 +206,8 @@ static int report(nnop_context *ctx, const char *path, const options *o)
         nnop_compile_options_init(&co);
         co.precision = k;
         co.calib = k ? t : NULL;
+        co.keep_float = k ? o->keep : NULL;
+        co.n_keep_float = k ? o->n_keep : 0;
         if (nnop_graph_compile(g, &co, &p[k]) != NNOP_OK)
             fprintf(stderr, "quant_report: %s %s: %s\n", path, names[k],
                     nnop_context_last_error(ctx));
@@ -144,7 +244,7 @@ static int report(nnop_context *ctx, const char *path, const options *o)
                100.0 * same[k] / o->images);
     printf("\n");
     fflush(stdout);
-    rc = 0;
+    rc = o->sensitivity ? sensitivity(ctx, g, t, p[0], pixels, ny) : 0;
 done:
     for (k = 0; k < 3; k++) {
         nnop_plan_destroy(p[k]);
@@ -159,7 +259,11 @@ done:
 
 int main(int argc, char **argv)
 {
-    options o = {64, 64, 512, NNOP_CALIB_PERCENTILE};
+    options o;
+    memset(&o, 0, sizeof o);
+    o.size = o.calib = 64;
+    o.images = 512;
+    o.method = NNOP_CALIB_PERCENTILE;
     nnop_context_options copts;
     nnop_context *ctx = NULL;
     int i, rc = 0;
@@ -180,7 +284,13 @@ int main(int argc, char **argv)
                        : strcmp(v, "entropy") == 0 ? NNOP_CALIB_ENTROPY
                                                    : NNOP_CALIB_PERCENTILE,
             i++;
-        else if (o.size < 16 || o.calib < 1 || o.images < 1)
+        else if (strcmp(argv[i], "--sensitivity") == 0)
+            o.sensitivity = 1;
+        else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
+            char *names = argv[++i], *tok;
+            for (tok = strtok(names, ","); tok && o.n_keep < 64; tok = strtok(NULL, ","))
+                o.keep[o.n_keep++] = tok;
+        } else if (o.size < 16 || o.calib < 1 || o.images < 1)
             return 2;
         else
             rc |= report(ctx, argv[i], &o);
