@@ -728,13 +728,12 @@ typedef struct nnop_compile_options {
  * classifier are where 8 bits cost the most accuracy), as does every node named in keep_float
  * (the name of its result: as nnop_output or else nnop_graph_name_next named it, else nnop's
  * "conv#4"; the names of nnop_calibrate's table); the options' pointers are read during the
- * compile only. nnop_plan_describe lists
- * each layer's precision and scales. Compile refuses (NNOP_ERR_INVALID_ARGUMENT, naming it)
- * a precision without calib, calib or keep_float without a precision, a keep_float name that
- * is no node's, and a quantized layer whose input has no entry in calib (a table made by
- * nnop_calibrate of this graph has every one). This version runs quantized plans on the CPU
- * backend, as an exact emulation of those steps; the CUDA backend refuses them with
- * NNOP_ERR_UNSUPPORTED. */
+ * compile only. nnop_plan_describe lists each layer's precision and scales. Compile refuses
+ * (NNOP_ERR_INVALID_ARGUMENT, naming it) a precision without calib, calib or keep_float without a
+ * precision, a keep_float name that is no node's, and a quantized layer whose input has no entry in
+ * calib (a table made by nnop_calibrate of this graph has every one). This version runs quantized
+ * plans on the CPU backend, as an exact emulation of those steps; the CUDA backend refuses them
+ * with NNOP_ERR_UNSUPPORTED. */
 /* cuda_graph: one graph is kept per set of input and output pointers, up to 4 sets (double
  * buffering replays without capturing again); a fifth set is captured over the oldest.
  * Experimental, with side_stream (NNOP_SIDE_STREAM in the environment overrides it where
@@ -888,7 +887,8 @@ NNOP_API void nnop_exec_destroy(nnop_exec *e);
  * the magnitude the tensor is clipped to. A symmetric scale follows from it as amax / 127 for
  * NNOP_I8 and amax / 448 for NNOP_F8E4M3 (nnop_quantize's scales). This version calibrates
  * on the CPU reference backend whatever backend the graph's context runs on (the same values
- * a GPU plan computes, within the dtype's tolerance); quantized plans are not compiled yet. */
+ * a GPU plan computes, within the dtype's tolerance); nnop_compile_options.calib takes the
+ * table (quantized plans: the CPU backend in this version). */
 typedef enum nnop_calib_method {
     NNOP_CALIB_MAX = 0,        /* the largest |x| seen in any batch                        */
     NNOP_CALIB_PERCENTILE = 1, /* the |x| that `percentile` percent of the values stay under */
@@ -902,7 +902,7 @@ typedef enum nnop_calib_method {
 typedef struct nnop_calib_options {
     nnop_calib_method method; /* NNOP_CALIB_PERCENTILE by default (see below)          */
     double percentile;        /* NNOP_CALIB_PERCENTILE: in (0, 100]; 99.99 by default   */
-    int32_t bins;             /* histogram bins over [0, max |x|], 128 to 65536; 2048    */
+    int32_t bins;             /* histogram bins over [0, max |x|], 128 to 16384; 2048    */
     uint64_t reserved[7];     /* zero (else refused)                                     */
 } nnop_calib_options;
 /* The default is the percentile: on the bundled MNIST networks (examples/quantize_mnist.c)
@@ -913,7 +913,8 @@ NNOP_API void nnop_calib_options_init(nnop_calib_options *o);
 
 /** A calibration table: one (name, amax) entry per tensor, in the graph's order (inputs, then
  * node results). Names are the values' names: an input's or a node's as given (nnop_input,
- * nnop_graph_name_next; the ONNX importer gives each ONNX node's name to its first nnop node),
+ * nnop_output, else nnop_graph_name_next; the ONNX importer gives each ONNX node's name to its
+ * first nnop node),
  * else nnop's ("conv#4", "input#0"); a name an earlier entry has gets "@<value id>" appended,
  * so names are unique. It belongs to no context and is read-only once made: threads may
  * share it. */
@@ -940,7 +941,8 @@ NNOP_API nnop_status nnop_calib_table_entry(const nnop_calib_table *t, int32_t i
 NNOP_API nnop_status nnop_calib_table_find(const nnop_calib_table *t, const char *name,
                                            float *amax);
 /** Write t to path as text (a header line with the method, then "amax name" a line, amax with
- * nine significant digits, which reads back to the same float), replacing the file at once
+ * nine significant digits, which reads back to the same float; numbers as in the C locale,
+ * whatever LC_NUMERIC the program set), replacing the file at once
  * (written beside it, then renamed): NNOP_ERR_IO naming the path when it cannot be written.
  * Messages go to ctx, which may be NULL. */
 NNOP_API nnop_status nnop_calib_table_save(nnop_context *ctx, const nnop_calib_table *t,
