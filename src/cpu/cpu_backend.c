@@ -323,15 +323,29 @@ static nnop_status alloc_constants(nnop_plan *p)
     return NNOP_OK;
 }
 
-/* What nnop__cpu_plan_build will hold for p's graph and options, computed by the same buffer
- * plan and layer choice without building them (nnop_graph_memory). */
+/* The buffer plan, the quantized layers and the staging floats of p into cp (its slot_of and
+ * cap allocated; last and busy scratch of g->n_values each): what a build allocates and
+ * nnop_graph_memory counts, from one place. */
+static nnop_status lay_out(const nnop_plan *p, struct nnop__cpu_plan *cp, int32_t *last,
+                           int8_t *busy)
+{
+    nnop_status st;
+    last_uses(p->g, last);
+    plan_slots(p->g, cp, last, busy);
+    st = nnop__cpu_quant_choose(p, &cp->quant);
+    if (st == NNOP_OK)
+        cp->stage_cap = stage_floats(p->g) + (cp->quant ? cp->quant->stage : 0);
+    return st;
+}
+
+/* What nnop__cpu_plan_build will hold for p's graph and options, laid out as the build lays
+ * it out, without building it (nnop_graph_memory). */
 nnop_status nnop__cpu_graph_memory(const nnop_plan *p, nnop_plan_memory_info *m)
 {
     const nnop_graph *g = p->g;
     size_t n = (size_t)(g->n_values > 0 ? g->n_values : 1);
     int32_t *last = (int32_t *)nnop__calloc(n, sizeof *last);
     int8_t *busy = (int8_t *)nnop__calloc(n, sizeof *busy);
-    nnop__cpu_quant *quant = NULL;
     struct nnop__cpu_plan cp;
     nnop_status st;
     int32_t i;
@@ -339,25 +353,20 @@ nnop_status nnop__cpu_graph_memory(const nnop_plan *p, nnop_plan_memory_info *m)
     cp.slot_of = (int32_t *)nnop__calloc(n, sizeof *cp.slot_of);
     cp.cap = (int64_t *)nnop__calloc(n, sizeof *cp.cap);
     st = last && busy && cp.slot_of && cp.cap
-                 ? nnop__cpu_quant_choose(p, &quant)
+                 ? lay_out(p, &cp, last, busy)
                  : nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY,
                               "nnop_graph_memory: out of memory for the buffer plan's tables");
     if (st == NNOP_OK) {
-        last_uses(g, last);
-        plan_slots(g, &cp, last, busy);
         for (i = 0; i < cp.n_slots; i++)
             m->intermediates += (size_t)cp.cap[i] * sizeof(float);
         for (i = 0; i < g->n_values; i++)
             if (g->values[i].kind == NNOP_VALUE_CONSTANT)
                 m->weights += constant_bytes(g, i);
-        m->workspace = (size_t)stage_floats(g) * sizeof(float);
-        if (quant) {
-            m->weights += quant->weight_bytes;
-            m->workspace += (size_t)quant->stage * sizeof(float);
-        }
+        m->weights += cp.quant ? cp.quant->weight_bytes : 0;
+        m->workspace = (size_t)cp.stage_cap * sizeof(float);
         m->host_total = m->weights + m->intermediates + m->workspace;
     }
-    nnop__cpu_quant_destroy(p->ctx, quant, 0);
+    nnop__cpu_quant_destroy(p->ctx, cp.quant, 0);
     nnop__free(last);
     nnop__free(busy);
     nnop__free(cp.slot_of);
@@ -383,15 +392,10 @@ nnop_status nnop__cpu_plan_build(nnop_plan *p)
     if (!last || !busy || !cp || !cp->cdata || !cp->slot_of || !cp->cap)
         st = out_of_memory(p, n * (sizeof *last + 1 + 2 * sizeof(void *) + sizeof(int64_t)),
                            "the buffer plan");
-    if (st == NNOP_OK) {
-        last_uses(g, last);
-        plan_slots(g, cp, last, busy);
-        st = nnop__cpu_quant_choose(p, &cp->quant);
-    }
-    if (st == NNOP_OK) {
-        cp->stage_cap = stage_floats(g) + (cp->quant ? cp->quant->stage : 0);
+    if (st == NNOP_OK)
+        st = lay_out(p, cp, last, busy);
+    if (st == NNOP_OK)
         st = alloc_constants(p);
-    }
     if (st == NNOP_OK && cp->quant) {
         st = nnop__cpu_quant_weights(p, cp->quant);
         cp->weights_bytes += cp->quant->weight_bytes;
