@@ -1,7 +1,8 @@
-/* amax.c: a tensor's clip magnitude from its histogram of |x| (nnop_calibrate's methods but
- * the maximum, which needs no histogram). Bins are equal over [0, top]; an amax is always a
- * bin's upper edge. */
+/* amax.c: the calibration methods: their options, and a tensor's clip magnitude from its
+ * histogram of |x| (every method but the maximum, which needs no histogram). Bins are equal over
+ * [0, top]; an amax is always a bin's upper edge. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,30 @@ static float entropy_amax(const uint64_t *h, int32_t bins, float top)
     nnop__free(p);
     nnop__free(q);
     return (float)((double)top * best / bins);
+}
+
+void nnop_calib_options_init(nnop_calib_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->method = NNOP_CALIB_PERCENTILE;
+    o->percentile = 99.99;
+    o->bins = 2048;
+}
+
+void nnop__calib_options_check(const nnop_calib_options *o, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (nnop__first_nonzero(o->reserved, sizeof o->reserved / sizeof o->reserved[0]) >= 0)
+        snprintf(why, len, "opts->reserved is not all zero (start from nnop_calib_options_init)");
+    else if (!nnop__calib_method_name(o->method))
+        snprintf(why, len, "opts->method %d is not an nnop_calib_method", (int)o->method);
+    else if (!(o->percentile > 0.0 && o->percentile <= 100.0))
+        snprintf(why, len, "opts->percentile %g is not in (0, 100]", o->percentile);
+    else if (o->bins < NNOP__CALIB_MIN_BINS || o->bins > NNOP__CALIB_MAX_BINS)
+        snprintf(why, len, "opts->bins %d is not in [%d, %d]", (int)o->bins, NNOP__CALIB_MIN_BINS,
+                 NNOP__CALIB_MAX_BINS);
 }
 
 float nnop__calib_amax(const nnop_calib_options *o, const uint64_t *counts, float top)

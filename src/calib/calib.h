@@ -1,6 +1,7 @@
 /* calib.h: what the calibration files share (issue 45). calibrate.c runs the sample batches
- * and gathers each tensor's maximum and histogram, amax.c turns a histogram into an amax by
- * the method asked, table.c holds the result and reads and writes its file. */
+ * and gathers each tensor's maximum and histogram, amax.c holds the methods' options and
+ * turns a histogram into an amax by the method asked, table.c holds the result and reads and
+ * writes its file. */
 #ifndef NNOP_CALIB_H
 #define NNOP_CALIB_H
 

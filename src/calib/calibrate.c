@@ -12,30 +12,6 @@
 
 #include "calib.h"
 
-void nnop_calib_options_init(nnop_calib_options *o)
-{
-    if (!o)
-        return;
-    memset(o, 0, sizeof *o);
-    o->method = NNOP_CALIB_PERCENTILE;
-    o->percentile = 99.99;
-    o->bins = 2048;
-}
-
-void nnop__calib_options_check(const nnop_calib_options *o, char *why, size_t len)
-{
-    why[0] = '\0';
-    if (nnop__first_nonzero(o->reserved, sizeof o->reserved / sizeof o->reserved[0]) >= 0)
-        snprintf(why, len, "opts->reserved is not all zero (start from nnop_calib_options_init)");
-    else if (!nnop__calib_method_name(o->method))
-        snprintf(why, len, "opts->method %d is not an nnop_calib_method", (int)o->method);
-    else if (!(o->percentile > 0.0 && o->percentile <= 100.0))
-        snprintf(why, len, "opts->percentile %g is not in (0, 100]", o->percentile);
-    else if (o->bins < NNOP__CALIB_MIN_BINS || o->bins > NNOP__CALIB_MAX_BINS)
-        snprintf(why, len, "opts->bins %d is not in [%d, %d]", (int)o->bins, NNOP__CALIB_MIN_BINS,
-                 NNOP__CALIB_MAX_BINS);
-}
-
 /* What the observer gathers over the batches. */
 typedef struct gather {
     int32_t *row;   /* per value id: its table entry, -1 for none (constants) */
