@@ -438,21 +438,6 @@ void nnop__cache_parse(const unsigned char *buf, size_t len, uint64_t cudnn_vers
 }
 
 /* ---------------------------------------------------------------- file I/O */
-/* What went wrong opening or reading a file, for messages. */
-static const char *open_problem(nnop__open_result why)
-{
-    switch (why) {
-    case NNOP__OPEN_NOT_REGULAR:
-        return "not a regular file (a directory, FIFO or device)";
-    case NNOP__OPEN_NO_MEMORY:
-        return "out of memory";
-    case NNOP__OPEN_MISSING:
-        return "missing";
-    default:
-        return "cannot be read (no permission, or an I/O error)";
-    }
-}
-
 /* Read at most FILE_MAX bytes of path into *buf (malloc'd). *missing when it does not
  * exist (NNOP_OK, *buf NULL). Regular files only: a FIFO or device is refused without being
  * read (NNOP_ERR_IO), so that neither a load nor a save ever blocks on one. *why says what
@@ -460,48 +445,15 @@ static const char *open_problem(nnop__open_result why)
 nnop_status nnop__cache_read_file(const char *path, unsigned char **buf, size_t *len, int *missing,
                                   nnop__open_result *why)
 {
-    bytebuf b = {0};
     nnop__open_result local;
-    FILE *f;
+    int longer; /* a longer file reads as one cut at FILE_MAX: its last entry, truncated */
     if (!why)
         why = &local;
-    f = nnop__fopen_read(path, why);
-    *buf = NULL;
-    *len = 0;
+    *missing = 0;
+    if (nnop__read_file(path, FILE_MAX, buf, len, &longer, why) == 0)
+        return NNOP_OK;
     *missing = *why == NNOP__OPEN_MISSING;
-    if (!f)
-        return *missing                       ? NNOP_OK
-               : *why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY
-                                              : NNOP_ERR_IO;
-    while (b.len < FILE_MAX) {
-        size_t got, room;
-        bb_reserve(&b, 1); /* doubles when full: never past FILE_MAX, a power of two */
-        if (b.oom)
-            break;
-        room = b.cap - b.len;
-        if (room > FILE_MAX - b.len)
-            room = FILE_MAX - b.len;
-        got = fread(b.p + b.len, 1, room, f);
-        b.len += got;
-        if (got == 0)
-            break;
-    }
-    if (!b.oom && ferror(f)) {
-        fclose(f);
-        free(b.p);
-        *why = NNOP__OPEN_FAILED;
-        return NNOP_ERR_IO;
-    }
-    fclose(f);
-    if (b.oom) {
-        free(b.p);
-        *why = NNOP__OPEN_NO_MEMORY;
-        return NNOP_ERR_OUT_OF_MEMORY;
-    }
-    /* a longer file reads as one cut at FILE_MAX: its last entry counts as truncated */
-    *buf = b.p;
-    *len = b.len;
-    return NNOP_OK;
+    return *missing ? NNOP_OK : *why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_IO;
 }
 
 /* ---------------------------------------------------------------- save with merge */
@@ -618,7 +570,7 @@ static nnop_status write_atomic(nnop_plan_cache *c, const char *path, const byte
     f = nnop__fopen_create(tmp, &why);
     if (!f) {
         set_msg(msg, msg_len, "cannot create a temporary file next to %s: %s", path,
-                open_problem(why));
+                nnop__open_problem(why));
         free(tmp);
         return why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_IO;
     }
@@ -734,7 +686,8 @@ static nnop_status save_locked_file(nnop_plan_cache *c, const char *path, uint64
         /* never replace what could not be read: it may hold another writer's entries (an
          * allocation failed) or be somebody else's file (write-only, a FIFO, a directory) */
         if (st != NNOP_OK)
-            set_msg(msg, msg_len, "cannot read %s (%s): not replaced", path, open_problem(why));
+            set_msg(msg, msg_len, "cannot read %s (%s): not replaced", path,
+                    nnop__open_problem(why));
     }
     if (st == NNOP_OK && foreign_file(old, old_len)) {
         set_msg(msg, msg_len, "%s exists and is not an nnop plan cache: not overwritten", path);

@@ -388,44 +388,24 @@ nnop_status nnop__calib_table_parse(nnop_context *ctx, const char *path, const c
     return NNOP_OK;
 }
 
-/* The whole file, at most MAX_FILE bytes, into *text (nnop__free it). */
+/* The whole file, at most MAX_FILE bytes, into *text (free it). */
 #define MAX_FILE ((size_t)64 << 20)
 static nnop_status read_file(nnop_context *ctx, const char *path, char **text, size_t *len)
 {
     nnop__open_result why;
-    FILE *f = nnop__fopen_read(path, &why);
-    size_t cap = 4096, n = 0;
-    char *buf = NULL;
-    if (!f)
+    unsigned char *buf;
+    int longer;
+    if (nnop__read_file(path, MAX_FILE, &buf, len, &longer, &why) != 0)
         return nnop__fail(ctx, why == NNOP__OPEN_NO_MEMORY ? NNOP_ERR_OUT_OF_MEMORY : NNOP_ERR_IO,
                           "nnop_calib_table_load: cannot read %s (%s)", path,
-                          why == NNOP__OPEN_MISSING       ? "no such file"
-                          : why == NNOP__OPEN_NOT_REGULAR ? "not a regular file"
-                                                          : "no permission or an I/O error");
-    for (;;) {
-        char *grown = n + 1 >= cap || !buf ? (char *)nnop__calloc(cap *= 2, 1) : buf;
-        if (!grown)
-            break;
-        if (grown != buf) {
-            if (buf)
-                memcpy(grown, buf, n);
-            nnop__free(buf);
-            buf = grown;
-        }
-        n += fread(buf + n, 1, cap - 1 - n, f);
-        if (n + 1 < cap || n > MAX_FILE)
-            break;
+                          nnop__open_problem(why));
+    if (longer) {
+        free(buf);
+        return nnop__fail(ctx, NNOP_ERR_FORMAT,
+                          "nnop_calib_table_load: %s: larger than 64 MiB: not a calibration table",
+                          path);
     }
-    fclose(f);
-    if (!buf || n > MAX_FILE) {
-        nnop__free(buf);
-        return nnop__fail(ctx, buf ? NNOP_ERR_FORMAT : NNOP_ERR_OUT_OF_MEMORY,
-                          "nnop_calib_table_load: %s: %s", path,
-                          buf ? "larger than 64 MiB: not a calibration table"
-                              : "out of memory reading it");
-    }
-    *text = buf;
-    *len = n;
+    *text = (char *)buf;
     return NNOP_OK;
 }
 
@@ -442,7 +422,7 @@ nnop_status nnop_calib_table_load(nnop_context *ctx, const char *path, nnop_cali
     st = read_file(ctx, path, &text, &len);
     if (st == NNOP_OK)
         st = nnop__calib_table_parse(ctx, path, text, len, out);
-    nnop__free(text);
+    free(text);
     if (st == NNOP_OK)
         nnop__clear_error(ctx);
     return st;

@@ -219,7 +219,8 @@ nnop_status ox_op_concat(ox_ctx *ox, const Onnx__NodeProto *n)
         od[axis] += t->dims[axis];
         if (t->kind != OX_CONST)
             all_const = 0;
-        else if ((t->f != NULL) != (first->f != NULL))
+        /* by elem, not by storage: a value (first may be one) has no f */
+        if (ox_is_float_elem(t->elem) != ox_is_float_elem(first->elem))
             return ox_fail(ox, NNOP_ERR_FORMAT, "inputs of different element types");
     }
     if (all_const) {

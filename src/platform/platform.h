@@ -52,6 +52,13 @@ typedef enum nnop__open_result {
 /* Open an existing regular file for reading ("rb") without ever blocking: a FIFO or device is
  * refused (NNOP__OPEN_NOT_REGULAR) without being read. NULL and *why on failure. */
 FILE *nnop__fopen_read(const char *path, nnop__open_result *why);
+/* The regular file path, at most max bytes (max < SIZE_MAX / 2), into *buf (free() it; a NUL
+ * follows the *len bytes); *longer when the file goes on past max. 0 on success, else -1 with
+ * *why (read_file.c, portable). */
+int nnop__read_file(const char *path, size_t max, unsigned char **buf, size_t *len, int *longer,
+                    nnop__open_result *why);
+/* Why in words, for messages: "no such file", "not a regular file (...)", ... */
+const char *nnop__open_problem(nnop__open_result why);
 /* Create a new file for writing ("wb"), failing when the name exists. */
 FILE *nnop__fopen_create(const char *path, nnop__open_result *why);
 /* Call fn(user, name) for each entry of the directory dir ("" or "." for the current one)
