@@ -1,14 +1,10 @@
 /* engine.c: nnop inside an inference engine (issue 50). Two models (the bundled MNIST LeNet
- * and ResNet) are served at once, each on a thread with its own context, and both draw their
- * memory from one budget the engine owns (an nnop_allocator over malloc, and over cudaMalloc
- * where the GPU runs) and log through the engine's logger, each line tagged with its model.
- * Node names come from the model builder (nnop_graph_name_next), and the partition table is
- * printed from the structured query (nnop_plan_partition), not parsed from text.
- *
+ * and ResNet) are served at once, each on a thread with its own context; both draw their memory
+ * (tensors too: nnop_malloc) from one budget the engine owns (an nnop_allocator over malloc and
+ * cudaMalloc) and log through the engine's logger, each line tagged with its model. Node names
+ * come from the builder; the partition table from the structured query (nnop_plan_partition).
  *   engine [--budget MiB] [--batch N]   (defaults: 64 MiB, 100)
- *
- * Exit 0 when both models classify the 2,000 bundled test digits at 97% or better within the
- * budget; 1 otherwise (a budget too small fails the compile with the bytes named). */
+ * Exit 0 when both models get 97% or more of the 2,000 test digits right within the budget. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +16,11 @@
 #ifndef _WIN32 /* POSIX threads: ThreadSanitizer crashed here on glibc's C11 thrd_create */
 #include <pthread.h>
 #define ENGINE_THREADS 1
+#define LOCK(b)        pthread_mutex_lock(&(b)->mu)
+#define UNLOCK(b)      pthread_mutex_unlock(&(b)->mu)
+#else /* Windows: the models run one after the other */
+#define LOCK(b)   (void)(b)
+#define UNLOCK(b) (void)(b)
 #endif
 #ifdef ENGINE_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -36,14 +37,6 @@ typedef struct budget {
     size_t size[4096];
     int n;
 } budget;
-
-#ifdef ENGINE_THREADS
-#define LOCK(b)   pthread_mutex_lock(&(b)->mu)
-#define UNLOCK(b) pthread_mutex_unlock(&(b)->mu)
-#else /* Windows: the models run one after the other */
-#define LOCK(b)   (void)(b)
-#define UNLOCK(b) (void)(b)
-#endif
 
 /* Reserve bytes of the budget: 0 when they do not fit (nnop then fails with the bytes named). */
 static int reserve(budget *b, size_t bytes)
@@ -179,8 +172,10 @@ static nnop_status serve(model *m, nnop_context *ctx)
     nnop_graph *g = NULL;
     nnop_plan *p = NULL;
     nnop_plan_memory_info mem;
-    float *x = (float *)malloc((size_t)m->batch * MNIST_PIXELS * sizeof(float));
-    float logits[1000 * MNIST_CLASSES];
+    const size_t xbytes = (size_t)m->batch * MNIST_PIXELS * sizeof(float);
+    const size_t ybytes = (size_t)m->batch * MNIST_CLASSES * sizeof(float);
+    float *x = (float *)malloc(xbytes), logits[1000 * MNIST_CLASSES];
+    void *dx = NULL, *dy = NULL; /* tensor memory: the device's on CUDA, from the budget */
     nnop_status st;
     int first, i;
     snprintf(path, sizeof path, "%s/mnist/%s.safetensors", NNOP_EXAMPLES_DIR,
@@ -200,18 +195,23 @@ static nnop_status serve(model *m, nnop_context *ctx)
                 mem.other);
         partition_table(m, p);
     }
+    st = st == NNOP_OK ? nnop_malloc(ctx, xbytes, &dx) : st;
+    st = st == NNOP_OK ? nnop_malloc(ctx, ybytes, &dy) : st;
     for (first = 0; st == NNOP_OK && first + m->batch <= m->digits->count; first += m->batch) {
-        const void *in[1];
-        void *out[1];
+        const void *in[1] = {dx};
+        void *out[1] = {dy};
         mnist_to_input(m->digits->pixels + (size_t)first * MNIST_PIXELS, m->batch, x);
-        in[0] = x, out[0] = logits;
-        st = nnop_plan_execute(p, in, out);
+        st = nnop_copy_in(ctx, dx, x, xbytes);
+        st = st == NNOP_OK ? nnop_plan_execute(p, in, out) : st;
+        st = st == NNOP_OK ? nnop_copy_out(ctx, logits, dy, ybytes) : st;
         for (i = 0; st == NNOP_OK && i < m->batch; i++)
             m->correct += mnist_argmax(NNOP_F32, logits + i * MNIST_CLASSES) ==
                           m->digits->labels[first + i];
     }
     if (st != NNOP_OK) /* the message names what failed (with the bytes, for memory) */
         appendf(m, "  %s\n", nnop_context_last_error(ctx)[0] ? nnop_context_last_error(ctx) : err);
+    nnop_free(ctx, dx);
+    nnop_free(ctx, dy);
     nnop_plan_destroy(p);
     free(x);
     return st;

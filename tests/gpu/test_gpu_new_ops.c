@@ -560,7 +560,8 @@ static nnop_value build_op(nnop_graph *g, const new_case *nc)
         pp.window[0] = pp.window[1] = 3, pp.stride[0] = pp.stride[1] = 2;
         pp.pad_end[0] = pp.pad_end[1] = 1;
         x = nnop_pool(g, input(g, "x", nc, 2, 12, 14, 13), NNOP_POOL_MAX, &pp);
-        pp.pad[0] = pp.pad[1] = 1, pp.pad_end[0] = pp.pad_end[1] = 2;
+        /* pad_end 1, not 2: after 1 + 2 the last window (7 x 6 input) lay in the padding */
+        pp.pad[0] = pp.pad[1] = 1, pp.pad_end[0] = pp.pad_end[1] = 1;
         return nnop_pool(g, x, NNOP_POOL_AVG, &pp);
     }
     case K_SLICE_CHUNKS: {
