@@ -719,15 +719,15 @@ typedef struct nnop_compile_options {
 } nnop_compile_options;
 /* Quantized plans (precision INT8 or FP8; issue 45): each conv and linear layer reads its
  * activation input quantized per tensor, scale = amax / 127 (INT8) or amax / 448 (FP8 E4M3)
- * with amax the calibration table's entry for that input (a tensor of amax 0 gets the
- * smallest normal float as scale), and its weights quantized per output channel (scale = the
- * channel's largest |w| over the same maximum), rounded to nearest even and saturated as
- * nnop_quantize does; it computes on those values in float32, then its bias, activation and
- * the rest of the graph in the graph's dtype. The first and the last conv or linear layer in
- * node order stay in the graph's dtype unless quantize_ends is set (the input layer and the
- * classifier are where 8 bits cost the most accuracy), as does every node named in keep_float
- * (the name of its result: as nnop_output or else nnop_graph_name_next named it, else nnop's
- * "conv#4"; the names of nnop_calibrate's table); the options' pointers are read during the
+ * with amax the calibration table's entry for that input, and its weights quantized per output
+ * channel (scale = the channel's largest |w| over the same maximum; any scale below the
+ * smallest normal float, as amax 0 or a denormal amax gives, is raised to FLT_MIN), rounded to
+ * nearest even and saturated as nnop_quantize does; it computes on those values in float32,
+ * then its bias, activation and the rest of the graph in the graph's dtype. The first and the last
+ * conv or linear layer in node order stay in the graph's dtype unless quantize_ends is set (the
+ * input layer and the classifier are where 8 bits cost the most accuracy), as does every node named
+ * in keep_float (the name of its result: as nnop_output or else nnop_graph_name_next named it, else
+ * nnop's "conv#4"; the names of nnop_calibrate's table); the options' pointers are read during the
  * compile only. nnop_plan_describe lists each layer's precision and scales. Compile refuses
  * (NNOP_ERR_INVALID_ARGUMENT, naming it) a precision without calib, calib or keep_float without a
  * precision, a keep_float name that is no node's, and a quantized layer whose input has no entry in
@@ -915,9 +915,9 @@ NNOP_API void nnop_calib_options_init(nnop_calib_options *o);
  * node results). Names are the values' names: an input's or a node's as given (nnop_input,
  * nnop_output, else nnop_graph_name_next; the ONNX importer gives each ONNX node's name to its
  * first nnop node),
- * else nnop's ("conv#4", "input#0"); a name an earlier entry has gets "@<value id>" appended,
- * so names are unique. It belongs to no context and is read-only once made: threads may
- * share it. */
+ * else nnop's ("conv#4", "input#0"); a name an earlier entry has gets "@<value id>" appended
+ * (then "@<value id>.2", ".3", ... while an earlier entry has that too), so names are unique. It
+ * belongs to no context and is read-only once made: threads may share it. */
 typedef struct nnop_calib_table nnop_calib_table;
 /** Run the n_batches sample batches through g and make *out. batches[b] is the inputs array of
  * one run, as nnop_plan_execute takes it (the graph's shapes and dtypes). Histogram methods

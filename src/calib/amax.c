@@ -117,7 +117,7 @@ void nnop__calib_options_check(const nnop_calib_options *o, char *why, size_t le
     else if (!nnop__calib_method_name(o->method))
         snprintf(why, len, "opts->method %d is not an nnop_calib_method", (int)o->method);
     else if (!(o->percentile > 0.0 && o->percentile <= 100.0))
-        snprintf(why, len, "opts->percentile %g is not in (0, 100]", o->percentile);
+        snprintf(why, len, "opts->percentile %.17g is not in (0, 100]", o->percentile);
     else if (o->bins < NNOP__CALIB_MIN_BINS || o->bins > NNOP__CALIB_MAX_BINS)
         snprintf(why, len, "opts->bins %d is not in [%d, %d]", (int)o->bins, NNOP__CALIB_MIN_BINS,
                  NNOP__CALIB_MAX_BINS);

@@ -7,8 +7,8 @@
 
 #include "../internal.h"
 
-/* A name as given (NNOP_NAME_LEN) and room for "@<value id>" when it is taken. */
-#define NNOP__CALIB_NAME_LEN (NNOP_NAME_LEN + 16)
+/* A name as given (NNOP_NAME_LEN) and room for "@<value id>.<k>" when it is taken. */
+#define NNOP__CALIB_NAME_LEN (NNOP_NAME_LEN + 24)
 /* Bins of the histogram, and the levels an entropy candidate is quantized to (int8's 0..127
  * of one sign, as TensorRT's calibrator uses). */
 #define NNOP__CALIB_MIN_BINS 128

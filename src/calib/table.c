@@ -22,39 +22,50 @@
 #define LINE_MAX_LEN (32 + NNOP__CALIB_NAME_LEN)
 
 /* Numbers in the file are written and read as in the C locale, whatever LC_NUMERIC the
- * program set: the locale's decimal point is swapped for '.' on the way out and back. */
-static char locale_point(void)
+ * program set: the locale's decimal point (a string: ps_AF's is two bytes) is swapped for '.'
+ * on the way out and back. */
+static const char *locale_point(void)
 {
     const struct lconv *lc = localeconv();
-    return lc && lc->decimal_point && lc->decimal_point[0] ? lc->decimal_point[0] : '.';
+    return lc && lc->decimal_point && lc->decimal_point[0] ? lc->decimal_point : ".";
 }
 
 /* v with `digits` significant digits. */
 static void format_number(char *buf, size_t len, int digits, double v)
 {
-    char point = locale_point(), *at;
+    const char *point = locale_point();
+    char *at;
     snprintf(buf, len, "%.*g", digits, v);
-    if (point != '.' && (at = strchr(buf, point)) != NULL)
+    if (strcmp(point, ".") != 0 && (at = strstr(buf, point)) != NULL) {
         *at = '.';
+        memmove(at + 1, at + strlen(point), strlen(at + strlen(point)) + 1);
+    }
 }
 
 /* A number starting with a digit at s, as format_number writes it; *end past it (s when
- * there is none). */
+ * there is none). Only C-locale characters are taken: the locale's own point (a comma) ends
+ * the number, as it would in the C locale. */
 static double parse_number(const char *s, const char **end)
 {
+    const char *point = locale_point();
+    size_t plen = strlen(point), n = 0, k = 0, dot = (size_t)-1, taken;
     char buf[64], *stop;
-    size_t n = 0;
     double v;
     *end = s;
     if (*s < '0' || *s > '9')
         return -1.0;
-    while (s[n] && s[n] != ' ' && n + 1 < sizeof buf) {
-        buf[n] = s[n] == '.' ? locale_point() : s[n];
-        n++;
-    }
-    buf[n] = '\0';
+    for (; s[n] && strchr("0123456789.eE+-", s[n]) && k + plen < sizeof buf; n++)
+        if (s[n] == '.' && dot == (size_t)-1) { /* the first '.': the locale's point */
+            dot = k;
+            memcpy(buf + k, point, plen);
+            k += plen;
+        } else {
+            buf[k++] = s[n];
+        }
+    buf[k] = '\0';
     v = strtod(buf, &stop);
-    *end = s + (stop - buf);
+    taken = (size_t)(stop - buf);
+    *end = s + (taken > dot ? taken - (plen - 1) : taken); /* the point is one byte in s */
     return v;
 }
 
@@ -73,23 +84,34 @@ nnop_calib_table *nnop__calib_table_new(int32_t n)
     return t;
 }
 
-/* Name entry r after value v: its own name ("input#i" for an unnamed input), with "@v"
- * appended when an earlier entry has it. */
+/* 1 when an entry before r is named name. */
+static int name_taken(const nnop_calib_table *t, int32_t r, const char *name)
+{
+    int32_t k;
+    for (k = 0; k < r; k++)
+        if (strcmp(t->entry[k].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Name entry r after value v: its own name ("input#i" for an unnamed input); when an earlier
+ * entry has it, "@v" appended, then "@v.2", "@v.3", ... until none has it (a graph may name a
+ * node "x@2" itself): of these r + 2 names one is free. */
 static void name_entry(nnop_calib_table *t, int32_t r, const nnop__value *v, int32_t v_id,
                        int32_t input_index)
 {
-    char *name = t->entry[r].name;
+    char base[NNOP_NAME_LEN], *name = t->entry[r].name;
     int32_t k;
     if (v->name[0])
-        snprintf(name, NNOP__CALIB_NAME_LEN, "%s", v->name);
+        snprintf(base, sizeof base, "%s", v->name);
     else
-        snprintf(name, NNOP__CALIB_NAME_LEN, "input#%d", (int)input_index);
-    for (k = 0; k < r; k++)
-        if (strcmp(t->entry[k].name, name) == 0) {
-            size_t len = strlen(name);
-            snprintf(name + len, NNOP__CALIB_NAME_LEN - len, "@%d", (int)v_id);
-            return;
-        }
+        snprintf(base, sizeof base, "input#%d", (int)input_index);
+    snprintf(name, NNOP__CALIB_NAME_LEN, "%s", base);
+    for (k = 1; k <= r + 1 && name_taken(t, r, name); k++)
+        if (k == 1)
+            snprintf(name, NNOP__CALIB_NAME_LEN, "%s@%d", base, (int)v_id);
+        else
+            snprintf(name, NNOP__CALIB_NAME_LEN, "%s@%d.%d", base, (int)v_id, (int)k);
 }
 
 nnop_calib_table *nnop__calib_table_for_graph(const nnop_graph *g, int32_t *row)

@@ -74,6 +74,14 @@ static nnop_status mark_nodes(const nnop_plan *p, float *mark)
     return NNOP_OK;
 }
 
+/* amax / qmax, raised to the smallest normal float: a denormal amax would give 0 (a node
+ * marked float, or zero weights' 0 / 0 a NaN in fp8) or a scale whose divisions overflow. */
+static float scale_of(float amax, float qmax)
+{
+    float s = amax / qmax;
+    return s >= FLT_MIN ? s : FLT_MIN;
+}
+
 /* Each marked node's input scale from the table: amax / qmax, by the input's table name. */
 static nnop_status input_scales(const nnop_plan *p, nnop__cpu_quant *q)
 {
@@ -97,7 +105,7 @@ static nnop_status input_scales(const nnop_plan *p, nnop__cpu_quant *q)
                             name, nnop__node_label(g, i, label, sizeof label));
             break;
         }
-        q->in_scale[i] = amax > 0.0f ? amax / q->qmax : FLT_MIN;
+        q->in_scale[i] = scale_of(amax, q->qmax);
         q->stage = nnop_tensor_elements(&g->values[v].desc) > q->stage
                            ? nnop_tensor_elements(&g->values[v].desc)
                            : q->stage;
@@ -160,7 +168,7 @@ static nnop_status quantize_weights(const nnop_plan *p, nnop__cpu_quant *q, int3
         float *ch = f + c * per, top = 0.0f, scale;
         for (j = 0; j < per; j++)
             top = fabsf(ch[j]) > top ? fabsf(ch[j]) : top;
-        scale = top > 0.0f ? top / q->qmax : FLT_MIN;
+        scale = scale_of(top, q->qmax);
         nnop__fake_quantize(q->type, ch, per, scale, ch);
         q->w_lo[i] = scale < q->w_lo[i] ? scale : q->w_lo[i];
         q->w_hi[i] = scale > q->w_hi[i] ? scale : q->w_hi[i];

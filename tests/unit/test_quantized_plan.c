@@ -1,8 +1,9 @@
 /* test_quantized_plan.c: plans compiled with a precision (issue 45) on the CPU backend. A
  * quantized layer equals the float layer run on its input and weights quantized and back by
  * nnop_quantize / nnop_dequantize (per tensor with the table's amax, per output channel),
- * bit for bit, in int8 and fp8; the first and last layers stay float unless asked; keep_float
- * and the describe text; nnop_graph_memory; every wrong option refused by name. */
+ * bit for bit, in int8 and fp8, denormal ranges included; the first and last layers stay float
+ * unless asked; keep_float and the describe text; nnop_graph_memory; every wrong option refused
+ * by name. */
 #include <math.h>
 #include <string.h>
 
@@ -114,6 +115,55 @@ static void test_fp8_layer_is_its_emulation(void **state)
     nnop_test_fill_f32(w, OUT * IN, 6, -0.5f, 0.5f);
     nnop_test_fill_f32(b, OUT, 7, -0.1f, 0.1f);
     check_layer_exact((nnop_context *)*state, NNOP_PRECISION_FP8, NNOP_F8E4M3, 448.0f);
+}
+
+/* Scales below FLT_MIN are raised to it: a weight channel whose largest |w| is denormal
+ * quantizes to zeros (not 0 / 0 = NaN in fp8), and an input of denormal amax is still
+ * quantized (its scale was 0, which marked the layer float). */
+static void test_denormal_scales(void **state)
+{
+    nnop_context *ctx = (nnop_context *)*state;
+    nnop_graph *g, *ref;
+    nnop_calib_table *t;
+    nnop_compile_options o;
+    static const char *keep[1] = {"head"};
+    float xq[ROWS * IN], wq[OUT * IN], got[ROWS * OUT], want[ROWS * OUT];
+    char text[4096];
+    nnop_plan *p = NULL;
+    int i;
+    nnop_test_fill_f32(x, ROWS * IN, 21, -2.0f, 3.0f);
+    nnop_test_fill_f32(w, OUT * IN, 22, -0.5f, 0.5f);
+    nnop_test_fill_f32(b, OUT, 23, -0.1f, 0.1f);
+    for (i = 0; i < IN; i++) /* channel 0: zeros and denormals */
+        w[i] = i % 2 ? 1e-44f : 0.0f;
+    g = two_linears(ctx, w);
+    t = calibrate_max(g);
+    nnop_compile_options_init(&o);
+    o.precision = NNOP_PRECISION_FP8;
+    o.calib = t;
+    o.quantize_ends = 1;
+    o.keep_float = keep;
+    o.n_keep_float = 1;
+    run(g, &o, x, got);
+    per_channel_qdq(NNOP_F8E4M3, 448.0f, x, ROWS * IN, 1, xq);
+    memset(wq, 0, IN * sizeof(float)); /* 1e-44 / FLT_MIN rounds to code 0 */
+    per_channel_qdq(NNOP_F8E4M3, 448.0f, w + IN, (OUT - 1) * IN, OUT - 1, wq + IN);
+    ref = two_linears(ctx, wq);
+    run(ref, NULL, xq, want);
+    assert_memory_equal(got, want, sizeof got);
+    nnop_graph_destroy(ref);
+    nnop_calib_table_destroy(t);
+    for (i = 0; i < ROWS * IN; i++) /* an input of denormal amax */
+        x[i] *= 1e-44f;
+    t = calibrate_max(g);
+    o.calib = t;
+    o.precision = NNOP_PRECISION_INT8;
+    assert_int_equal(nnop_graph_compile(g, &o, &p), NNOP_OK);
+    assert_true(nnop_plan_describe(p, text, sizeof text) < sizeof text);
+    assert_non_null(strstr(text, "(linear 'fc'): int8, input scale 1.17549e-38"));
+    nnop_plan_destroy(p);
+    nnop_calib_table_destroy(t);
+    nnop_graph_destroy(g);
 }
 
 /* A conv (3x3, pad 1, K = 6 of C = 4) quantized alone (quantize_ends) in layout l: its output
@@ -279,6 +329,8 @@ int main(void)
                                             nnop_test_teardown_context),
             cmocka_unit_test_setup_teardown(test_fp8_layer_is_its_emulation,
                                             nnop_test_setup_cpu_context,
+                                            nnop_test_teardown_context),
+            cmocka_unit_test_setup_teardown(test_denormal_scales, nnop_test_setup_cpu_context,
                                             nnop_test_teardown_context),
             cmocka_unit_test_setup_teardown(test_conv_is_its_emulation_nchw_nhwc,
                                             nnop_test_setup_cpu_context,
