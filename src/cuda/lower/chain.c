@@ -35,8 +35,10 @@ static nnop_status oom(nnop_plan *p)
     return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
 }
 
-/* gamma/sqrt(var+eps) and beta - mean*scale, as the reference computes them. */
-static nnop_status bn_scale_shift(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
+/* gamma/sqrt(var+eps) and beta - mean*scale, as the reference computes them; centered (the
+ * chain subtracts the mean first): beta alone as the shift. */
+static nnop_status bn_scale_shift(nnop_plan *p, const nnop__node *n, int centered,
+                                  nnop__chain_op *o)
 {
     const nnop_graph *g = p->g;
     int64_t k, C = g->values[n->in[1]].desc.dims[0];
@@ -50,7 +52,7 @@ static nnop_status bn_scale_shift(nnop_plan *p, const nnop__node *n, nnop__chain
         for (k = 0; k < C; k++) {
             double s = q[0][k] / sqrt((double)q[3][k] + n->attr.eps);
             o->host[0][k] = (float)s;
-            o->host[1][k] = (float)(q[1][k] - q[2][k] * s);
+            o->host[1][k] = (float)(centered ? q[1][k] : q[1][k] - q[2][k] * s);
         }
     for (i = 0; i < 4; i++)
         free(q[i]);
@@ -73,7 +75,21 @@ static nnop_status bias_op(nnop_plan *p, int32_t b, nnop__chain_op *o)
     return o->host[0] ? NNOP_OK : oom(p);
 }
 
-static nnop_status bn_op(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
+/* v - mean of a constant batch-norm, as a bias of -mean (bn_center). */
+static nnop_status bn_center_op(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
+{
+    int64_t k, C = p->g->values[n->in[3]].desc.dims[0];
+    o->kind = NNOP_EPI_BIAS;
+    o->dtype = p->g->values[n->in[0]].desc.dtype;
+    o->host[0] = const_floats(&p->g->values[n->in[3]]);
+    if (!o->host[0])
+        return oom(p);
+    for (k = 0; k < C; k++)
+        o->host[0][k] = -o->host[0][k];
+    return NNOP_OK;
+}
+
+static nnop_status bn_op(nnop_plan *p, const nnop__node *n, int centered, nnop__chain_op *o)
 {
     const nnop_graph *g = p->g;
     nnop_status st = NNOP_OK;
@@ -82,7 +98,7 @@ static nnop_status bn_op(nnop_plan *p, const nnop__node *n, nnop__chain_op *o)
     o->eps = n->attr.eps;
     if (nnop__bn_is_const(g, n)) {
         o->kind = NNOP_EPI_SCALE_SHIFT;
-        return bn_scale_shift(p, n, o);
+        return bn_scale_shift(p, n, centered, o);
     }
     o->kind = NNOP_EPI_BN;
     for (i = 0; i < 4 && st == NNOP_OK; i++)
@@ -139,6 +155,23 @@ static nnop_status binary_op(nnop_plan *p, const nnop__node *n, int32_t cur, nno
     return runtime_operand(p, n->in[1], o, 0);
 }
 
+/* A constant batch-norm with no producer to fold into (the chain's first op on a partition
+ * input, as DenseNet's after a concat): two ops, v - mean then * scale + beta, as PyTorch's
+ * kernel computes it. One op, v * scale + (beta - mean * scale), rounds v * scale where inputs
+ * lie far from 0 (mean 1000, spread 0.1: f32 lost 3 digits, onnx.edge_cuda_f32_nchw). */
+static int bn_centered(const nnop_plan *p, const nnop__node *n, const nnop__chain *c)
+{
+    return c->producer < 0 && nnop__bn_is_const(p->g, n) && c->n_ops < NNOP_EPI_MAX_OPS;
+}
+
+static nnop_status bn_centered_ops(nnop_plan *p, const nnop__node *n, nnop__chain *c)
+{
+    nnop__chain_op *o = &c->ops[c->n_ops++];
+    nnop_status st = bn_center_op(p, n, &c->ops[c->n_ops - 2]);
+    o->slot[0] = o->slot[1] = o->slot[2] = o->slot[3] = -1;
+    return st == NNOP_OK ? bn_op(p, n, 1, o) : st;
+}
+
 /* Append node n, which consumes the chain value cur, as a chain op. */
 static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop__chain *c)
 {
@@ -154,7 +187,7 @@ static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop_
     case NNOP_OP_BIAS:
         return bias_op(p, n->in[1], o);
     case NNOP_OP_BATCHNORM:
-        return bn_op(p, n, o);
+        return bn_centered(p, n, c) ? bn_centered_ops(p, n, c) : bn_op(p, n, 0, o);
     case NNOP_OP_ADD:
         o->kind = NNOP_EPI_ADD;
         return runtime_operand(p, n->in[0] == cur ? n->in[1] : n->in[0], o, 0);
