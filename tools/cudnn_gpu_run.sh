@@ -14,6 +14,8 @@
 #               call only relinks)
 #   doctor      nnop-doctor with NNOP_CUDNN_PATH at the subset: it names the libraries left
 #               out (the precompiled engines among them)
+#   edge        the edge-shape ONNX models (tests/onnx/gen_edge_tests.py) on the subset's cuDNN,
+#               f32 NCHW and f16 NHWC (onnx_conformance, built by the build stage when asked)
 #   gpu         NNOP_REQUIRE_GPU=1 ctest -R '^gpu\.' on the subset, under the default policy
 #               (prefer-precompiled: runtime-compiled engines where nothing else works, and
 #               here nothing else does). The cases that ask for precompiled-only fail there
@@ -96,6 +98,7 @@ say "- commit: $(git rev-parse --short HEAD 2>/dev/null) $(git status --short 2>
 
 mkdir -p /tmp/deps && for f in .deps/*.deb; do dpkg -x "$f" /tmp/deps; done
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export PATH=/tmp/deps/usr/bin:$PATH # protoc-c: the ONNX importer (the edge stage)
 
 if [ ! -f "$SUB/lib/libcudnn_graph.so.9" ]; then
     if [ ! -f "$ARCHIVE" ]; then
@@ -113,13 +116,15 @@ if stage build; then
         -Dcmocka_DIR=/tmp/deps/usr/lib/x86_64-linux-gnu/cmake/cmocka \
         -DCMOCKA_INCLUDE_DIR=/tmp/deps/usr/include \
         -DCMOCKA_LIBRARIES=/tmp/deps/usr/lib/x86_64-linux-gnu/libcmocka.so \
-        -DCJSON_ROOT=/tmp/deps/usr -DNNOP_CUDA_ARCHITECTURES=90 >"$LOGS/configure.log" 2>&1 ||
+        -DCJSON_ROOT=/tmp/deps/usr -DCMAKE_PREFIX_PATH=/tmp/deps/usr \
+        -DNNOP_CUDA_ARCHITECTURES=90 >"$LOGS/configure.log" 2>&1 ||
         { tail -30 "$LOGS/configure.log"; say "- configure failed (configure.log)"; exit 1; }
     grep -E "^-- nnop: CUDA" "$LOGS/configure.log" | tee -a "$SUMMARY"
     # what the stages run, nothing else (the unit tests, fuzzers, ONNX and benchmarks wait)
     # shellcheck disable=SC2046 # the targets are words
     if ! timeout "$(cap 300)" cmake --build "$BUILD" -j16 --target nnop-doctor nnop-bench \
         vision_net $(find tests/gpu -name 'test_gpu_*.c' -exec basename {} .c \;) \
+        $(case ",$STAGES," in *,edge,*) echo onnx_conformance ;; esac) \
         >"$LOGS/build.log" 2>&1; then
         grep -E "error|Error" "$LOGS/build.log" | head -20 | tee -a "$SUMMARY"
         say "- build failed or timed out (build.log)"
@@ -158,6 +163,21 @@ if stage doctor; then
     on "$SUB/lib" timeout "$(cap 60)" "$BUILD/tools/nnop-doctor" >"$LOGS/doctor.log" 2>&1
     say "- doctor on the subset: rc $?; its problems:"
     grep -iE "problem|cannot be loaded|precompiled" "$LOGS/doctor.log" | head -12 | sed 's/^/    /' | tee -a "$SUMMARY"
+fi
+
+if stage edge; then
+    # the edge-shape ONNX models (tests/onnx/gen_edge_tests.py, ONNX Runtime's answers) on the
+    # GPU with the subset's cuDNN: f32 NCHW and f16 NHWC
+    python3 tests/onnx/gen_edge_tests.py /tmp/edge >"$LOGS/edge_gen.log" 2>&1
+    for v in "f32 nchw" "f16 nhwc"; do
+        set -- $v
+        on "$SUB/lib" env NNOP_REQUIRE_GPU=1 timeout "$(cap 90)" "$BUILD/tests/onnx/onnx_conformance" \
+            --backend cuda --dtype "$1" --layout "$2" --md "$LOGS/edge_$1.md" /tmp/edge \
+            >"$LOGS/edge_$1.log" 2>&1
+        say "- edge shapes, $1 $2, cuDNN $VERSION: rc $?, $(grep -E 'passed,' "$LOGS/edge_$1.log" | tail -1)"
+        grep -E '\| failed \|' "$LOGS/edge_$1.md" 2>/dev/null | head -8 | cut -c1-300 | sed 's/^/    /' | tee -a "$SUMMARY"
+    done
+    finish
 fi
 
 if stage gpu; then
