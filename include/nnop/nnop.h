@@ -853,6 +853,9 @@ NNOP_API void nnop_plan_destroy(nnop_plan *p);
  * nnop_exec_memory counts them) and compiles nothing; a run allocates nothing. The plan's own
  * nnop_plan_execute runs on the plan's buffers, as one more execution context. While any of
  * them runs, no other call may use the plan or its context (compile, execute, destroy).
+ * Creating and destroying execution contexts are such calls too (they change the plan's list
+ * of them and its context's last error): one thread at a time, none while a run is active;
+ * make every context a server needs before its threads start running them.
  * Destroy them before their plan: one whose plan or context was destroyed has no buffers
  * left, and nnop_exec_run fails with NNOP_ERR_INVALID_ARGUMENT. Errors of a run are the
  * execution context's own (nnop_exec_last_error), so threads share no message.
