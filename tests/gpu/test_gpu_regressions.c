@@ -143,6 +143,38 @@ static void build_5(nnop_graph *g, const void *arg)
     assert_int_equal(nnop_output(g, nnop_softmax(g, linear(g, x, 10, 20)), "y"), NNOP_OK);
 }
 
+/* A constant batch-norm first in its partition, on inputs near 1000 spread by 1 (bias 1000,
+ * mean the same 1000, var 0.01 to 0.02: scale about 8): the one-op form x * s + (beta - mean *
+ * s) lost 3 digits in f32 (onnx.edge_cuda_f32_nchw, the H100); seven nodes, so the centered
+ * form (v - mean first) fits the chain limit. */
+static void build_bn_far(nnop_graph *g, const void *arg)
+{
+    const reg_case *rc = (const reg_case *)arg;
+    nnop_value x = input(g, rc, 2, 6, 3, 3);
+    x = nnop_bias(g, x, channel_const(g, x, 30, 999.0f, 1001.0f));
+    x = nnop_batchnorm(
+            g, x, channel_const(g, x, 31, 0.5f, 1.5f), channel_const(g, x, 32, -0.5f, 0.5f),
+            channel_const(g, x, 30, 999.0f, 1001.0f), channel_const(g, x, 33, 0.01f, 0.02f), 1e-5f);
+    x = nnop_act(g, nnop_clamp(g, x, -12.0f, 12.0f), NNOP_ACT_SILU, 0);
+    x = nnop_act(g, x, NNOP_ACT_TANH, 0);
+    x = nnop_act(g, nnop_bias(g, x, channel_const(g, x, 34, -0.5f, 0.5f)), NNOP_ACT_RELU, 0);
+    assert_int_equal(nnop_output(g, x, "y"), NNOP_OK);
+}
+
+/* A chain of the partition limit's 8 nodes led by a constant batch-norm: the centered form's
+ * extra op must not push it past the 8 ops an epilogue holds (23 of 35,299 tiny random graphs
+ * were refused so, "epilogue chain longer than 8 operations", on the H100). */
+static void build_bn_chain8(nnop_graph *g, const void *arg)
+{
+    const reg_case *rc = (const reg_case *)arg;
+    nnop_value x = batchnorm(g, input(g, rc, 2, 6, 3, 3), 40);
+    x = nnop_bias(g, nnop_act(g, x, NNOP_ACT_RELU6, 0), channel_const(g, x, 44, -0.5f, 0.5f));
+    x = nnop_act(g, nnop_clamp(g, x, -2.0f, 2.0f), NNOP_ACT_SILU, 0);
+    x = nnop_bias(g, x, channel_const(g, x, 45, -0.5f, 0.5f));
+    x = nnop_clamp(g, nnop_act(g, x, NNOP_ACT_TANH, 0), -0.9f, 0.9f);
+    assert_int_equal(nnop_output(g, x, "y"), NNOP_OK);
+}
+
 /* 7. 1x1x3x3 -> GAP -> conv 3x3 p2 -> conv 3x3 p2 d2 -> conv 7x7 s(1,2) p5 d2 -> relu6 ->
  * avg pool 2x2 s3 p1 -> flatten -> linear */
 static void build_7(nnop_graph *g, const void *arg)
@@ -306,6 +338,10 @@ static const reg_case cases[] = {
     BOTH("f16_nhwc_concat_one_channel_nchw", NNOP_F16, NNOP_NHWC, build_concat_mixed_decl),
     BOTH("f32_nchw_concat_one_channel_nhwc", NNOP_F32, NNOP_NCHW, build_concat_mixed_decl),
     BOTH("bf16_nhwc_concat_one_channel_nchw", NNOP_BF16, NNOP_NHWC, build_concat_mixed_decl),
+    BOTH("f32_nchw_bn_first_far_from_zero", NNOP_F32, NNOP_NCHW, build_bn_far),
+    BOTH("f32_nhwc_bn_first_far_from_zero", NNOP_F32, NNOP_NHWC, build_bn_far),
+    BOTH("f32_nchw_bn_first_chain_of_8", NNOP_F32, NNOP_NCHW, build_bn_chain8),
+    BOTH("f16_nhwc_bn_first_chain_of_8", NNOP_F16, NNOP_NHWC, build_bn_chain8),
 };
 /* clang-format on */
 

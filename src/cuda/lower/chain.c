@@ -159,9 +159,11 @@ static nnop_status binary_op(nnop_plan *p, const nnop__node *n, int32_t cur, nno
  * input, as DenseNet's after a concat): two ops, v - mean then * scale + beta, as PyTorch's
  * kernel computes it. One op, v * scale + (beta - mean * scale), rounds v * scale where inputs
  * lie far from 0 (mean 1000, spread 0.1: f32 lost 3 digits, onnx.edge_cuda_f32_nchw). */
-static int bn_centered(const nnop_plan *p, const nnop__node *n, const nnop__chain *c)
+static int bn_centered(const nnop_plan *p, const nnop__node *n, const nnop__chain *c, int32_t after)
 {
-    return c->producer < 0 && nnop__bn_is_const(p->g, n) && c->n_ops < NNOP_EPI_MAX_OPS;
+    /* room for the extra op beside one for each of the `after` nodes still to come: a chain
+     * of NNOP_EPI_MAX_OPS ops that fitted before keeps fitting (else one op, as before) */
+    return c->producer < 0 && nnop__bn_is_const(p->g, n) && c->n_ops + after < NNOP_EPI_MAX_OPS;
 }
 
 static nnop_status bn_centered_ops(nnop_plan *p, const nnop__node *n, nnop__chain *c)
@@ -172,8 +174,10 @@ static nnop_status bn_centered_ops(nnop_plan *p, const nnop__node *n, nnop__chai
     return st == NNOP_OK ? bn_op(p, n, 1, o) : st;
 }
 
-/* Append node n, which consumes the chain value cur, as a chain op. */
-static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop__chain *c)
+/* Append node n, which consumes the chain value cur, as a chain op (after: the chain's nodes
+ * still to come). */
+static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, int32_t after,
+                           nnop__chain *c)
 {
     nnop__chain_op *o;
     if (n->op == NNOP_OP_ACT && n->attr.act.kind == NNOP_ACT_IDENTITY)
@@ -187,7 +191,7 @@ static nnop_status node_op(nnop_plan *p, const nnop__node *n, int32_t cur, nnop_
     case NNOP_OP_BIAS:
         return bias_op(p, n->in[1], o);
     case NNOP_OP_BATCHNORM:
-        return bn_centered(p, n, c) ? bn_centered_ops(p, n, c) : bn_op(p, n, 0, o);
+        return bn_centered(p, n, c, after) ? bn_centered_ops(p, n, c) : bn_op(p, n, 0, o);
     case NNOP_OP_ADD:
         o->kind = NNOP_EPI_ADD;
         return runtime_operand(p, n->in[0] == cur ? n->in[1] : n->in[0], o, 0);
@@ -342,7 +346,7 @@ static nnop_status chain_ops(nnop_plan *p, int32_t first, int32_t count, nnop__c
     int32_t i, cur = c->mid_value;
     nnop_status st = NNOP_OK;
     for (i = first; i < first + count && st == NNOP_OK; i++) {
-        st = node_op(p, &g->nodes[i], cur, c);
+        st = node_op(p, &g->nodes[i], cur, first + count - 1 - i, c);
         cur = g->nodes[i].out;
     }
     return st;
