@@ -138,3 +138,35 @@ int dt_agree_f(const dt_graph *g, float *const *got, float *const *want, char *m
         free(w[i]);
     return ok;
 }
+
+/* dt_agree on the part of each difference beyond its allowance (quant_oracle.c's rule): got
+ * moved toward want by up to allow. *used: 1 when got failed dt_agree without the allowance. */
+int dt_agree_within(const dt_graph *g, float *const *got, double *const *want, double *const *allow,
+                    char *msg, size_t len, int *used)
+{
+    float *adj[DT_MAX_OUT] = {0};
+    int i, ok = 1;
+    *used = 0;
+    if (dt_agree(g, got, want, msg, len))
+        return 1;
+    for (i = 0; ok && i < g->n_out; i++) {
+        int64_t j, n = dt_elems(&g->node[g->out[i]]);
+        adj[i] = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        ok = adj[i] != NULL;
+        for (j = 0; ok && j < n; j++) {
+            double e = (double)got[i][j] - want[i][j], a = fabs(e) - allow[i][j];
+            adj[i][j] = isfinite(e) ? (float)(want[i][j] + (a > 0.0 ? (e > 0.0 ? a : -a) : 0.0))
+                                    : got[i][j];
+        }
+    }
+    if (ok && dt_agree(g, adj, want, msg, len))
+        *used = 1;
+    else if (ok) { /* the message about got itself */
+        dt_agree(g, got, want, msg, len);
+        ok = 0;
+    } else
+        snprintf(msg, len, "out of host memory");
+    for (i = 0; i < DT_MAX_OUT; i++)
+        free(adj[i]);
+    return ok;
+}

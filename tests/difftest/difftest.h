@@ -100,8 +100,14 @@ void dt_case_of(const dt_graph *g, dts_tensor *in, dts_case *c);
 /* The library's descriptor of every value against the header's rules; 0 = all as expected */
 int dt_check_descs(nnop_context *ctx, const dt_graph *g, char *msg, size_t len);
 
+/* exec.c: the graph built as dts_run builds it, each node's result named "n<index>" */
+nnop_status dt_build_named(nnop_graph *ng, const dts_case *c);
+
 /* oracle.c: float64 results of the graph's outputs, from the ops' definitions */
 int dt_oracle(const dt_graph *g, double **out);
+/* Node i alone from val[] (each operand's values, logical order) into y, rounded to the dtype
+ * with round (quant_oracle.c swaps operands for their quantized values); 0, -1 out of memory. */
+int dt_oracle_node(const dt_graph *g, int i, double *const *val, double *y, int round);
 /* Per output, the size of the terms each value sums (oracle.c); 0 or -1 out of memory. */
 int dt_oracle_terms(const dt_graph *g, double **out);
 /* dt_oracle with every value that rounds (each such node's, before the next reads it; not
@@ -115,6 +121,40 @@ long dt_ill_conditioned_count(void);
 /* compare.c: results against a reference; writes why to msg when they differ; 1 = agree */
 int dt_agree(const dt_graph *g, float *const *got, double *const *want, char *msg, size_t len);
 int dt_agree_f(const dt_graph *g, float *const *got, float *const *want, char *msg, size_t len);
+/* The same on what is left of each difference past allow (per output element, the
+ * quantization allowance of quant_oracle.c); *used: 1 when that was needed to agree. */
+int dt_agree_within(const dt_graph *g, float *const *got, double *const *want, double *const *allow,
+                    char *msg, size_t len, int *used);
+
+/* --quant (quant.c, quant_oracle.c): a quantized plan of the graph against the oracle with
+ * the same quantization. One layer's quantization: fp8 (else int8), and per node the amax of
+ * its input from the calibration table (negative: the node is not quantized). */
+typedef struct dt_quant {
+    int fp8;
+    float in_amax[DT_MAX_NODES];
+} dt_quant;
+typedef struct dt_quant_stats {
+    long layers, elements; /* quantized layers run, and the activation elements they read */
+    long ambiguous;        /* of those, the ones the allowance lets round either way */
+    long saturated;        /* oracle's activation codes at the end of the range */
+    long ties;             /* input elements placed on a rounding tie (quant.c) */
+    long used_allowance;   /* cases that passed only with the allowance */
+} dt_quant_stats;
+/* quant_oracle.c: whether nnop quantizes node i (a conv or linear layer whose data comes from
+ * the graph and whose weights are a constant; quantize_ends set) */
+int dt_quant_layer(const dt_graph *g, int i);
+/* The scale of amax (nnop.h's rule), and the midpoint between the two grid values (in units
+ * of the scale) around v, a rounding tie */
+float dt_quant_scale(float amax, int fp8);
+double dt_quant_tie(double v, int fp8);
+/* The outputs with q's quantization, and per output element the allowance (quant_oracle.c's
+ * rule); 0, or -1 out of memory (the caller frees out[] and allow[] either way). */
+int dt_oracle_quant(const dt_graph *g, const dt_quant *q, double **out, double **allow,
+                    dt_quant_stats *s);
+/* quant.c: calibrate, compile quantized, run on cpu, compare: 0 passed, 1 refused (why in
+ * msg), -1 failed (why in msg); plan: nnop_plan_describe's text when it compiled, else "" */
+int dt_quant_run(nnop_context *cpu, dt_graph *g, int fp8, dt_quant_stats *s, char *msg, size_t len,
+                 char *plan, size_t plan_len);
 
 /* repro.c: a self-contained reproducer (nnop.h only). backend: what is tested; fuse: how;
  * expected: oracle values to compare with, or NULL to compare with the CPU backend. */

@@ -90,13 +90,20 @@ static nnop_value build_node(nnop_graph *ng, const dts_case *c, int i, const nno
     }
 }
 
-/* Every node, then the outputs; v receives the values (DT_MAX_NODES) */
-static nnop_status build_values(nnop_graph *ng, const dts_case *c, nnop_value *v)
+/* Every node, then the outputs; v receives the values (DT_MAX_NODES). named: each node's
+ * result named "n<index>" (dt_quant_name), the calibration table's name for it. */
+static nnop_status build_values(nnop_graph *ng, const dts_case *c, nnop_value *v, int named)
 {
     const dt_graph *g = (const dt_graph *)c->user;
     int i;
-    for (i = 0; i < g->n_nodes; i++)
+    for (i = 0; i < g->n_nodes; i++) {
+        char name[16];
+        if (named && g->node[i].kind != DT_INPUT && g->node[i].kind != DT_CONST) {
+            snprintf(name, sizeof name, "n%d", i);
+            nnop_graph_name_next(ng, name);
+        }
         v[i] = build_node(ng, c, i, v);
+    }
     for (i = 0; i < g->n_out; i++)
         nnop_output(ng, v[g->out[i]], NULL);
     return nnop_graph_status(ng);
@@ -105,7 +112,13 @@ static nnop_status build_values(nnop_graph *ng, const dts_case *c, nnop_value *v
 static nnop_status build(nnop_graph *ng, const dts_case *c)
 {
     nnop_value v[DT_MAX_NODES];
-    return build_values(ng, c, v);
+    return build_values(ng, c, v, 0);
+}
+
+nnop_status dt_build_named(nnop_graph *ng, const dts_case *c)
+{
+    nnop_value v[DT_MAX_NODES];
+    return build_values(ng, c, v, 1);
 }
 
 void dt_case_of(const dt_graph *g, dts_tensor *in, dts_case *c)
@@ -148,7 +161,7 @@ int dt_check_descs(nnop_context *ctx, const dt_graph *g, char *msg, size_t len)
     if (nnop_graph_create(ctx, &ng) != NNOP_OK)
         return 0; /* the run reports it */
     /* declared after the builders here (before them in dts_run): both orders must agree */
-    if (build_values(ng, &c, v) == NNOP_OK && nnop_graph_set_layout(ng, c.layout) == NNOP_OK)
+    if (build_values(ng, &c, v, 0) == NNOP_OK && nnop_graph_set_layout(ng, c.layout) == NNOP_OK)
         for (i = 0; i < g->n_nodes && rc == 0; i++) {
             nnop_tensor_desc got, want = dt_desc(g, &g->node[i]);
             memset(&got, 0, sizeof got);

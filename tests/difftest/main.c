@@ -2,6 +2,7 @@
  *
  *   difftest [--seed S] [--count N] [--backend cpu|cuda] [--time-limit SEC] [--repro-dir DIR]
  *            [--oracle-every K] [--case SEED] [--new-ops] [--special] [--tiny] [--verbose]
+ *            [--quant int8|fp8]
  *
  * Each case is a seeded random graph, run with the CPU backend (fused) as the reference and
  * then fused and unfused on the backend under test (CPU: unfused only), with poisoned outputs;
@@ -20,7 +21,12 @@
  * NNOP_DEBUG_POISON=1 the GPU's intermediates are NaN before each execute (nnop.h).
  * --tiny: graphs of tiny spatial values (issue 43): 1x1 and 2x2 after a GAP or a strided conv
  * or pool, kernels larger than their input through padding, dilations past the input, grouped
- * and depthwise 1x1 convs on 1x1 values, residual branches, chains of up to 14 steps. */
+ * and depthwise 1x1 convs on 1x1 values, residual branches, chains of up to 14 steps.
+ * --quant int8|fp8 (issue 45): instead of the runs above, each graph is calibrated on the CPU
+ * backend, compiled with that precision and quantize_ends (every conv and linear layer
+ * quantized), run, and compared with the float64 oracle quantizing the same way, within the
+ * allowance for values that round the other way (quant.c, quant_oracle.c). CPU backend only;
+ * not with --new-ops or --special (quant_oracle.c has no allowance rule for their ops). */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -43,6 +49,7 @@ typedef struct options {
     int rebind;         /* --rebind: each plan executed on a first set of buffers, then read
                          * from a second */
     uint64_t case_seed;
+    int quant; /* --quant: 0 off, 1 int8, 2 fp8 */
 } options;
 
 #define MAX_REASONS 24
@@ -51,6 +58,7 @@ typedef struct stats {
     long ops[DT_NUM_KINDS], oracle_checked;
     char reason[MAX_REASONS][120];
     long reason_count[MAX_REASONS];
+    dt_quant_stats q;
 } stats;
 
 typedef struct tester {
@@ -73,7 +81,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed S] [--count N] [--backend cpu|cuda] "
                     "[--time-limit SEC] [--repro-dir DIR] [--oracle-every K] [--case SEED] "
-                    "[--new-ops] [--special] [--tiny] [--cuda-graph] [--rebind] [--verbose]\n");
+                    "[--new-ops] [--special] [--tiny] [--cuda-graph] [--rebind] [--verbose] "
+                    "[--quant int8|fp8]\n");
 }
 
 /* one option with its value; 0 = understood */
@@ -93,6 +102,8 @@ static int parse_one(options *o, const char *a, const char *v)
         o->repro_dir = v;
     else if (strcmp(a, "--oracle-every") == 0)
         o->oracle_every = atoi(v) > 0 ? atoi(v) : 1;
+    else if (strcmp(a, "--quant") == 0 && (!strcmp(v, "int8") || !strcmp(v, "fp8")))
+        o->quant = strcmp(v, "int8") == 0 ? 1 : 2;
     else if (strcmp(a, "--case") == 0)
         o->single = 1, o->case_seed = strtoull(v, NULL, 0);
     else
@@ -141,6 +152,12 @@ static int parse(options *o, int argc, char **argv)
         o->seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
     if (o->count == -2)
         o->count = o->time_limit > 0 ? -1 : 1000;
+    if (o->quant && (o->backend != NNOP_BACKEND_CPU || o->cuda_graph || o->rebind ||
+                     (o->gen_flags & (DT_GEN_NEW_OPS | DT_GEN_SPECIAL)))) {
+        fprintf(stderr, "difftest: --quant runs on the CPU backend, without --new-ops, "
+                        "--special, --cuda-graph and --rebind\n");
+        return -1;
+    }
     if ((o->gen_flags & DT_GEN_SPECIAL) && o->backend == NNOP_BACKEND_CUDA)
         o->gen_flags |= DT_GEN_SPECIAL_NO_HALF_CONV;
     return 0;
@@ -287,6 +304,26 @@ static int check_oracle(tester *t, const dt_graph *g, const dts_result *ref)
     return failed;
 }
 
+/* --quant: the quantized plan against the quantized oracle; -1 failed, 0 passed, 1 refused */
+static int run_quant_graph(tester *t, dt_graph *g)
+{
+    char msg[1200], plan[2000];
+    int rc = dt_quant_run(t->cpu, g, t->o.quant == 2, &t->s.q, msg, sizeof msg, plan, sizeof plan);
+    if (rc > 0)
+        count_reason(&t->s, msg);
+    else
+        t->s.oracle_checked++; /* the quantized oracle, every graph it did not refuse */
+    if (rc >= 0)
+        return rc;
+    fprintf(stderr, "FAIL cpu %s vs float64 oracle (quantized alike): %s\n",
+            t->o.quant == 2 ? "fp8" : "int8", msg);
+    dt_print_graph(stderr, g, "    ");
+    fprintf(stderr, "    rerun: difftest --quant %s --case 0x%016" PRIx64 "%s\n    plan:\n%s\n",
+            t->o.quant == 2 ? "fp8" : "int8", g->seed, (g->flags & DT_GEN_TINY) ? " --tiny" : "",
+            plan);
+    return -1;
+}
+
 /* Reference, descriptors, runs under test, oracle; -1 failed, 0 passed, 1 refused */
 static int run_graph(tester *t, const dt_graph *g, long index)
 {
@@ -328,7 +365,7 @@ static void run_case(tester *t, uint64_t case_seed, long index)
     g_current_case = case_seed;
     g_current_valid = 1;
     if (dt_generate_ex(case_seed, t->o.gen_flags, &g) == 0) {
-        rc = run_graph(t, &g, index);
+        rc = t->o.quant ? run_quant_graph(t, &g) : run_graph(t, &g, index);
         if (rc == 0)
             for (i = 0; i < g.n_nodes; i++)
                 t->s.ops[g.node[i].kind]++;
@@ -378,6 +415,12 @@ static void print_stats(const tester *t, long cases, double seconds)
     printf("\n");
     for (k = 0; k < MAX_REASONS && s->reason[k][0]; k++)
         printf("  refused %6ld x %s\n", s->reason_count[k], s->reason[k]);
+    if (t->o.quant)
+        printf("  quantized (%s): %ld layers run, reading %ld activation elements: %ld of them "
+               "allowed to round either way, %ld at the end of the range, %ld graph input "
+               "elements put on a rounding tie; %ld cases agreed only within that allowance\n",
+               t->o.quant == 2 ? "fp8" : "int8", s->q.layers, s->q.elements, s->q.ambiguous,
+               s->q.saturated, s->q.ties, s->q.used_allowance);
     printf("  comparisons within the graph's conditioning (differences as large as two-ulp "
            "moves of its intermediates make, tolerated): %ld\n",
            dt_ill_conditioned_count());

@@ -488,6 +488,15 @@ static int evaluate_ex(const dt_graph *g, double **val, uint64_t seed)
     return 0;
 }
 
+int dt_oracle_node(const dt_graph *g, int i, double *const *val, double *y, int round)
+{
+    const dt_node *v = &g->node[i];
+    ops[v->kind](g, v, val, y);
+    if (!round || v->kind == DT_INPUT || v->kind == DT_CONST)
+        return 0;
+    return round_to_dtype(g->dtype, y, dt_elems(v));
+}
+
 static int evaluate(const dt_graph *g, double **val)
 {
     return evaluate_ex(g, val, 0);
