@@ -9,7 +9,7 @@
 #        (a skipped GPU test fails);
 #      - tiny-spatial random graphs (issue 43) with the GPU's intermediates poisoned and every
 #        plan rebound (NNOP_DEBUG_POISON=1, difftest --tiny --rebind), in TINY_JOBS processes;
-#      - the ONNX node and light-zoo tests on the CUDA backend.
+#      - the ONNX node, light-zoo and edge-shape tests on the CUDA backend.
 # Stage outputs gather in /tmp/nx and are tarred into $OUT/next.tgz after every stage, so that
 # a call cut at its limit still returns them. SECS (default 210) bounds the parallel stage.
 # MINI=1 (a call with under 4 minutes to run): only the library and the GPU tests are built,
@@ -54,8 +54,8 @@ for ((j = 0; j < TINY_JOBS; j++)); do
         --repro-dir "$X/rep" >"$X/tiny_$j.txt" 2>&1 &
 done
 (cd "$B" && NNOP_REQUIRE_GPU=1 timeout "$SECS" ctest -j2 --output-on-failure --timeout $((SECS - 10)) \
-    -R '^onnx[.](generate|node_cuda|light_cuda)' >"$X/onnx.txt" 2>&1
-echo "rc $?" >>"$X/onnx.txt"; cp "$B"/tests/onnx/node_cuda_*.md "$X/" 2>/dev/null) &
+    -R '^onnx[.](generate|edge_generate|node_cuda|light_cuda|edge_cuda)' >"$X/onnx.txt" 2>&1
+echo "rc $?" >>"$X/onnx.txt"; cp "$B"/tests/onnx/node_cuda_*.md "$B"/tests/onnx/edge_cuda_*.md "$X/" 2>/dev/null) &
 wait
 at "parallel stage done"
 ck
