@@ -107,9 +107,13 @@ static void place_ties(qrun *r, const dt_quant *q, dt_quant_stats *st)
     int i;
     int64_t j;
     for (i = 0; i < r->g->n_nodes; i++) {
-        dt_node *x = &r->g->node[r->g->node[i].in[0]];
+        dt_node *x;
         float s;
-        if (q->in_amax[i] < 0.0f || x->kind != DT_INPUT)
+        /* only a quantized layer has an amax; an input node's in[0] is -1 */
+        if (q->in_amax[i] < 0.0f || r->g->node[i].in[0] < 0)
+            continue;
+        x = &r->g->node[r->g->node[i].in[0]];
+        if (x->kind != DT_INPUT)
             continue;
         s = dt_quant_scale(q->in_amax[i], q->fp8);
         for (j = i % 3; j < dt_elems(x); j += 3) {
