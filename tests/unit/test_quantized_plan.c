@@ -46,6 +46,19 @@ static nnop_calib_table *calibrate_max(nnop_graph *g)
     return t;
 }
 
+/* Every layer quantized by t (the ends too) but the one named "head". */
+static void all_but_head(nnop_compile_options *o, nnop_precision precision,
+                         const nnop_calib_table *t)
+{
+    static const char *keep[1] = {"head"};
+    nnop_compile_options_init(o);
+    o->precision = precision;
+    o->calib = t;
+    o->quantize_ends = 1;
+    o->keep_float = keep;
+    o->n_keep_float = 1;
+}
+
 static void run(nnop_graph *g, const nnop_compile_options *o, const float *in, float *y)
 {
     nnop_plan *p = NULL;
@@ -79,15 +92,9 @@ static void check_layer_exact(nnop_context *ctx, nnop_precision precision, nnop_
     nnop_graph *g = two_linears(ctx, w);
     nnop_calib_table *t = calibrate_max(g);
     nnop_compile_options o;
-    static const char *keep[1] = {"head"};
     float xq[ROWS * IN], wq[OUT * IN], got[ROWS * OUT], want[ROWS * OUT];
     nnop_graph *ref;
-    nnop_compile_options_init(&o);
-    o.precision = precision;
-    o.calib = t;
-    o.quantize_ends = 1;
-    o.keep_float = keep;
-    o.n_keep_float = 1;
+    all_but_head(&o, precision, t);
     run(g, &o, x, got);
     per_channel_qdq(q, qmax, x, ROWS * IN, 1, xq);
     per_channel_qdq(q, qmax, w, OUT * IN, OUT, wq);
@@ -126,7 +133,6 @@ static void test_denormal_scales(void **state)
     nnop_graph *g, *ref;
     nnop_calib_table *t;
     nnop_compile_options o;
-    static const char *keep[1] = {"head"};
     float xq[ROWS * IN], wq[OUT * IN], got[ROWS * OUT], want[ROWS * OUT];
     char text[4096];
     nnop_plan *p = NULL;
@@ -138,12 +144,7 @@ static void test_denormal_scales(void **state)
         w[i] = i % 2 ? 1e-44f : 0.0f;
     g = two_linears(ctx, w);
     t = calibrate_max(g);
-    nnop_compile_options_init(&o);
-    o.precision = NNOP_PRECISION_FP8;
-    o.calib = t;
-    o.quantize_ends = 1;
-    o.keep_float = keep;
-    o.n_keep_float = 1;
+    all_but_head(&o, NNOP_PRECISION_FP8, t);
     run(g, &o, x, got);
     per_channel_qdq(NNOP_F8E4M3, 448.0f, x, ROWS * IN, 1, xq);
     memset(wq, 0, IN * sizeof(float)); /* 1e-44 / FLT_MIN rounds to code 0 */
