@@ -9,7 +9,9 @@
 #        (a skipped GPU test fails);
 #      - tiny-spatial random graphs (issue 43) with the GPU's intermediates poisoned and every
 #        plan rebound (NNOP_DEBUG_POISON=1, difftest --tiny --rebind), in TINY_JOBS processes;
-#      - the ONNX node, light-zoo and edge-shape tests on the CUDA backend.
+#      - the ONNX node, light-zoo and edge-shape tests on the CUDA backend, and with TV=1
+#        torchvision's networks exported there against ONNX Runtime (issue 44), f32 and f16,
+#        for ONNX_SECS seconds (default SECS).
 # Stage outputs gather in /tmp/nx and are tarred into $OUT/next.tgz after every stage, so that
 # a call cut at its limit still returns them. SECS (default 210) bounds the parallel stage.
 # MINI=1 (a call with under 4 minutes to run): only the library and the GPU tests are built,
@@ -21,6 +23,9 @@ B=$PWD/build-gpu
 X=/tmp/nx
 SECS=${SECS:-210}
 TINY_JOBS=${TINY_JOBS:-5}
+ONNX_SECS=${ONNX_SECS:-$SECS}
+ONNX_TESTS='generate|edge_generate|node_cuda|light_cuda|edge_cuda'
+[ "${TV:-0}" = 1 ] && ONNX_TESTS="$ONNX_TESTS|torchvision_generate|torchvision_cuda"
 rm -rf "$X" && mkdir -p "$X"
 ck() { tar czf "$R/next.tgz" -C "$X" . 2>/dev/null; }
 at() { echo "$* at $(($(date +%s) - T0)) s"; }
@@ -53,9 +58,11 @@ for ((j = 0; j < TINY_JOBS; j++)); do
         --seed $((4545 + j)) --backend cuda --tiny --rebind --time-limit $((SECS - 15)) \
         --repro-dir "$X/rep" >"$X/tiny_$j.txt" 2>&1 &
 done
-(cd "$B" && NNOP_REQUIRE_GPU=1 timeout "$SECS" ctest -j2 --output-on-failure --timeout $((SECS - 10)) \
-    -R '^onnx[.](generate|edge_generate|node_cuda|light_cuda|edge_cuda)' >"$X/onnx.txt" 2>&1
-echo "rc $?" >>"$X/onnx.txt"; cp "$B"/tests/onnx/node_cuda_*.md "$B"/tests/onnx/edge_cuda_*.md "$X/" 2>/dev/null) &
+(cd "$B" && NNOP_REQUIRE_GPU=1 timeout "$ONNX_SECS" ctest -j2 --output-on-failure \
+    --timeout $((ONNX_SECS - 10)) -R "^onnx[.]($ONNX_TESTS)" >"$X/onnx.txt" 2>&1
+echo "rc $?" >>"$X/onnx.txt"
+cp "$B"/tests/onnx/node_cuda_*.md "$B"/tests/onnx/edge_cuda_*.md "$B"/tests/onnx/torchvision_*.md \
+    "$X/" 2>/dev/null) &
 wait
 at "parallel stage done"
 ck
