@@ -73,10 +73,17 @@ NNOP_ONNX_API void nnop_onnx_options_init(nnop_onnx_options *o);
  * NNOP_ERR_FORMAT (not a valid ONNX model: truncated, garbage, an input no node makes, a
  * cycle), NNOP_ERR_UNSUPPORTED (a node, dtype or shape nnop does not run: the message names
  * the node), NNOP_ERR_INVALID_ARGUMENT, NNOP_ERR_OUT_OF_MEMORY, or what a graph builder
- * reported (its message follows the node's name). */
+ * reported (its message follows the node's name).
+ * External data (initializers whose bytes lie in a file beside the model, as torch.onnx.export
+ * writes model.onnx.data): read from the file's location relative to the directory of path,
+ * at its offset; a location that is absolute or passes through '..' is NNOP_ERR_FORMAT (a
+ * model reads no file outside its directory), a file shorter than offset + the tensor's bytes
+ * or a length key other than those bytes NNOP_ERR_FORMAT, a file that does not open
+ * NNOP_ERR_IO. */
 NNOP_ONNX_API nnop_status nnop_onnx_load_file(nnop_context *ctx, const char *path,
                                               const nnop_onnx_options *opts, nnop_graph **out);
-/** nnop_onnx_load_file from size bytes of a serialized ModelProto in memory (not kept). */
+/** nnop_onnx_load_file from size bytes of a serialized ModelProto in memory (not kept). A
+ * model with external data is NNOP_ERR_UNSUPPORTED here (no directory to find it in). */
 NNOP_ONNX_API nnop_status nnop_onnx_load_memory(nnop_context *ctx, const void *data, size_t size,
                                                 const nnop_onnx_options *opts, nnop_graph **out);
 

@@ -80,7 +80,8 @@ typedef struct ox_ctx {
     nnop_context *ctx;
     nnop_graph *g;
     nnop_onnx_options o;
-    int64_t opset; /* of the default domain */
+    const char *dir; /* the model file's directory (external data), NULL: loaded from memory */
+    int64_t opset;   /* of the default domain */
     ox_tensor *t;
     size_t nt, cap;
     size_t *hash; /* open addressing: index + 1 into t, 0 = empty */
@@ -107,6 +108,9 @@ ox_tensor *ox_add(ox_ctx *ox, const char *name); /* NULL: out of memory (recorde
 int ox_used(ox_ctx *ox, const char *name);
 /* Decode a TensorProto into a constant of t (name kept). */
 nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorProto *p);
+/* onnx_external.c: the want bytes of p's external data file, read into *out (malloc'd). */
+nnop_status ox_external_read(ox_ctx *ox, const Onnx__TensorProto *p, const char *name, size_t want,
+                             unsigned char **out);
 /* Allocate a constant's storage (float or int) for the dims already set in t. */
 nnop_status ox_const_alloc(ox_ctx *ox, ox_tensor *t, int elem);
 int64_t ox_numel(const int64_t *dims, int ndim);

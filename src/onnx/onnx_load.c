@@ -16,6 +16,8 @@ static OX_THREAD_LOCAL char last_error[1024];
 
 /* The largest model read: protobuf's own limit for one message. */
 #define OX_MAX_MODEL_BYTES ((size_t)2147483647)
+/* the longest directory a model file may lie in (external data paths are joined to it) */
+#define OX_DIR_MAX 4096
 
 const char *nnop_onnx_last_error(void)
 {
@@ -284,8 +286,10 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
     return NNOP_OK;
 }
 
-nnop_status nnop_onnx_load_memory(nnop_context *ctx, const void *data, size_t size,
-                                  const nnop_onnx_options *opts, nnop_graph **out)
+/* A model's bytes into a graph; dir: the directory its external data is read from (NULL: a
+ * model loaded from memory, which may have none). */
+static nnop_status load_bytes(nnop_context *ctx, const void *data, size_t size,
+                              const nnop_onnx_options *opts, const char *dir, nnop_graph **out)
 {
     ox_ctx ox;
     Onnx__ModelProto *m;
@@ -298,6 +302,7 @@ nnop_status nnop_onnx_load_memory(nnop_context *ctx, const void *data, size_t si
     if (opts)
         ox.o = *opts;
     ox.ctx = ctx;
+    ox.dir = dir;
     if (!ctx || !out || (!data && size)) {
         set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_load: ctx, data and out must not be NULL");
         return NNOP_ERR_INVALID_ARGUMENT;
@@ -339,6 +344,30 @@ nnop_status nnop_onnx_load_memory(nnop_context *ctx, const void *data, size_t si
     return s;
 }
 
+nnop_status nnop_onnx_load_memory(nnop_context *ctx, const void *data, size_t size,
+                                  const nnop_onnx_options *opts, nnop_graph **out)
+{
+    return load_bytes(ctx, data, size, opts, NULL, out);
+}
+
+/* The directory of the file at path (".", for a bare name) into dir; 0 when it does not fit. */
+static int dir_of(const char *path, char *dir, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+#if defined(_WIN32)
+    const char *back = strrchr(path, '\\');
+    if (back && (!slash || back > slash))
+        slash = back;
+#endif
+    if (!slash)
+        return snprintf(dir, len, ".") < (int)len;
+    if ((size_t)(slash - path) + 1 >= len)
+        return 0;
+    memcpy(dir, path, (size_t)(slash - path) + (slash == path)); /* "/model.onnx": "/" */
+    dir[(size_t)(slash - path) + (slash == path)] = '\0';
+    return 1;
+}
+
 nnop_status nnop_onnx_load_file(nnop_context *ctx, const char *path, const nnop_onnx_options *opts,
                                 nnop_graph **out)
 {
@@ -346,11 +375,16 @@ nnop_status nnop_onnx_load_file(nnop_context *ctx, const char *path, const nnop_
     long len;
     void *buf;
     nnop_status s;
-    char msg[512];
+    char msg[512], dir[OX_DIR_MAX];
     if (out)
         *out = NULL;
     if (!path) {
         set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_load_file: path is NULL");
+        return NNOP_ERR_INVALID_ARGUMENT;
+    }
+    if (!dir_of(path, dir, sizeof dir)) {
+        set_last("NNOP_ERR_INVALID_ARGUMENT: nnop_onnx_load_file: the path's directory is over "
+                 "4 KiB");
         return NNOP_ERR_INVALID_ARGUMENT;
     }
     f = fopen(path, "rb");
@@ -385,7 +419,7 @@ nnop_status nnop_onnx_load_file(nnop_context *ctx, const char *path, const nnop_
         return NNOP_ERR_IO;
     }
     fclose(f);
-    s = nnop_onnx_load_memory(ctx, buf, (size_t)len, opts, out);
+    s = load_bytes(ctx, buf, (size_t)len, opts, dir, out);
     free(buf);
     return s;
 }

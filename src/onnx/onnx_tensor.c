@@ -268,6 +268,10 @@ nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorPro
     int64_t k, n;
     size_t count = 0;
     int elem = p->has_data_type ? p->data_type : 0;
+    int external =
+            p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    const uint8_t *raw = p->has_raw_data ? p->raw_data.data : NULL;
+    unsigned char *ext = NULL;
     nnop_status s;
     if (!elem_size(elem))
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "tensor '%s': element type %s (%d)", t->name,
@@ -275,9 +279,6 @@ nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorPro
     if (p->n_dims > OX_MAX_DIMS)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "tensor '%s': %zu dims (at most %d)", t->name,
                        p->n_dims, OX_MAX_DIMS);
-    if (p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                       "tensor '%s': its data is in an external file (not read yet)", t->name);
     if (p->segment)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "tensor '%s': segmented tensors", t->name);
     t->ndim = (int)p->n_dims;
@@ -290,8 +291,14 @@ nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorPro
     n = ox_numel(t->dims, t->ndim);
     if (n < 0)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "tensor '%s': too many elements", t->name);
-    /* the count the data holds must be the dims' before anything is allocated */
-    if (p->has_raw_data) {
+    /* the count the data holds must be the dims' before anything is allocated (an external
+     * file's, by its size and the length key) */
+    if (external) {
+        s = ox_external_read(ox, p, t->name, (size_t)n * elem_size(elem), &ext);
+        if (s)
+            return s;
+        raw = ext;
+    } else if (p->has_raw_data) {
         if (p->raw_data.len != (size_t)n * elem_size(elem))
             return ox_fail(ox, NNOP_ERR_FORMAT,
                            "tensor '%s': raw_data holds %zu bytes, its dims need %lld", t->name,
@@ -321,11 +328,13 @@ nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorPro
                            ox_elem_name(elem), (long long)n);
     }
     s = ox_const_alloc(ox, t, elem);
-    if (s)
+    if (s) {
+        free(ext);
         return s;
+    }
     for (k = 0; k < n; k++) {
-        if (p->has_raw_data) {
-            store_raw(t, k, p->raw_data.data + (size_t)k * elem_size(elem));
+        if (raw) {
+            store_raw(t, k, raw + (size_t)k * elem_size(elem));
             continue;
         }
         switch (elem) {
@@ -352,6 +361,7 @@ nnop_status ox_tensor_from_proto(ox_ctx *ox, ox_tensor *t, const Onnx__TensorPro
             break;
         }
     }
+    free(ext);
     return NNOP_OK;
 }
 

@@ -26,8 +26,9 @@ def repeat(x, fh, fw):
     return np.repeat(np.repeat(x, fh, axis=2), fw, axis=3)
 
 
-def write(out, name, node, x, inits, opset, out_shape=None, expected=None):
-    """node: one node or a list of them (a subgraph from x to y)"""
+def write(out, name, node, x, inits, opset, out_shape=None, expected=None, external=False):
+    """node: one node or a list of them (a subgraph from x to y); external: the initializers
+    in model.onnx.data beside the model, as torch.onnx.export writes them (onnx's own writer)"""
     d = os.path.join(out, f"test_{name}")
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     graph = helper.make_graph(
@@ -36,7 +37,14 @@ def write(out, name, node, x, inits, opset, out_shape=None, expected=None):
         [numpy_helper.from_array(v, k) for k, v in inits.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 7 if opset < 16 else 8
-    onnx.save(model, os.path.join(d, "model.onnx"))
+    if external:  # a copy: the writer moves the copy's initializers out
+        kept = onnx.ModelProto()
+        kept.CopyFrom(model)
+        onnx.save_model(kept, os.path.join(d, "model.onnx"), save_as_external_data=True,
+                        all_tensors_to_one_file=True, location="model.onnx.data",
+                        size_threshold=0)
+    else:
+        onnx.save(model, os.path.join(d, "model.onnx"))
     if expected is not None:
         y = expected
     else:
@@ -87,6 +95,11 @@ def write_patterns(out, rng):
            helper.make_node("Sigmoid", ["p"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y"])],
           x, {}, 13)
     # Erf alone; a view as the graph's output; a Conv reading a view (its channels are W)
+    # a conv, a per-channel scale and ReLU whose weights lie in model.onnx.data (external data)
+    conv = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Mul", ["c", "s"], ["m"]), helper.make_node("Relu", ["m"], ["y"])]
+    write(out, "external_data_conv_scale_relu", conv, x,
+          {"w": 0.3 * r(6, 8, 3, 3), "b": r(6), "s": 1 + 0.1 * r(6, 1, 1)}, 13, external=True)
     write(out, "erf_alone_refused", helper.make_node("Erf", ["x"], ["y"]), x, {}, 17)
     write(out, "transpose_nhwc_output_refused",
           helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1]), x, {}, 17)

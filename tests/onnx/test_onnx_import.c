@@ -47,6 +47,10 @@ typedef struct builder {
     float wconv[4 * 3 * 3 * 3], bconv[4], wfc[10 * 4], bfc[10];
     int64_t shape_dims[4][4];
     int64_t idx0, unsq_axes;
+    /* external data (variants 6 to 10): location, offset, length of each float initializer */
+    Onnx__StringStringEntryProto ext[4][3];
+    Onnx__StringStringEntryProto *extp[4][3];
+    char ext_text[4][2][24];
 } builder;
 
 static void node(builder *b, int k, const char *op, const char *name, char **in, size_t nin,
@@ -122,6 +126,53 @@ static void init_i(builder *b, int k, const char *name, int64_t *data, const int
 static char *S[] = {"x",  "W",  "B",     "c",    "r",  "p",  "g",      "shp",  "i0",  "n",     "ax",
                     "nu", "m1", "shape", "flat", "Wf", "Bf", "logits", "prob", "sh2", "unused"};
 enum { X, W, B, C, R, P, G, SHP, I0, N, AX, NU, M1, SHAPE, FLAT, WF, BF, LOGITS, PROB, SH2 };
+
+/* Variants 6 to 10: the four float initializers' bytes in a file beside the model (raw
+ * little-endian floats, each after a 16-byte gap so no offset is 0), as torch.onnx.export
+ * writes model.onnx.data. 6: right; 7: the location through '..'; 8: B's length one short;
+ * 9: a missing file; 10: an absolute location. Variant 6 writes EXT_WEIGHTS in the working
+ * directory. */
+#define EXT_WEIGHTS "test_onnx_import_weights.bin"
+static void externalize(builder *b, int variant)
+{
+    static const char *where[] = {EXT_WEIGHTS, "../" EXT_WEIGHTS, EXT_WEIGHTS,
+                                  "test_onnx_import_missing.bin", "/" EXT_WEIGHTS};
+    static const char zeros[16] = {0};
+    FILE *f = variant == 6 ? fopen(EXT_WEIGHTS, "wb") : NULL;
+    long long offset = 0;
+    int k, e;
+    for (k = 0; k < 4; k++) {
+        Onnx__TensorProto *t = &b->inits[k];
+        size_t bytes = t->n_float_data * sizeof(float);
+        offset += sizeof zeros;
+        if (f) {
+            fwrite(zeros, 1, sizeof zeros, f);
+            fwrite(t->float_data, 1, bytes, f);
+        }
+        snprintf(b->ext_text[k][0], sizeof b->ext_text[k][0], "%lld", offset);
+        snprintf(b->ext_text[k][1], sizeof b->ext_text[k][1], "%zu",
+                 bytes - (variant == 8 && k == 1 ? 1 : 0));
+        offset += (long long)bytes;
+        for (e = 0; e < 3; e++) {
+            onnx__string_string_entry_proto__init(&b->ext[k][e]);
+            b->extp[k][e] = &b->ext[k][e];
+        }
+        b->ext[k][0].key = "location";
+        b->ext[k][0].value = (char *)where[variant - 6];
+        b->ext[k][1].key = "offset";
+        b->ext[k][1].value = b->ext_text[k][0];
+        b->ext[k][2].key = "length";
+        b->ext[k][2].value = b->ext_text[k][1];
+        t->external_data = b->extp[k];
+        t->n_external_data = 3;
+        t->has_data_location = 1;
+        t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+        t->float_data = NULL;
+        t->n_float_data = 0;
+    }
+    if (f)
+        fclose(f);
+}
 
 /* the model, serialized into a malloc'ed buffer */
 static uint8_t *make_model(size_t *len, int variant)
@@ -206,6 +257,8 @@ static uint8_t *make_model(size_t *len, int variant)
         init_i(b, 7, S[SH2], wide, two, 1, 2);
         b->g.n_initializer = 8;
     }
+    if (variant >= 6)
+        externalize(b, variant);
     /* conv -> relu -> maxpool -> gap -> Shape/Gather/Unsqueeze/Concat -> Reshape -> gemm ->
      * softmax */
     io[0][0] = S[X], io[0][1] = S[W], io[0][2] = S[B], io[0][3] = S[C];
@@ -415,6 +468,67 @@ static void check_batch_range(nnop_context *ctx, const uint8_t *buf, size_t len)
     nnop_plan_destroy(range);
 }
 
+/* The model's bytes as a file in the working directory. */
+static void write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(buf, 1, len, f) == len);
+    if (f)
+        fclose(f);
+}
+
+static void expect_file_refused(nnop_context *ctx, int variant, nnop_status want,
+                                const char *substr)
+{
+    size_t len;
+    uint8_t *buf = make_model(&len, variant);
+    nnop_graph *g = (nnop_graph *)&g;
+    nnop_status s;
+    write_file("test_onnx_import_ext.onnx", buf, len);
+    s = nnop_onnx_load_file(ctx, "./test_onnx_import_ext.onnx", NULL, &g);
+    CHECK(s == want && g == NULL && strstr(nnop_onnx_last_error(), substr));
+    if (s != want || !strstr(nnop_onnx_last_error(), substr))
+        fprintf(stderr, "  variant %d: wanted %s with '%s', got %s: %s\n", variant,
+                nnop_status_string(want), substr, nnop_status_string(s), nnop_onnx_last_error());
+    free(buf);
+}
+
+/* Initializers in a file beside the model: loaded from the model's path they give the same
+ * bits as the model holding them; from memory, or placed outside the model's directory, or
+ * the wrong size, they are refused by name. */
+static void check_external_data(nnop_context *ctx, const float *want)
+{
+    size_t len;
+    uint8_t *buf = make_model(&len, 6);
+    nnop_graph *g = NULL;
+    nnop_plan *p = NULL;
+    nnop_onnx_options o;
+    float x[2 * 3 * 8 * 8], y[20];
+    const void *ins[1] = {x};
+    void *outs[1] = {y};
+    int k;
+    nnop_onnx_options_init(&o);
+    o.batch = 2; /* as run_model made want */
+    write_file("test_onnx_import_ext.onnx", buf, len);
+    expect_refused(ctx, buf, len, NNOP_ERR_UNSUPPORTED, "nnop_onnx_load_file");
+    free(buf);
+    CHECK(nnop_onnx_load_file(ctx, "test_onnx_import_ext.onnx", &o, &g) == NNOP_OK);
+    if (g)
+        CHECK(nnop_graph_compile(g, NULL, &p) == NNOP_OK);
+    nnop_graph_destroy(g);
+    for (k = 0; k < 2 * 3 * 8 * 8; k++)
+        x[k] = (float)((k * 13) % 17 - 8) / 8.0f;
+    memset(y, 0xff, sizeof y);
+    CHECK(p && nnop_plan_execute(p, ins, outs) == NNOP_OK && memcmp(y, want, sizeof y) == 0);
+    nnop_plan_destroy(p);
+    expect_file_refused(ctx, 7, NNOP_ERR_FORMAT, "tensor 'W': external data location '../");
+    expect_file_refused(ctx, 8, NNOP_ERR_FORMAT, "tensor 'B': external data length 15");
+    expect_file_refused(ctx, 9, NNOP_ERR_IO, "test_onnx_import_missing.bin");
+    expect_file_refused(ctx, 10, NNOP_ERR_FORMAT, "not a file under the model's directory");
+    remove("test_onnx_import_ext.onnx");
+    remove(EXT_WEIGHTS);
+}
+
 int main(void)
 {
     nnop_context *ctx = cpu_context();
@@ -469,6 +583,7 @@ int main(void)
     free(bad);
     check_max_made(ctx, model, len);
     check_batch_range(ctx, model, len);
+    check_external_data(ctx, p32);
 
     /* every truncation: refused, or (a cut at a field boundary) a smaller valid model */
     for (cut = 0; cut < len; cut++) {
