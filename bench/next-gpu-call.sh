@@ -12,6 +12,9 @@
 #      - the ONNX node, light-zoo and edge-shape tests on the CUDA backend, and with TV=1
 #        torchvision's networks exported there against ONNX Runtime (issue 44), f32 and f16,
 #        for ONNX_SECS seconds (default SECS).
+#   3. with TV=1, after them: the same networks timed from ONNX and built by hand (issue 44:
+#      fp16 NHWC, batch 8, CUDA graphs), ResNet-50 and MobileNetV3-Large, EfficientNet-B0 and
+#      ConvNeXt-Tiny (nnop-bench --check --perf, one run: the outputs checked before timing).
 # Stage outputs gather in /tmp/nx and are tarred into $OUT/next.tgz after every stage, so that
 # a call cut at its limit still returns them. SECS (default 210) bounds the parallel stage.
 # MINI=1 (a call with under 4 minutes to run): only the library and the GPU tests are built,
@@ -74,5 +77,21 @@ for ((j = 0; j < TINY_JOBS; j++)); do
 done
 echo "== onnx"
 grep -E "tests passed|tests failed|\(Failed\)|Timeout|Not Run|^[0-9]+ passed|passed,|refused|^rc " "$X/onnx.txt" | tail -14
+if [ "${TV:-0}" = 1 ]; then
+    TVD=$B/tests/onnx/torchvision
+    left=$((560 - ($(date +%s) - T0)))
+    if [ "$left" -gt 60 ] && [ -f "$TVD/test_tv_resnet50_b8/model.onnx" ]; then
+        set --
+        for n in resnet50 mobilenet_v3_large efficientnet_b0 convnext_tiny; do
+            set -- "$@" --net "$n" --onnx "$TVD/test_tv_${n}_b8/model.onnx"
+        done
+        NNOP_REQUIRE_GPU=1 timeout $((left - 15)) "$B/tools/nnop-bench" --check --perf \
+            --dt f16 --layout nhwc --batch 8 --cuda-graph on --reps 5 "$@" >"$X/onnx_vs_net.txt" 2>&1
+        at "onnx vs net rc $?"
+        tail -14 "$X/onnx_vs_net.txt"
+    else
+        at "onnx vs net skipped (${left} s left, or no exported models)"
+    fi
+fi
 at "== end"
 ck
