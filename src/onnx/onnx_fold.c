@@ -353,3 +353,107 @@ nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n)
     }
     return NNOP_OK;
 }
+
+/* Split's part sizes along an axis of length dim into parts[n_out]: the split list (an
+ * attribute before opset 13, input 1 from it), else equal parts (opset 18's num_outputs:
+ * ceil(dim / n), the last part the rest; before it, dim must divide evenly). */
+static nnop_status split_parts(ox_ctx *ox, const Onnx__NodeProto *n, int64_t dim, int64_t *parts)
+{
+    const int64_t *sp = NULL;
+    int64_t cnt = -1, k, sum = 0, n_out = (int64_t)n->n_output, each;
+    nnop_status s = ox_ints_moved(ox, n, "split", 13, 1, &sp, &cnt);
+    if (s)
+        return s;
+    if (cnt >= 0) {
+        if (cnt != n_out)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "split has %lld sizes for %lld outputs",
+                           (long long)cnt, (long long)n_out);
+        for (k = 0; k < cnt; k++) {
+            if (sp[k] < 0 || sp[k] > dim - sum)
+                return ox_fail(ox, NNOP_ERR_FORMAT, "split sizes do not sum to the axis' %lld",
+                               (long long)dim);
+            parts[k] = sp[k];
+            sum += sp[k];
+        }
+        return sum == dim ? NNOP_OK
+                          : ox_fail(ox, NNOP_ERR_FORMAT, "split sizes do not sum to the axis' %lld",
+                                    (long long)dim);
+    }
+    if (ox->opset < 18 && dim % n_out)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "an axis of %lld in %lld equal parts", (long long)dim,
+                       (long long)n_out);
+    each = (dim + n_out - 1) / n_out;
+    for (k = 0; k < n_out; k++, sum += each)
+        parts[k] = sum >= dim ? 0 : dim - sum < each ? dim - sum : each;
+    return NNOP_OK;
+}
+
+/* Part k of a constant along axis a: [lo, lo + len) of that axis. */
+static nnop_status split_const(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, size_t ix, int a,
+                               int64_t lo, int64_t len)
+{
+    int64_t od[OX_MAX_DIMS], inner = 1, i;
+    ox_tensor *t, *xt = &ox->t[ix];
+    int d;
+    for (d = 0; d < xt->ndim; d++)
+        od[d] = d == a ? len : xt->dims[d];
+    for (d = a + 1; d < xt->ndim; d++)
+        inner *= xt->dims[d];
+    t = ox_set_const(ox, n, k, xt->elem, xt->ndim, od);
+    if (!t)
+        return ox->status;
+    xt = &ox->t[ix];
+    for (i = 0; i < t->numel; i++) { /* i = (outer, c, in) of the part; c + lo in x */
+        int64_t in = i % inner, c = i / inner % len, outer = i / (inner * len);
+        int64_t src = (outer * xt->dims[a] + lo + c) * inner + in;
+        if (t->f)
+            t->f[i] = xt->f[src];
+        else
+            t->i[i] = xt->i[src];
+    }
+    return NNOP_OK;
+}
+
+/* Split: a run-time value along the channels of a 4-D value, each part an nnop_channel_slice
+ * (torch.chunk along dim 1 as the dynamo exporter writes it: ShuffleNet v2); constants folded. */
+nnop_status ox_op_split(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"axis", "split", "num_outputs", NULL};
+    int64_t axis, parts[64], lo = 0;
+    ox_tensor *xt;
+    size_t k, ix;
+    int a;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_in(ox, n, 0, &xt);
+    if (!s)
+        s = ox_attr_i(ox, n, "axis", 0, &axis);
+    if (s)
+        return s;
+    if (n->n_output < 1 || n->n_output > 64)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "Split into %zu outputs (1 to 64)", n->n_output);
+    a = (int)ox_norm_axis(axis, xt->ndim);
+    if (a < 0 || a >= xt->ndim)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "axis %lld of a %d-D input", (long long)axis, xt->ndim);
+    s = split_parts(ox, n, xt->dims[a], parts);
+    if (s)
+        return s;
+    if (xt->kind != OX_CONST && (xt->ndim != 4 || a != 1))
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "a split computed at run time other than along the channels of a 4-D "
+                       "value (axis %d of %d-D; nnop folds splits of constants)",
+                       a, xt->ndim);
+    ix = (size_t)(xt - ox->t);
+    for (k = 0; k < n->n_output && !s; lo += parts[k], k++) {
+        xt = &ox->t[ix]; /* the table may move as outputs are added */
+        if (!n->output[k] || !n->output[k][0])
+            continue;
+        if (xt->kind == OX_CONST)
+            s = split_const(ox, n, k, ix, a, lo, parts[k]);
+        else if (parts[k] < 1)
+            s = ox_fail(ox, NNOP_ERR_UNSUPPORTED, "an empty part (output %zu)", k);
+        else
+            s = ox_set_value(ox, n, k, nnop_channel_slice(ox->g, xt->v, lo, parts[k]), xt->elem);
+    }
+    return s;
+}

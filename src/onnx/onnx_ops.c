@@ -55,6 +55,7 @@ static const ox_op ops[] = {
         {"Sigmoid", ox_op_act},
         {"Slice", ox_op_slice},
         {"Softmax", ox_op_softmax},
+        {"Split", ox_op_split},
         {"Squeeze", ox_op_squeeze},
         {"Sub", ox_op_binary},
         {"Sum", ox_op_sum},

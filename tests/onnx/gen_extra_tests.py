@@ -88,6 +88,29 @@ def write_patterns(out, rng):
               helper.make_node("Add", ["s", "x"], ["y"])]
     write(out, "convnext_block", nodes, x, inits, 17)
     write(out, "gelu_erf_nchw", gelu_erf("x", "y", "gelu"), x, {}, 17)
+    # Split along the channels of a run-time value (torch.chunk as the dynamo exporter writes
+    # it: ShuffleNet v2), equal parts, sizes as an input (opset 13) and as an attribute
+    # (opset 11), opset 18's num_outputs with a smaller last part; a constant split at load
+    def split_case(name, split_node, inits, opset):
+        outs = list(split_node.output)
+        nodes = [split_node, helper.make_node("Relu", [outs[0]], ["r0"])]
+        nodes += [helper.make_node("Concat", ["r0"] + outs[1:], ["y"], axis=1)]
+        write(out, name, nodes, x, inits, opset)
+    split_case("split_channels_equal", helper.make_node("Split", ["x"], ["a", "b"], axis=1), {}, 13)
+    split_case("split_channels_sizes_input",
+               helper.make_node("Split", ["x", "sz"], ["a", "b", "c"], axis=1),
+               {"sz": np.array([1, 5, 2], dtype=np.int64)}, 13)
+    split_case("split_channels_sizes_attr",
+               helper.make_node("Split", ["x"], ["a", "b"], axis=-3, split=[6, 2]), {}, 11)
+    split_case("split_channels_num_outputs_uneven",
+               helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3), {}, 18)
+    write(out, "split_constant_folded",
+          [helper.make_node("Split", ["k"], ["k0", "k1"], axis=1),
+           helper.make_node("Add", ["x", "k1"], ["y"])], x,
+          {"k": r(1, 16, 5, 6)}, 13)
+    write(out, "split_spatial_refused",
+          [helper.make_node("Split", ["x"], ["a", "b"], axis=2, split=[2, 3]),
+           helper.make_node("Relu", ["a"], ["y"])], x, {}, 11)
     # squeeze-excitation at batch 2: x times an N,C,1,1 value computed from it (refused for
     # N > 1 before: the run-time broadcast wanted 1,C,1,1)
     write(out, "mul_se_batch2",

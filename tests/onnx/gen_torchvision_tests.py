@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""gen_torchvision_tests.py OUT [--nets a,b] [--batches 1,8] [--size N]: torchvision's
+"""gen_torchvision_tests.py OUT [--nets a,b] [--batches 1,8] [--size N] [--exporter E]: torchvision's
 classification networks as ONNX test cases for onnx_conformance (issue 44), judged against
 ONNX Runtime: each network with seeded random weights, its batch-norm statistics calibrated on
 a random batch (so activations stay O(1) through the depth, as in a trained network), exported
-with torch.onnx.export (opset 17, the TorchScript exporter), run by ONNX Runtime's CPU provider
-on a seeded input; the input and ORT's output written as ONNX's test data
-(OUT/test_tv_NET_bB/{model.onnx,test_data_set_0/{input_0,output_0}.pb}) with OUT/index.txt.
+with torch.onnx.export (--exporter torchscript: opset 17, the TorchScript exporter; dynamo:
+torch's default exporter from 2.9, at its default opset, its weights in model.onnx.data beside
+the model), run by ONNX Runtime's CPU provider on a seeded input; the input and ORT's output
+written as ONNX's test data (OUT/test_tv_NET_bB/{model.onnx,test_data_set_0/{input_0,
+output_0}.pb}; test_tvd_... for dynamo) with OUT/index.txt.
 Exits 77 (skip) where torch, torchvision or onnxruntime is missing."""
 import argparse
 import os
@@ -55,8 +57,10 @@ def main():
     ap.add_argument("--nets", default=",".join(NETS))
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--size", type=int, default=224)
-    ap.add_argument("--opset", type=int, default=17)
+    ap.add_argument("--opset", type=int, default=17, help="the TorchScript exporter's")
+    ap.add_argument("--exporter", choices=("torchscript", "dynamo"), default="torchscript")
     a = ap.parse_args()
+    dynamo = a.exporter == "dynamo"
     try:
         import numpy as np
         import onnx
@@ -64,6 +68,8 @@ def main():
         import torch
         import torchvision as tv
         from onnx import numpy_helper
+        if dynamo:
+            import onnxscript  # noqa: F401 (the dynamo exporter's dependency)
     except ImportError as e:
         print(f"gen_torchvision_tests: {e}: skipped (pip install torch torchvision onnxruntime)")
         return 77
@@ -72,15 +78,19 @@ def main():
     names = []
     for name in a.nets.split(","):
         for b in (int(v) for v in a.batches.split(",")):
-            case = f"test_tv_{name}_b{b}"
+            case = f"test_tv{'d' if dynamo else ''}_{name}_b{b}"
             d = os.path.join(a.out, case)
             t0 = time.time()
             model, x = build(torch, tv, name, a.size if name != "inception_v3" else 299, b, 44)
             os.makedirs(d)
             path = os.path.join(d, "model.onnx")
             with torch.no_grad():
-                torch.onnx.export(model, (x,), path, opset_version=a.opset, input_names=["x"],
-                                  output_names=["y"], dynamo=False)
+                if dynamo:  # what a user of torch.onnx.export gets by default
+                    torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
+                                      dynamo=True, external_data=True, verbose=False)
+                else:
+                    torch.onnx.export(model, (x,), path, opset_version=a.opset,
+                                      input_names=["x"], output_names=["y"], dynamo=False)
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
             y = sess.run(None, {"x": x.numpy()})[0]
             with torch.no_grad():
