@@ -89,6 +89,26 @@ nnop_status ox_op_shape(ox_ctx *ox, const Onnx__NodeProto *n)
     return NNOP_OK;
 }
 
+/* A Gather of a flat view (ox_tensor.view_flat) taking every element in order, its indices
+ * shaped as the value: the value itself (torch's as_strided of a contiguous tensor, as the
+ * dynamo exporter writes it: ConvNeXt's classifier). */
+static nnop_status gather_every_element(ox_ctx *ox, const Onnx__NodeProto *n, const ox_tensor *xt,
+                                        const ox_tensor *it, int64_t axis)
+{
+    nnop_tensor_desc d;
+    int64_t k;
+    nnop_status s = nnop_value_desc(ox->g, xt->v, &d);
+    int every =
+            s == NNOP_OK && it->i && axis == 0 && ox_same_dims(it->dims, it->ndim, d.dims, d.ndim);
+    for (k = 0; every && k < it->numel; k++)
+        every = it->i[k] == k;
+    if (!every)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "a gather of a flattened value other than every element in order, "
+                       "shaped as the value (nnop folds gathers of constants)");
+    return ox_set_value(ox, n, 0, xt->v, xt->elem);
+}
+
 nnop_status ox_op_gather(ox_ctx *ox, const Onnx__NodeProto *n)
 {
     static const char *const attrs[] = {"axis", NULL};
@@ -105,6 +125,8 @@ nnop_status ox_op_gather(ox_ctx *ox, const Onnx__NodeProto *n)
         s = ox_attr_i(ox, n, "axis", 0, &axis);
     if (s)
         return s;
+    if (xt->kind == OX_VALUE && xt->view_flat && it->kind == OX_CONST)
+        return gather_every_element(ox, n, xt, it, axis);
     if (xt->kind != OX_CONST || it->kind != OX_CONST)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                        "a gather computed at run time (nnop folds "

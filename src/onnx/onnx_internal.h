@@ -73,6 +73,10 @@ typedef struct ox_tensor {
      * this tensor is N,H,W,C and v is N,C,H,W. Read by the ops of onnx_view.c's list, whose
      * outputs are views again, and ended by the Transpose 0,3,1,2. */
     int view_cl;
+    /* OX_VALUE flattened to 1-D (the dynamo exporter's as_strided: Reshape to [-1], then a
+     * Gather of every element in order): v keeps its own dims. Read only by that Gather and
+     * by a Reshape back to v's dims, each of which gives v itself. */
+    int view_flat;
     int readers; /* node inputs and graph outputs that read it */
 } ox_tensor;
 

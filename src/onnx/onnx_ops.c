@@ -83,6 +83,15 @@ int ox_op_known(const char *op_type)
 static nnop_status check_views(ox_ctx *ox, const Onnx__NodeProto *n, const ox_op *op)
 {
     size_t k;
+    for (k = 0; k < n->n_input && op->fn != ox_op_reshape && op->fn != ox_op_gather; k++) {
+        const ox_tensor *t = ox_in(ox, n, k);
+        if (t && t->kind == OX_VALUE && t->view_flat)
+            return ox_fail(
+                    ox, NNOP_ERR_UNSUPPORTED,
+                    "input '%s' is a flattened (1-D) view of a value (nnop takes it only back "
+                    "to its shape: a Reshape, or a Gather of every element in order)",
+                    t->name);
+    }
     if (op->fn == ox_op_reshape || op->fn == ox_op_transpose)
         return NNOP_OK;
     for (k = 0; k < n->n_input; k++) {

@@ -32,6 +32,33 @@ static int reshape_view(ox_ctx *ox, const Onnx__NodeProto *n, ox_tensor *x, cons
     return 0;
 }
 
+/* A value to its 1-D flat view, or a flat view back to its value's dims (ox_tensor.view_flat).
+ * 1: done (or failed: ox->status); 0: not such a reshape. */
+static int reshape_flat(ox_ctx *ox, const Onnx__NodeProto *n, ox_tensor *x, const int64_t *dims,
+                        int ndim, nnop_status *s)
+{
+    nnop_tensor_desc d;
+    ox_tensor *t;
+    if (x->view_flat) {
+        *s = nnop_value_desc(ox->g, x->v, &d);
+        if (*s == NNOP_OK && !ox_same_dims(d.dims, d.ndim, dims, ndim))
+            *s = ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                         "reshape of a flattened value to other than its own shape");
+        if (*s == NNOP_OK)
+            *s = ox_set_value(ox, n, 0, x->v, x->elem);
+        return 1;
+    }
+    if (ndim != 1 || x->view_cl || x->view_groups)
+        return 0;
+    if ((*s = ox_set_alias(ox, n, 0, x)) != NNOP_OK)
+        return 1;
+    t = ox_find(ox, n->output[0]);
+    t->dims[0] = ox_numel(x->dims, x->ndim);
+    t->ndim = 1;
+    t->view_flat = 1;
+    return 1;
+}
+
 /* x viewed with new dims: the same value, nnop_flatten when it is N,C,H,W -> N,CHW, or a
  * channel shuffle's view (reshape_view) */
 static nnop_status reshape_value(ox_ctx *ox, const Onnx__NodeProto *n, ox_tensor *x,
@@ -61,6 +88,8 @@ static nnop_status reshape_value(ox_ctx *ox, const Onnx__NodeProto *n, ox_tensor
     if (x->view_groups)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                        "reshape of a channel shuffle's 5-D view to other than its 4-D shape");
+    if (reshape_flat(ox, n, x, dims, ndim, &s))
+        return s;
     if (x->ndim == 4 && ndim == 2 && dims[0] == x->dims[0] &&
         dims[1] == x->dims[1] * x->dims[2] * x->dims[3]) {
         v = nnop_flatten(ox->g, x->v);

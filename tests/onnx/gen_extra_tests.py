@@ -111,6 +111,25 @@ def write_patterns(out, rng):
     write(out, "split_spatial_refused",
           [helper.make_node("Split", ["x"], ["a", "b"], axis=2, split=[2, 3]),
            helper.make_node("Relu", ["a"], ["y"])], x, {}, 11)
+    # torch's as_strided of a contiguous tensor as the dynamo exporter writes it (ConvNeXt's
+    # classifier): Reshape to [-1], Gather of every element in order shaped as the value
+    flat = np.array([-1], dtype=np.int64)
+    every = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    write(out, "as_strided_gather_every_element",
+          [helper.make_node("Reshape", ["x", "flat"], ["f"]),
+           helper.make_node("Gather", ["f", "idx"], ["g"], axis=0),
+           helper.make_node("Relu", ["g"], ["y"])], x, {"flat": flat, "idx": every}, 18)
+    write(out, "flat_reshape_back",
+          [helper.make_node("Reshape", ["x", "flat"], ["f"]),
+           helper.make_node("Reshape", ["f", "shape"], ["y"])], x,
+          {"flat": flat, "shape": np.array(x.shape, dtype=np.int64)}, 18)
+    write(out, "gather_flat_reversed_refused",
+          [helper.make_node("Reshape", ["x", "flat"], ["f"]),
+           helper.make_node("Gather", ["f", "idx"], ["y"], axis=0)], x,
+          {"flat": flat, "idx": every[::-1].copy()}, 18)
+    write(out, "flat_read_by_relu_refused",
+          [helper.make_node("Reshape", ["x", "flat"], ["f"]),
+           helper.make_node("Relu", ["f"], ["y"])], x, {"flat": flat}, 18, out_shape=[x.size])
     # squeeze-excitation at batch 2: x times an N,C,1,1 value computed from it (refused for
     # N > 1 before: the run-time broadcast wanted 1,C,1,1)
     write(out, "mul_se_batch2",
