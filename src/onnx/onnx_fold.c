@@ -1,6 +1,7 @@
 /* onnx_fold.c: the constant subgraphs exporters write, folded at load: Constant, Shape,
  * Gather, Cast (also the widening casts of run-time values), ConstantOfShape and Slice (of a
  * run-time value too: its channels). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -478,4 +479,51 @@ nnop_status ox_op_split(ox_ctx *ox, const Onnx__NodeProto *n)
             s = ox_set_value(ox, n, k, nnop_channel_slice(ox->g, xt->v, lo, parts[k]), xt->elem);
     }
     return s;
+}
+
+/* Range of constant scalars start, limit, delta (folded at load: with the batch set, the
+ * dynamo exporter's index computations are constant): max(ceil((limit - start) / delta), 0)
+ * elements start + k * delta, of start's type. */
+nnop_status ox_op_range(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    ox_tensor *in[3], *t;
+    double v[3], count;
+    int64_t k, len;
+    size_t ix[3];
+    int j, elem, floats;
+    nnop_status s = ox_check_attrs(ox, n, ox_no_attrs);
+    for (j = 0; j < 3 && !s; j++) {
+        s = ox_need_in(ox, n, (size_t)j, &in[j]);
+        if (!s && (in[j]->kind != OX_CONST || in[j]->numel != 1))
+            s = ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                        "Range of inputs computed at run time or not scalars (nnop folds "
+                        "ranges of constants)");
+        if (!s && !in[j]->f && !in[j]->i)
+            s = ox_fail(ox, NNOP_ERR_FORMAT, "Range input %d holds no value", j);
+        if (!s) {
+            v[j] = ox_const_get(in[j], 0);
+            ix[j] = (size_t)(in[j] - ox->t);
+        }
+    }
+    floats = s ? 0 : (in[0]->f != NULL) + (in[1]->f != NULL) + (in[2]->f != NULL);
+    if (floats != 0 && floats != 3)
+        s = ox_fail(ox, NNOP_ERR_FORMAT, "Range of mixed integer and float inputs");
+    if (s)
+        return s;
+    if (v[2] == 0.0 || v[0] != v[0] || v[1] != v[1] || v[2] != v[2])
+        return ox_fail(ox, NNOP_ERR_FORMAT, "Range with delta 0 or a NaN");
+    count = ceil((v[1] - v[0]) / v[2]);
+    len = count > 0 ? (int64_t)(count < 9.2e18 ? count : 9.2e18) : 0;
+    if ((s = ox_made(ox, len, "a Range")) != NNOP_OK)
+        return s;
+    elem = in[0]->elem;
+    t = ox_set_const(ox, n, 0, elem, 1, &len);
+    if (!t)
+        return ox->status;
+    for (k = 0; k < len; k++) /* integers exactly, floats as ONNX's reference computes them */
+        if (t->f)
+            t->f[k] = (float)(v[0] + (double)k * v[2]);
+        else
+            t->i[k] = ox->t[ix[0]].i[0] + k * ox->t[ix[2]].i[0];
+    return NNOP_OK;
 }

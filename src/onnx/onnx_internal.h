@@ -252,5 +252,6 @@ nnop_status ox_op_cast(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_constant_of_shape(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_slice(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_split(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_range(ox_ctx *ox, const Onnx__NodeProto *n);
 
 #endif /* NNOP_ONNX_INTERNAL_H */

@@ -46,6 +46,7 @@ static const ox_op ops[] = {
         {"Mish", ox_op_act},
         {"Mul", ox_op_binary},
         {"PRelu", ox_op_prelu},
+        {"Range", ox_op_range},
         {"ReduceMean", ox_op_reduce_mean},
         {"Relu", ox_op_act},
         {"Reshape", ox_op_reshape},

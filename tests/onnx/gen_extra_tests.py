@@ -123,6 +123,22 @@ def write_patterns(out, rng):
           [helper.make_node("Reshape", ["x", "flat"], ["f"]),
            helper.make_node("Reshape", ["f", "shape"], ["y"])], x,
           {"flat": flat, "shape": np.array(x.shape, dtype=np.int64)}, 18)
+    # ... and with a dynamic batch the indices come from a Range of constants (folded at load)
+    write(out, "range_gather_every_element",
+          [helper.make_node("Reshape", ["x", "flat"], ["f"]),
+           helper.make_node("Range", ["zero", "count", "one"], ["r"]),
+           helper.make_node("Reshape", ["r", "shape"], ["idx"]),
+           helper.make_node("Gather", ["f", "idx"], ["y"], axis=0)], x,
+          {"flat": flat, "zero": np.array(0, dtype=np.int64),
+           "count": np.array(x.size, dtype=np.int64), "one": np.array(1, dtype=np.int64),
+           "shape": np.array(x.shape, dtype=np.int64)}, 18)
+    write(out, "range_float_per_channel",
+          [helper.make_node("Range", ["lo", "hi", "step"], ["r"]),
+           helper.make_node("Reshape", ["r", "shape"], ["c"]),
+           helper.make_node("Add", ["x", "c"], ["y"])], x,
+          {"lo": np.array(-1.0, dtype=np.float32), "hi": np.array(1.0, dtype=np.float32),
+           "step": np.array(0.25, dtype=np.float32),
+           "shape": np.array([1, 8, 1, 1], dtype=np.int64)}, 18)
     write(out, "gather_flat_reversed_refused",
           [helper.make_node("Reshape", ["x", "flat"], ["f"]),
            helper.make_node("Gather", ["f", "idx"], ["y"], axis=0)], x,

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""gen_torchvision_tests.py OUT [--nets a,b] [--batches 1,8] [--size N] [--exporter E]: torchvision's
+"""gen_torchvision_tests.py OUT [--nets a,b] [--batches 1,8] [--dynamic-batches 2] [--size N]
+[--exporter E]: torchvision's
 classification networks as ONNX test cases for onnx_conformance (issue 44), judged against
 ONNX Runtime: each network with seeded random weights, its batch-norm statistics calibrated on
 a random batch (so activations stay O(1) through the depth, as in a trained network), exported
@@ -59,6 +60,9 @@ def main():
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--opset", type=int, default=17, help="the TorchScript exporter's")
     ap.add_argument("--exporter", choices=("torchscript", "dynamo"), default="torchscript")
+    ap.add_argument("--dynamic-batches", default="",
+                    help="batches also exported with a symbolic batch dimension (test_..._bB_dyn), "
+                         "as a model exported for serving is")
     a = ap.parse_args()
     dynamo = a.exporter == "dynamo"
     try:
@@ -76,9 +80,11 @@ def main():
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
     names = []
+    runs = [(int(v), False) for v in a.batches.split(",") if v]
+    runs += [(int(v), True) for v in a.dynamic_batches.split(",") if v]
     for name in a.nets.split(","):
-        for b in (int(v) for v in a.batches.split(",")):
-            case = f"test_tv{'d' if dynamo else ''}_{name}_b{b}"
+        for b, dyn in runs:
+            case = f"test_tv{'d' if dynamo else ''}_{name}_b{b}{'_dyn' if dyn else ''}"
             d = os.path.join(a.out, case)
             t0 = time.time()
             model, x = build(torch, tv, name, a.size if name != "inception_v3" else 299, b, 44)
@@ -86,11 +92,15 @@ def main():
             path = os.path.join(d, "model.onnx")
             with torch.no_grad():
                 if dynamo:  # what a user of torch.onnx.export gets by default
+                    shapes = {"x": {0: torch.export.Dim("batch", min=1, max=64)}} if dyn else None
                     torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
-                                      dynamo=True, external_data=True, verbose=False)
+                                      dynamo=True, external_data=True, verbose=False,
+                                      dynamic_shapes=shapes)
                 else:
+                    axes = {"x": {0: "batch"}, "y": {0: "batch"}} if dyn else None
                     torch.onnx.export(model, (x,), path, opset_version=a.opset,
-                                      input_names=["x"], output_names=["y"], dynamo=False)
+                                      input_names=["x"], output_names=["y"], dynamo=False,
+                                      dynamic_axes=axes)
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
             y = sess.run(None, {"x": x.numpy()})[0]
             with torch.no_grad():

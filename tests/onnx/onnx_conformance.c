@@ -265,9 +265,30 @@ done:
     return rc;
 }
 
-static void run_test(nnop_context *ctx, const char *root, const char *name, int sets, int nin,
-                     int nout, const nnop_onnx_options *o, result *r)
+/* Dim 0 of the test's first input (test_data_set_0/input_0.pb), the batch a symbolic batch
+ * dimension is loaded at (a model exported with a dynamic batch); 1 when unreadable. */
+static int64_t data_batch(const char *dir)
 {
+    char path[1100];
+    size_t len;
+    unsigned char *bytes;
+    nnop_tensor_desc d;
+    void *data = NULL;
+    int64_t batch = 1;
+    snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
+    bytes = read_file(path, &len);
+    if (bytes && nnop_onnx_tensor_read(bytes, len, NNOP_F32, &d, &data, NULL, 0) == NNOP_OK &&
+        d.ndim >= 1 && d.dims[0] >= 1)
+        batch = d.dims[0];
+    nnop_onnx_free(data);
+    free(bytes);
+    return batch;
+}
+
+static void run_test(nnop_context *ctx, const char *root, const char *name, int sets, int nin,
+                     int nout, const nnop_onnx_options *opts, result *r)
+{
+    nnop_onnx_options own = *opts, *o = &own;
     char dir[900], path[1000];
     nnop_graph *g = NULL;
     nnop_plan *plan = NULL;
@@ -288,6 +309,7 @@ static void run_test(nnop_context *ctx, const char *root, const char *name, int 
         }
     snprintf(dir, sizeof dir, "%s/%s", root, name);
     snprintf(path, sizeof path, "%s/model.onnx", dir);
+    own.batch = data_batch(dir);
     s = nnop_onnx_load_file(ctx, path, o, &g);
     if (s != NNOP_OK) {
         const char *e = nnop_onnx_last_error();
