@@ -1,5 +1,6 @@
 /* onnx_conv.c: the window operators: Conv, ConvTranspose, Max/AveragePool and the global
  * pools (ReduceMean over H, W among them), with their pads, strides and dilations. */
+#include <stdio.h>
 #include <string.h>
 
 #include "onnx_internal.h"
@@ -15,7 +16,7 @@
  * (nnop_pool_params.pad_end): more padding after than before, or ceil_mode's partial window. */
 static nnop_status axis_pads(ox_ctx *ox, int axis, int64_t in_, int64_t k, int64_t stride,
                              int64_t dil, int64_t b, int64_t e, int ceil_mode, int avg_cip,
-                             const int64_t *pads, int64_t *pad, int64_t *pad_end)
+                             const char *what, int64_t *pad, int64_t *pad_end)
 {
     int64_t ke = (k - 1) * dil + 1, span = in_ + b + e - ke, span2 = in_ + 2 * b - ke;
     int64_t out = 0, mine = 0;
@@ -40,18 +41,11 @@ static nnop_status axis_pads(ox_ctx *ox, int axis, int64_t in_, int64_t k, int64
         if (b == e)
             return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                            "ceil_mode 1 where it adds a partial window (axis %d)", axis);
-        if (pads)
-            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                           "attribute pads [%lld, %lld, %lld, %lld] (nnop pads both sides alike "
-                           "and has no pad operator: padded %lld on both sides, axis %d gives "
-                           "%lld outputs, not %lld)",
-                           (long long)pads[0], (long long)pads[1], (long long)pads[2],
-                           (long long)pads[3], (long long)b, axis, (long long)mine, (long long)out);
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                       "auto_pad SAME pads axis %d by %lld before and %lld after (nnop pads both "
-                       "sides alike and has no pad operator: padded %lld on both sides it gives "
-                       "%lld outputs, not %lld)",
-                       axis, (long long)b, (long long)e, (long long)b, (long long)mine,
+                       "%s: axis %d padded %lld before and %lld after (nnop pads both sides alike "
+                       "and has no pad operator: padded %lld on both sides it gives %lld "
+                       "outputs, not %lld)",
+                       what, axis, (long long)b, (long long)e, (long long)b, (long long)mine,
                        (long long)out);
     }
     if (avg_cip &&
@@ -62,7 +56,8 @@ static nnop_status axis_pads(ox_ctx *ox, int axis, int64_t in_, int64_t k, int64
     return NNOP_OK;
 }
 
-/* pads of a 2-D window op from pads / auto_pad: symmetric, or what axis_pads proves exact */
+/* pads of a 2-D window op from pads / auto_pad, plus those of a zero Pad before it (a padded
+ * view, ox_tensor.view_pad): symmetric, or what axis_pads proves exact */
 static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_tensor *x,
                                const int64_t *k, const int64_t *stride, const int64_t *dil,
                                int ceil_mode, int avg_cip, int64_t *pad, int64_t *pad_end)
@@ -70,6 +65,8 @@ static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_te
     const int64_t *p;
     int np, i;
     int64_t b[2] = {0, 0}, e[2] = {0, 0};
+    const char *mode = "no pads of its own";
+    char what[160];
     nnop_status s = ox_attr_ints(ox, n, "pads", &p, &np);
     if (s)
         return s;
@@ -77,6 +74,7 @@ static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_te
     if (ox_attr_s_is(n, "auto_pad", "NOTSET", "SAME_UPPER") ||
         ox_attr_s_is(n, "auto_pad", "NOTSET", "SAME_LOWER")) {
         int upper = ox_attr_s_is(n, "auto_pad", "NOTSET", "SAME_UPPER");
+        mode = upper ? "auto_pad SAME_UPPER" : "auto_pad SAME_LOWER";
         for (i = 0; i < 2; i++) {
             int64_t in_ = x->dims[2 + i], out = (in_ + stride[i] - 1) / stride[i];
             int64_t total = (out - 1) * stride[i] + (k[i] - 1) * dil[i] + 1 - in_;
@@ -101,9 +99,18 @@ static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_te
         if (np != 4)
             p = NULL;
     }
+    if (p)
+        snprintf(what, sizeof what, "attribute pads [%lld, %lld, %lld, %lld]", (long long)p[0],
+                 (long long)p[1], (long long)p[2], (long long)p[3]);
+    else
+        snprintf(what, sizeof what, "%s", mode);
+    if (x->view_padded)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " and the Pad before it");
     for (i = 0; i < 2; i++) {
-        s = axis_pads(ox, 2 + i, x->dims[2 + i], k[i], stride[i], dil[i], b[i], e[i], ceil_mode,
-                      avg_cip, p, &pad[i], pad_end ? &pad_end[i] : NULL);
+        int64_t vb = x->view_padded ? x->view_pad[i] : 0,
+                ve = x->view_padded ? x->view_pad[2 + i] : 0;
+        s = axis_pads(ox, 2 + i, x->dims[2 + i] - vb - ve, k[i], stride[i], dil[i], b[i] + vb,
+                      e[i] + ve, ceil_mode, avg_cip, what, &pad[i], pad_end ? &pad_end[i] : NULL);
         if (s)
             return s;
     }
@@ -293,6 +300,11 @@ nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n)
         return s;
     if (dil[0] != 1 || dil[1] != 1)
         return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "attribute dilations other than 1");
+    if (xt->view_padded && (is_max || !cip)) /* the Pad's zeros are values: they win or count */
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "%s after a Pad (nnop folds a zero Pad only into a Conv or an "
+                       "AveragePool with count_include_pad 1)",
+                       is_max ? "MaxPool" : "AveragePool without count_include_pad");
     s = window_pads(ox, n, xt, p.window, p.stride, dil, ceil_mode != 0, !is_max && cip != 0, p.pad,
                     p.pad_end);
     if (s)
@@ -364,4 +376,89 @@ nnop_status ox_op_reduce_mean(ox_ctx *ox, const Onnx__NodeProto *n)
     if (!keep)
         y = nnop_flatten(ox->g, y);
     return ox_set_value(ox, n, 0, y, xt->elem);
+}
+
+/* ---------------------------------------------------------------- Pad */
+/* The begin and end pads of each of the 4 dims from Pad's pads list (begins then ends, of
+ * every axis or of the axes listed). */
+static nnop_status pad_list(ox_ctx *ox, const int64_t *pv, int64_t cnt, const int64_t *axes,
+                            int64_t na, int64_t *begin, int64_t *end)
+{
+    int64_t k, n_ax = axes ? na : 4;
+    if (cnt != 2 * n_ax)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "pads has %lld values for %lld axes", (long long)cnt,
+                       (long long)n_ax);
+    for (k = 0; k < n_ax; k++) {
+        int64_t a = axes ? ox_norm_axis(axes[k], 4) : k;
+        if (a < 0 || a > 3)
+            return ox_fail(ox, NNOP_ERR_FORMAT, "axis %lld of a 4-D input", (long long)axes[k]);
+        begin[a] += pv[k];
+        end[a] += pv[n_ax + k];
+    }
+    return NNOP_OK;
+}
+
+/* Pad with zeros of H and W of a 4-D run-time value: a padded view (ox_tensor.view_pad) that
+ * the Conv or count_include_pad AveragePool reading it adds to its own pads (nnop has no pad
+ * operator); anything else reading it is refused (onnx_ops.c). Opset 1 (paddings), 2 to 10
+ * (pads, value attributes), 11 on (pads, constant_value, and from 18 axes as inputs). */
+nnop_status ox_op_pad(ox_ctx *ox, const Onnx__NodeProto *n)
+{
+    static const char *const attrs[] = {"mode", "pads", "paddings", "value", NULL};
+    ox_tensor *xt, *t;
+    const int64_t *pv = NULL, *axes = NULL;
+    int64_t cnt = -1, na = -1, begin[4] = {0, 0, 0, 0}, end[4] = {0, 0, 0, 0};
+    double value = 0.0;
+    int present = 0, c = -1, d;
+    float fv = 0.0f;
+    nnop_status s = ox_check_attrs(ox, n, attrs);
+    if (!s)
+        s = ox_need_in(ox, n, 0, &xt);
+    if (s)
+        return s;
+    if (!ox_attr_s_is(n, "mode", "constant", "constant"))
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "mode other than constant");
+    if (ox->opset < 11) {
+        s = ox_attr_ints(ox, n, ox->opset < 2 ? "paddings" : "pads", &pv, &c);
+        if (!s)
+            s = ox_attr_f(ox, n, "value", 0.0f, &fv);
+        cnt = c;
+        value = fv;
+    } else {
+        s = ox_const_ints(ox, n, 1, "pads", &pv, &cnt);
+        if (!s)
+            s = ox_const_scalar(ox, n, 2, "constant_value", &value, &present);
+        if (!s)
+            s = ox_const_ints(ox, n, 3, "axes", &axes, &na);
+    }
+    if (s)
+        return s;
+    if (value != 0.0)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "a Pad with value %g (nnop folds zero pads into the Conv that reads them)",
+                       value);
+    if (xt->kind != OX_VALUE || xt->ndim != 4 || xt->view_cl || xt->view_groups || xt->view_flat)
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                       "a Pad of other than a 4-D value computed at run time (nnop folds zero "
+                       "pads of H and W into the Conv that reads them)");
+    if (!pv || cnt < 0)
+        return ox_fail(ox, NNOP_ERR_FORMAT, "pads missing");
+    if ((s = pad_list(ox, pv, cnt, axes, na, begin, end)) != NNOP_OK)
+        return s;
+    for (d = 0; d < 4; d++)
+        if (begin[d] < 0 || end[d] < 0 || ((d < 2) && (begin[d] || end[d])))
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "pads of axis %d %lld before and %lld after (nnop folds zero pads of H "
+                           "and W, none negative, into the Conv that reads them)",
+                           d, (long long)begin[d], (long long)end[d]);
+    if ((s = ox_set_alias(ox, n, 0, xt)) != NNOP_OK)
+        return s;
+    t = ox_find(ox, n->output[0]);
+    for (d = 0; d < 2; d++) {
+        t->dims[2 + d] += begin[2 + d] + end[2 + d];
+        t->view_pad[d] = (t->view_padded ? t->view_pad[d] : 0) + begin[2 + d];
+        t->view_pad[2 + d] = (t->view_padded ? t->view_pad[2 + d] : 0) + end[2 + d];
+    }
+    t->view_padded = 1;
+    return NNOP_OK;
 }

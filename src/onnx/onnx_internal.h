@@ -77,6 +77,11 @@ typedef struct ox_tensor {
      * Gather of every element in order): v keeps its own dims. Read only by that Gather and
      * by a Reshape back to v's dims, each of which gives v itself. */
     int view_flat;
+    /* OX_VALUE padded with zeros by a Pad (onnx_conv.c): v is unpadded, dims padded, view_pad
+     * top, left, bottom, right. Read only by a Conv or a count_include_pad AveragePool, which
+     * add them to their own pads, and by another Pad. */
+    int view_padded;
+    int64_t view_pad[4];
     int readers; /* node inputs and graph outputs that read it */
 } ox_tensor;
 
@@ -225,6 +230,7 @@ nnop_status ox_op_erf(ox_ctx *ox, const Onnx__NodeProto *n); /* refused: see onn
 nnop_status ox_op_conv(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_conv_transpose(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_pool(ox_ctx *ox, const Onnx__NodeProto *n);
+nnop_status ox_op_pad(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_global_pool(ox_ctx *ox, const Onnx__NodeProto *n);
 nnop_status ox_op_reduce_mean(ox_ctx *ox, const Onnx__NodeProto *n);
 /* onnx_resize.c: Resize, Upsample */

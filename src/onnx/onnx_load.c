@@ -260,6 +260,11 @@ static nnop_status load(ox_ctx *ox, const Onnx__ModelProto *m)
                            "graph output '%s' is a 5-D view of a 4-D value (a channel shuffle "
                            "cut short)",
                            name);
+        if (t->kind == OX_VALUE && t->view_padded)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "graph output '%s' is made by a Pad (nnop has no pad operator: it "
+                           "folds a zero Pad into the Conv that reads it)",
+                           name);
         if (t->kind == OX_VALUE && t->view_flat)
             return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                            "graph output '%s' is a flattened (1-D) view of a value of more "

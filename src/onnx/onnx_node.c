@@ -178,6 +178,7 @@ nnop_status ox_set_value(ox_ctx *ox, const Onnx__NodeProto *n, size_t k, nnop_va
     t->view_swapped = 0;
     t->view_cl = 0;
     t->view_flat = 0;
+    t->view_padded = 0;
     t->ndim = d.ndim;
     for (i = 0; i < d.ndim; i++)
         t->dims[i] = d.dims[i];

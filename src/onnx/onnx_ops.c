@@ -46,6 +46,7 @@ static const ox_op ops[] = {
         {"Mish", ox_op_act},
         {"Mul", ox_op_binary},
         {"PRelu", ox_op_prelu},
+        {"Pad", ox_op_pad},
         {"Range", ox_op_range},
         {"ReduceMean", ox_op_reduce_mean},
         {"Relu", ox_op_act},
@@ -92,6 +93,17 @@ static nnop_status check_views(ox_ctx *ox, const Onnx__NodeProto *n, const ox_op
                     "input '%s' is a flattened (1-D) view of a value (nnop takes it only back "
                     "to its shape: a Reshape, or a Gather of every element in order)",
                     t->name);
+    }
+    for (k = 0;
+         k < n->n_input && op->fn != ox_op_conv && op->fn != ox_op_pool && op->fn != ox_op_pad;
+         k++) {
+        const ox_tensor *t = ox_in(ox, n, k);
+        if (t && t->kind == OX_VALUE && t->view_padded)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
+                           "input '%s' is made by a Pad (nnop has no pad operator: it folds a "
+                           "zero Pad into the Conv or count_include_pad AveragePool that reads "
+                           "it)",
+                           t->name);
     }
     if (op->fn == ox_op_reshape || op->fn == ox_op_transpose)
         return NNOP_OK;

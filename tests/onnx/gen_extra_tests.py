@@ -146,6 +146,44 @@ def write_patterns(out, rng):
     write(out, "flat_read_by_relu_refused",
           [helper.make_node("Reshape", ["x", "flat"], ["f"]),
            helper.make_node("Relu", ["f"], ["y"])], x, {"flat": flat}, 18, out_shape=[x.size])
+    # a zero Pad folded into the Conv or count_include_pad AveragePool that reads it (nnop has
+    # no pad operator): as pads input (11+), attribute (2 to 10), axes (18), two Pads in a row;
+    # what it cannot fold is refused by name
+    w3 = 0.3 * r(4, 8, 3, 3)
+    pads_in = lambda *v: np.array(v, dtype=np.int64)
+    conv = lambda i, o, **kw: helper.make_node("Conv", [i, "w"], [o], **kw)
+    write(out, "pad_conv_symmetric",
+          [helper.make_node("Pad", ["x", "p"], ["px"]), conv("px", "y")], x,
+          {"p": pads_in(0, 0, 1, 1, 0, 0, 1, 1), "w": w3}, 13)
+    write(out, "pad_conv_end_only_stride2",  # TF's SAME on an odd H: one more after
+          [helper.make_node("Pad", ["x", "p"], ["px"]), conv("px", "y", strides=[2, 2])], x,
+          {"p": pads_in(0, 0, 0, 1, 0, 0, 1, 1), "w": w3}, 13)
+    write(out, "pad_attr_opset2_conv_pads",
+          [helper.make_node("Pad", ["x"], ["px"], pads=[0, 0, 1, 0, 0, 0, 1, 0]),
+           conv("px", "y", pads=[0, 1, 0, 1])], x, {"w": w3}, 7)
+    write(out, "pad_axes_opset18_twice",
+          [helper.make_node("Pad", ["x", "p", "", "ax"], ["p1"]),
+           helper.make_node("Pad", ["p1", "p", "", "ax"], ["p2"]), conv("p2", "y")], x,
+          {"p": pads_in(1, 0, 1, 0), "ax": pads_in(2, 3), "w": w3}, 18)
+    write(out, "pad_avgpool_count_include_pad",
+          [helper.make_node("Pad", ["x", "p"], ["px"]),
+           helper.make_node("AveragePool", ["px"], ["y"], kernel_shape=[3, 3],
+                            count_include_pad=1)], x,
+          {"p": pads_in(0, 0, 1, 1, 0, 0, 1, 1)}, 13)
+    write(out, "pad_maxpool_refused",
+          [helper.make_node("Pad", ["x", "p"], ["px"]),
+           helper.make_node("MaxPool", ["px"], ["y"], kernel_shape=[3, 3])], x,
+          {"p": pads_in(0, 0, 1, 1, 0, 0, 1, 1)}, 13)
+    write(out, "pad_relu_refused",
+          [helper.make_node("Pad", ["x", "p"], ["px"]), helper.make_node("Relu", ["px"], ["y"])],
+          x, {"p": pads_in(0, 0, 1, 1, 0, 0, 1, 1)}, 13)
+    write(out, "pad_value_refused",
+          [helper.make_node("Pad", ["x", "p", "v"], ["px"]), conv("px", "y")], x,
+          {"p": pads_in(0, 0, 1, 1, 0, 0, 1, 1), "v": np.array(1.0, dtype=np.float32), "w": w3},
+          13)
+    write(out, "pad_conv_end_adds_output_refused",  # W 6: padded end 1, stride 2 makes 3, not 2
+          [helper.make_node("Pad", ["x", "p"], ["px"]), conv("px", "y", strides=[2, 2])], x,
+          {"p": pads_in(0, 0, 0, 0, 0, 0, 0, 1), "w": w3}, 13)
     # squeeze-excitation at batch 2: x times an N,C,1,1 value computed from it (refused for
     # N > 1 before: the run-time broadcast wanted 1,C,1,1)
     write(out, "mul_se_batch2",
