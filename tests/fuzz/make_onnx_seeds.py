@@ -182,8 +182,29 @@ def channels_last():
     return model(nodes, [("x", [1, 2, 2, 3])], ["y"], inits, 17)
 
 
+def dynamo():
+    """opset 18, what torch's dynamo exporter writes: a zero Pad folded into a Conv, Split of
+    the channels (torch.chunk), as_strided as Reshape [-1] + Gather of every element whose
+    indices come from a Range (onnx_conv.c, onnx_fold.c, onnx_shape.c)"""
+    n = helper.make_node
+    nodes = [
+        n("Pad", ["x", "p"], ["px"]),
+        n("Conv", ["px", "W"], ["c"]),
+        n("Split", ["c"], ["s0", "s1"], axis=1, num_outputs=2),
+        n("Add", ["s0", "s1"], ["a"]),
+        n("Reshape", ["a", "flat"], ["f"]),
+        n("Range", ["zero", "count", "one"], ["r"]),
+        n("Reshape", ["r", "shape"], ["idx"]),
+        n("Gather", ["f", "idx"], ["y"], axis=0),
+    ]
+    inits = [ints("p", [0, 0, 1, 1, 0, 0, 1, 1]), w("W", [4, 2, 3, 3]), ints("flat", [-1]),
+             ints("zero", 0), ints("count", 12), ints("one", 1), ints("shape", [1, 2, 2, 3])]
+    return model(nodes, [("x", [1, 2, 2, 3])], ["y"], inits, 18)
+
+
 SEEDS = {"cnn.onnx": cnn, "norms.onnx": norms, "pointwise.onnx": pointwise, "fold.onnx": fold,
-         "window.onnx": window, "legacy.onnx": legacy, "channels_last.onnx": channels_last}
+         "window.onnx": window, "legacy.onnx": legacy, "channels_last.onnx": channels_last,
+         "dynamo.onnx": dynamo}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
