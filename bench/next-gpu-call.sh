@@ -17,6 +17,7 @@
 #      ConvNeXt-Tiny (nnop-bench --check --perf, one run: the outputs checked before timing).
 # Stage outputs gather in /tmp/nx and are tarred into $OUT/next.tgz after every stage, so that
 # a call cut at its limit still returns them. SECS (default 210) bounds the parallel stage.
+# CTEST_RE narrows the first ctest (default: unit, gpu, example and the difftest regressions).
 # MINI=1 (a call with under 4 minutes to run): only the library and the GPU tests are built,
 # and only ctest's gpu.* run (NNOP_REQUIRE_GPU=1), for SECS seconds.
 set -u
@@ -54,7 +55,8 @@ if [ "${MINI:-0}" = 1 ]; then
 fi
 
 (cd "$B" && NNOP_REQUIRE_GPU=1 timeout "$SECS" ctest -j6 --output-on-failure --timeout $((SECS - 10)) \
-    -R '^unit[.]|^gpu[.]|^example[.]|^difftest[.]regress' -E 'unit[.]find_cudnn' >"$X/ctest.txt" 2>&1
+    -R "${CTEST_RE:-^unit[.]|^gpu[.]|^example[.]|^difftest[.]regress}" -E 'unit[.]find_cudnn' \
+    >"$X/ctest.txt" 2>&1
 echo "rc $?" >>"$X/ctest.txt") &
 for ((j = 0; j < TINY_JOBS; j++)); do
     NNOP_DEBUG_POISON=1 NNOP_REQUIRE_GPU=1 timeout $((SECS + 20)) "$B/tests/difftest/difftest" \
