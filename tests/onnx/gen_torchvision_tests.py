@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen_torchvision_tests.py OUT [--nets a,b] [--batches 1,8] [--dynamic-batches 2] [--size N]
-[--exporter E]: torchvision's
+[--exporter E] [--source torchvision|timm]: torchvision's (or timm's)
 classification networks as ONNX test cases for onnx_conformance (issue 44), judged against
 ONNX Runtime: each network with seeded random weights, its batch-norm statistics calibrated on
 a random batch (so activations stay O(1) through the depth, as in a trained network), exported
@@ -35,10 +35,24 @@ def calibrate(torch, model, x):
     model.eval()
 
 
-def build(torch, tv, name, size, batch, seed):
+# --source timm: other people's CNNs (pytorch-image-models), among them TF ports with SAME
+# padding, split attention, dual paths, multi-resolution branches
+TIMM_NETS = [
+    "resnet50d", "tf_efficientnet_b0", "efficientnet_b0", "mobilenetv3_large_100", "regnety_008",
+    "convnext_nano", "rexnet_100", "ghostnet_100", "dla34", "cspresnet50", "mixnet_s",
+    "inception_v4", "xception41", "hrnet_w18_small", "dpn68", "res2net50_26w_4s", "resnest14d",
+    "selecsls42b", "efficientnetv2_rw_t", "repvgg_a2",
+]
+
+
+def build(torch, tv, name, size, batch, seed, timm=None):
     torch.manual_seed(seed)
-    kw = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
-    model = getattr(tv.models, name)(weights=None, **kw)
+    if timm:
+        model = timm.create_model(name, pretrained=False)
+        size = model.default_cfg.get("input_size", (3, size, size))[1]
+    else:
+        kw = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+        model = getattr(tv.models, name)(weights=None, **kw)
     x = torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(seed + 1))
     calibrate(torch, model, torch.randn(max(batch, 8), 3, size, size))
     return model, x
@@ -55,7 +69,8 @@ def write_case(onnx, numpy_helper, d, x, y):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--nets", default=",".join(NETS))
+    ap.add_argument("--nets", default=None, help="default: every network of the source")
+    ap.add_argument("--source", choices=("torchvision", "timm"), default="torchvision")
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--opset", type=int, default=17, help="the TorchScript exporter's")
@@ -74,6 +89,7 @@ def main():
         from onnx import numpy_helper
         if dynamo:
             import onnxscript  # noqa: F401 (the dynamo exporter's dependency)
+        timm = __import__("timm") if a.source == "timm" else None
     except ImportError as e:
         print(f"gen_torchvision_tests: {e}: skipped (pip install torch torchvision onnxruntime)")
         return 77
@@ -82,12 +98,14 @@ def main():
     names = []
     runs = [(int(v), False) for v in a.batches.split(",") if v]
     runs += [(int(v), True) for v in a.dynamic_batches.split(",") if v]
-    for name in a.nets.split(","):
+    nets = a.nets.split(",") if a.nets else TIMM_NETS if timm else NETS
+    tag = ("timm" if timm else "tv") + ("d" if dynamo else "")
+    for name in nets:
         for b, dyn in runs:
-            case = f"test_tv{'d' if dynamo else ''}_{name}_b{b}{'_dyn' if dyn else ''}"
+            case = f"test_{tag}_{name}_b{b}{'_dyn' if dyn else ''}"
             d = os.path.join(a.out, case)
             t0 = time.time()
-            model, x = build(torch, tv, name, a.size if name != "inception_v3" else 299, b, 44)
+            model, x = build(torch, tv, name, a.size if name != "inception_v3" else 299, b, 44, timm)
             os.makedirs(d)
             path = os.path.join(d, "model.onnx")
             with torch.no_grad():
@@ -107,6 +125,8 @@ def main():
                 yt = model(x).numpy()
             gap = float(np.max(np.abs(y - yt)) / (np.max(np.abs(yt)) + 1e-12))
             write_case(onnx, numpy_helper, d, x.numpy(), y.astype(np.float32))
+            with open(os.path.join(d, "ref_gap.txt"), "w", encoding="utf-8") as f:
+                f.write(f"{gap:.3g}\n")  # onnx_conformance --atol-of-max: 3x this at least
             names.append(case)
             print(f"{case}: logits max |y| {float(np.max(np.abs(y))):.3g}, ORT vs torch "
                   f"{gap:.2g} of max, {time.time() - t0:.1f} s", flush=True)
