@@ -17,7 +17,8 @@
 #      ConvNeXt-Tiny (nnop-bench --check --perf, one run: the outputs checked before timing).
 # Stage outputs gather in /tmp/nx and are tarred into $OUT/next.tgz after every stage, so that
 # a call cut at its limit still returns them. SECS (default 210) bounds the parallel stage.
-# CTEST_RE narrows the first ctest (default: unit, gpu, example and the difftest regressions).
+# CTEST_RE narrows the first ctest (default: unit, gpu, example and the difftest regressions);
+# HARD (default 560) is the second at which the call must be over (the outer timeout).
 # MINI=1 (a call with under 4 minutes to run): only the library and the GPU tests are built,
 # and only ctest's gpu.* run (NNOP_REQUIRE_GPU=1), for SECS seconds.
 set -u
@@ -81,7 +82,7 @@ echo "== onnx"
 grep -E "tests passed|tests failed|\(Failed\)|Timeout|Not Run|^[0-9]+ passed|passed,|refused|^rc " "$X/onnx.txt" | tail -14
 if [ "${TV:-0}" = 1 ]; then
     TVD=$B/tests/onnx/torchvision
-    left=$((560 - ($(date +%s) - T0)))
+    left=$((${HARD:-560} - ($(date +%s) - T0)))
     if [ "$left" -gt 60 ] && [ -f "$TVD/test_tv_resnet50_b8/model.onnx" ]; then
         set --
         for n in resnet50 mobilenet_v3_large efficientnet_b0 convnext_tiny; do
