@@ -20,7 +20,8 @@
 # CTEST_RE narrows the first ctest (default: unit, gpu, example and the difftest regressions);
 # HARD (default 560) is the second at which the call must be over (the outer timeout).
 # MINI=1 (a call with under 4 minutes to run): only the library and the GPU tests are built,
-# and only ctest's gpu.* run (NNOP_REQUIRE_GPU=1), for SECS seconds.
+# and only ctest's gpu.* run (NNOP_REQUIRE_GPU=1), for SECS seconds (MINI_TARGETS and CTEST_RE
+# narrow both).
 set -u
 T0=$(date +%s)
 R=$OUT
@@ -39,7 +40,7 @@ export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export PATH=/tmp/deps/usr/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if [ "${MINI:-0}" = 1 ]; then
-    export NNOP_BUILD_TARGETS="$(cd tests/gpu && ls test_gpu_*.c | sed 's/[.]c$//' | tr '\n' ' ')"
+    export NNOP_BUILD_TARGETS="${MINI_TARGETS:-$(cd tests/gpu && ls test_gpu_*.c | sed 's/[.]c$//' | tr '\n' ' ')}"
 fi
 tools/gpu_test.sh build >"$X/build.txt" 2>&1
 at "build rc $?"
@@ -48,7 +49,7 @@ rm -f "$R/logs.tgz" "$R/gpu_test.log"
 ck
 if [ "${MINI:-0}" = 1 ]; then
     (cd "$B" && NNOP_REQUIRE_GPU=1 timeout "$SECS" ctest -j6 --output-on-failure \
-        --timeout $((SECS - 5)) -R '^gpu[.]' >"$X/ctest.txt" 2>&1)
+        --timeout $((SECS - 5)) -R "${CTEST_RE:-^gpu[.]}" >"$X/ctest.txt" 2>&1)
     at "gpu ctest rc $?"
     grep -E "tests passed|tests failed|\(Failed\)|Timeout|\(Skipped\)|Not Run" "$X/ctest.txt" | tail -20
     ck
