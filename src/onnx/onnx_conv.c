@@ -106,6 +106,9 @@ static nnop_status window_pads(ox_ctx *ox, const Onnx__NodeProto *n, const ox_te
         snprintf(what, sizeof what, "%s", mode);
     if (x->view_padded)
         snprintf(what + strlen(what), sizeof what - strlen(what), " and the Pad before it");
+    for (i = 0; i < 2; i++)
+        if (b[i] > NNOP_MAX_TENSOR_ELEMENTS || e[i] > NNOP_MAX_TENSOR_ELEMENTS)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "%s: pads of over 2^40", what);
     for (i = 0; i < 2; i++) {
         int64_t vb = x->view_padded ? x->view_pad[i] : 0,
                 ve = x->view_padded ? x->view_pad[2 + i] : 0;
@@ -392,6 +395,9 @@ static nnop_status pad_list(ox_ctx *ox, const int64_t *pv, int64_t cnt, const in
         int64_t a = axes ? ox_norm_axis(axes[k], 4) : k;
         if (a < 0 || a > 3)
             return ox_fail(ox, NNOP_ERR_FORMAT, "axis %lld of a 4-D input", (long long)axes[k]);
+        if (pv[k] < -NNOP_MAX_TENSOR_ELEMENTS || pv[k] > NNOP_MAX_TENSOR_ELEMENTS ||
+            pv[n_ax + k] < -NNOP_MAX_TENSOR_ELEMENTS || pv[n_ax + k] > NNOP_MAX_TENSOR_ELEMENTS)
+            return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "pads of over 2^40");
         begin[a] += pv[k];
         end[a] += pv[n_ax + k];
     }
@@ -446,10 +452,12 @@ nnop_status ox_op_pad(ox_ctx *ox, const Onnx__NodeProto *n)
     if ((s = pad_list(ox, pv, cnt, axes, na, begin, end)) != NNOP_OK)
         return s;
     for (d = 0; d < 4; d++)
-        if (begin[d] < 0 || end[d] < 0 || ((d < 2) && (begin[d] || end[d])))
+        if (begin[d] < 0 || end[d] < 0 || ((d < 2) && (begin[d] || end[d])) ||
+            begin[d] > NNOP_MAX_TENSOR_ELEMENTS || end[d] > NNOP_MAX_TENSOR_ELEMENTS ||
+            xt->dims[d] + begin[d] + end[d] > NNOP_MAX_TENSOR_ELEMENTS)
             return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
                            "pads of axis %d %lld before and %lld after (nnop folds zero pads of H "
-                           "and W, none negative, into the Conv that reads them)",
+                           "and W, none negative, into the Conv that reads them; 2^40 at most)",
                            d, (long long)begin[d], (long long)end[d]);
     if ((s = ox_set_alias(ox, n, 0, xt)) != NNOP_OK)
         return s;

@@ -516,6 +516,8 @@ nnop_status ox_op_range(ox_ctx *ox, const Onnx__NodeProto *n)
     len = count > 0 ? (int64_t)(count < 9.2e18 ? count : 9.2e18) : 0;
     if ((s = ox_made(ox, len, "a Range")) != NNOP_OK)
         return s;
+    if (fabs(v[0]) + (double)len * fabs(v[2]) > 9.0e18) /* start + k * delta stays in int64 */
+        return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "a Range past 9e18");
     elem = in[0]->elem;
     t = ox_set_const(ox, n, 0, elem, 1, &len);
     if (!t)
