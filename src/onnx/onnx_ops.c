@@ -81,40 +81,36 @@ int ox_op_known(const char *op_type)
     return op_type && find_op(op_type) != NULL;
 }
 
-/* A channel shuffle's 5-D view (onnx_shape.c) is read by Reshape and Transpose alone. */
+/* Each view an importer tensor can be (ox_tensor) is read only by the converters that take it
+ * apart: why input t of a node converted by fn is refused for view kind (0 flattened, 1
+ * padded, 2 channel shuffle's), or NULL. The channels-last view is checked in onnx_view.c. */
+static const char *view_refusal(const ox_tensor *t, ox_op_fn fn, int kind)
+{
+    if (!t || t->kind != OX_VALUE)
+        return NULL;
+    if (kind == 0 && t->view_flat && fn != ox_op_reshape && fn != ox_op_gather)
+        return "is a flattened (1-D) view of a value (nnop takes it only back to its shape: a "
+               "Reshape, or a Gather of every element in order)";
+    if (kind == 1 && t->view_padded && fn != ox_op_conv && fn != ox_op_pool && fn != ox_op_pad)
+        return "is made by a Pad (nnop has no pad operator: it folds a zero Pad into the Conv or "
+               "count_include_pad AveragePool that reads it)";
+    if (kind == 2 && t->view_groups && fn != ox_op_reshape && fn != ox_op_transpose)
+        return "is a 5-D view of a 4-D value (nnop takes it only as the middle of a channel "
+               "shuffle: Reshape, Transpose, Reshape)";
+    return NULL;
+}
+
 static nnop_status check_views(ox_ctx *ox, const Onnx__NodeProto *n, const ox_op *op)
 {
     size_t k;
-    for (k = 0; k < n->n_input && op->fn != ox_op_reshape && op->fn != ox_op_gather; k++) {
-        const ox_tensor *t = ox_in(ox, n, k);
-        if (t && t->kind == OX_VALUE && t->view_flat)
-            return ox_fail(
-                    ox, NNOP_ERR_UNSUPPORTED,
-                    "input '%s' is a flattened (1-D) view of a value (nnop takes it only back "
-                    "to its shape: a Reshape, or a Gather of every element in order)",
-                    t->name);
-    }
-    for (k = 0;
-         k < n->n_input && op->fn != ox_op_conv && op->fn != ox_op_pool && op->fn != ox_op_pad;
-         k++) {
-        const ox_tensor *t = ox_in(ox, n, k);
-        if (t && t->kind == OX_VALUE && t->view_padded)
-            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                           "input '%s' is made by a Pad (nnop has no pad operator: it folds a "
-                           "zero Pad into the Conv or count_include_pad AveragePool that reads "
-                           "it)",
-                           t->name);
-    }
-    if (op->fn == ox_op_reshape || op->fn == ox_op_transpose)
-        return NNOP_OK;
-    for (k = 0; k < n->n_input; k++) {
-        const ox_tensor *t = ox_in(ox, n, k);
-        if (t && t->kind == OX_VALUE && t->view_groups)
-            return ox_fail(ox, NNOP_ERR_UNSUPPORTED,
-                           "input '%s' is a 5-D view of a 4-D value (nnop takes it only as "
-                           "the middle of a channel shuffle: Reshape, Transpose, Reshape)",
-                           t->name);
-    }
+    int kind;
+    for (kind = 0; kind < 3; kind++)
+        for (k = 0; k < n->n_input; k++) {
+            const ox_tensor *t = ox_in(ox, n, k);
+            const char *why = view_refusal(t, op->fn, kind);
+            if (why)
+                return ox_fail(ox, NNOP_ERR_UNSUPPORTED, "input '%s' %s", t->name, why);
+        }
     return NNOP_OK;
 }
 
