@@ -15,6 +15,9 @@
 #   3. with TV=1, after them: the same networks timed from ONNX and built by hand (issue 44:
 #      fp16 NHWC, batch 8, CUDA graphs), ResNet-50 and MobileNetV3-Large, EfficientNet-B0 and
 #      ConvNeXt-Tiny (nnop-bench --check --perf, one run: the outputs checked before timing).
+#   4. with SERVE=1, last: the serving benchmark on ResNet-50 fp16 NHWC (issue 49): 8 threads of
+#      batch-8 requests, 8 execution contexts of one plan against a plan per thread, with and
+#      without CUDA graphs (nnop-bench --serve 8 --serve-batches 8).
 # Stage outputs gather in /tmp/nx and are tarred into $OUT/next.tgz after every stage, so that
 # a call cut at its limit still returns them. SECS (default 210) bounds the parallel stage.
 # CTEST_RE narrows the first ctest (default: unit, gpu, example and the difftest regressions);
@@ -96,6 +99,18 @@ if [ "${TV:-0}" = 1 ]; then
     else
         at "onnx vs net skipped (${left} s left, or no exported models)"
     fi
+fi
+if [ "${SERVE:-0}" = 1 ]; then
+    for cg in on off; do
+        left=$((${HARD:-560} - ($(date +%s) - T0)))
+        [ "$left" -gt 45 ] || { at "serve cuda-graph $cg skipped (${left} s left)"; continue; }
+        NNOP_REQUIRE_GPU=1 timeout $((left - 10)) "$B/tools/nnop-bench" --net resnet50 --dt f16 \
+            --layout nhwc --batch 8 --cuda-graph "$cg" --serve 8 --serve-batches 8 \
+            --serve-requests 64 >"$X/serve_$cg.txt" 2>&1
+        at "serve cuda-graph $cg rc $?"
+        tail -8 "$X/serve_$cg.txt"
+        ck
+    done
 fi
 at "== end"
 ck

@@ -1,7 +1,8 @@
 /* exec.c: execution contexts (nnop_exec, issue 49): runs of one compiled plan at once, each
  * with buffers of its own, sharing the plan's weights and buffer plan; and the check a compile
  * with the batch_range option makes (every value computed from the inputs keeps the batch as
- * its dim 0, so a run may take any batch up to the built one). CPU backend in this version. */
+ * its dim 0, so a run may take any batch up to the built one; CPU backend in this version).
+ * The backends hold the buffers: src/cpu (nnop__cpu_exec) and src/cuda/exec.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 struct nnop_exec {
     nnop_plan *p; /* NULL once the plan or its context is gone (an orphan) */
     struct nnop__cpu_exec *cpu;
+    struct nnop__cuda_exec *cuda;
     char last_error[NNOP_ERROR_LEN]; /* its own: runs on other threads share no message */
     struct nnop_exec *prev, *next;   /* in the plan's list */
 };
@@ -58,38 +60,61 @@ nnop_status nnop__batch_range_check(nnop_plan *p)
 
 size_t nnop_exec_scratch_bytes(const nnop_plan *p)
 {
-    return p && p->ctx && p->cpu ? nnop__cpu_exec_scratch_bytes(p) : 0;
+    if (!p || !p->ctx)
+        return 0;
+    return p->cuda  ? nnop__cuda_exec_scratch_bytes(p)
+           : p->cpu ? nnop__cpu_exec_scratch_bytes(p)
+                    : 0;
+}
+
+/* The backend's half of e (its buffers; on CUDA also its stream and handles). */
+static nnop_status backend_create(nnop_plan *p, void *scratch, nnop_exec *e, const char *fn)
+{
+    char why[256];
+    nnop_status st;
+    if (p->cuda) {
+        st = nnop__cuda_exec_create(p, scratch, &e->cuda);
+        return st == NNOP_OK ? st : nnop__fail(p->ctx, st, "%s: %s", fn, nnop__error_body(p->ctx));
+    }
+    st = nnop__cpu_exec_create(p, scratch, &e->cpu, why, sizeof why);
+    return st == NNOP_OK ? st : nnop__fail(p->ctx, st, "%s: %s", fn, why);
+}
+
+static void backend_destroy(nnop_plan *p, nnop_exec *e)
+{
+    if (e->cuda)
+        nnop__cuda_exec_destroy(p, e->cuda);
+    else
+        nnop__cpu_exec_destroy(p, e->cpu);
+    e->cuda = NULL;
+    e->cpu = NULL;
 }
 
 static nnop_status create(nnop_plan *p, void *scratch, size_t bytes, nnop_exec **out,
                           const char *fn)
 {
     nnop_exec *e;
-    char why[256];
     nnop_status st;
+    size_t need;
     if (out)
         *out = NULL;
     if (!p || !p->ctx) /* an orphan plan has no context to hold a message */
         return NNOP_ERR_INVALID_ARGUMENT;
     if (!out)
         return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
-    if (p->cuda)
-        return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
-                          "%s: execution contexts run on the CPU backend only in this version (a "
-                          "CUDA plan's steps keep per-run state)",
-                          fn);
-    if (scratch && bytes < nnop__cpu_exec_scratch_bytes(p))
+    need = nnop_exec_scratch_bytes(p);
+    if (scratch && bytes < need)
         return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "%s: %zu bytes of scratch, the plan's buffers need %zu "
                           "(nnop_exec_scratch_bytes)",
-                          fn, bytes, nnop__cpu_exec_scratch_bytes(p));
+                          fn, bytes, need);
     e = (nnop_exec *)nnop__calloc(1, sizeof *e);
     if (!e)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    st = nnop__cpu_exec_create(p, scratch, &e->cpu, why, sizeof why);
+    st = backend_create(p, scratch, e, fn);
     if (st != NNOP_OK) {
         nnop__free(e);
-        return nnop__fail(p->ctx, st, "%s: %s", fn, why);
+        return st;
     }
     e->p = p;
     e->next = p->execs;
@@ -147,8 +172,37 @@ nnop_status nnop_exec_run(nnop_exec *e, int64_t batch, const void *const *inputs
     if (st != NNOP_OK)
         return st;
     e->last_error[0] = '\0';
+    if (e->cuda)
+        return nnop__cuda_exec_run(e->cuda, inputs, outputs, e->last_error, sizeof e->last_error);
     nnop__cpu_exec_run(e->p, e->cpu, batch, inputs, outputs);
     return NNOP_OK;
+}
+
+nnop_status nnop_exec_set_stream(nnop_exec *e, void *stream)
+{
+    if (!e)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    e->last_error[0] = '\0';
+    if (!e->p)
+        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_exec_set_stream: its plan, or the plan's context, was destroyed");
+    if (e->cuda)
+        return nnop__cuda_exec_set_stream(e->cuda, stream, e->last_error, sizeof e->last_error);
+    return stream ? exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
+                              "nnop_exec_set_stream: the CPU backend has no streams")
+                  : NNOP_OK;
+}
+
+nnop_status nnop_exec_synchronize(nnop_exec *e)
+{
+    if (!e)
+        return NNOP_ERR_INVALID_ARGUMENT;
+    e->last_error[0] = '\0';
+    if (!e->p)
+        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
+                         "nnop_exec_synchronize: its plan, or the plan's context, was destroyed");
+    return e->cuda ? nnop__cuda_exec_synchronize(e->cuda, e->last_error, sizeof e->last_error)
+                   : NNOP_OK;
 }
 
 nnop_status nnop_exec_memory(const nnop_exec *e, nnop_plan_memory_info *out)
@@ -158,7 +212,10 @@ nnop_status nnop_exec_memory(const nnop_exec *e, nnop_plan_memory_info *out)
     memset(out, 0, sizeof *out);
     if (!e->p)
         return NNOP_ERR_INVALID_ARGUMENT;
-    nnop__cpu_exec_memory(e->cpu, out);
+    if (e->cuda)
+        nnop__cuda_exec_memory(e->cuda, out);
+    else
+        nnop__cpu_exec_memory(e->cpu, out);
     return NNOP_OK;
 }
 
@@ -183,7 +240,7 @@ void nnop_exec_destroy(nnop_exec *e)
     if (!e)
         return;
     if (e->p) {
-        nnop__cpu_exec_destroy(e->p, e->cpu);
+        backend_destroy(e->p, e);
         unlink_exec(e);
     }
     nnop__free(e);
@@ -193,8 +250,7 @@ void nnop__execs_orphan(nnop_plan *p)
 {
     while (p->execs) {
         nnop_exec *e = p->execs;
-        nnop__cpu_exec_destroy(p, e->cpu);
-        e->cpu = NULL;
+        backend_destroy(p, e);
         unlink_exec(e);
         e->p = NULL;
     }

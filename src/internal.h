@@ -396,6 +396,18 @@ nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap
 void nnop__cuda_partition_info(const nnop_plan *p, int32_t i, nnop_partition_info *out);
 /* nnop_plan_memory of a CUDA plan: fills the device fields. */
 void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
+/* Execution contexts of a CUDA plan (src/cuda/exec.c): create's errors are in p->ctx; the
+ * others copy theirs into err (len bytes), the execution context's own message. */
+struct nnop__cuda_exec;
+size_t nnop__cuda_exec_scratch_bytes(const nnop_plan *p);
+nnop_status nnop__cuda_exec_create(nnop_plan *p, void *scratch, struct nnop__cuda_exec **out);
+nnop_status nnop__cuda_exec_run(struct nnop__cuda_exec *e, const void *const *in, void *const *out,
+                                char *err, size_t len);
+nnop_status nnop__cuda_exec_set_stream(struct nnop__cuda_exec *e, void *stream, char *err,
+                                       size_t len);
+nnop_status nnop__cuda_exec_synchronize(struct nnop__cuda_exec *e, char *err, size_t len);
+void nnop__cuda_exec_memory(const struct nnop__cuda_exec *e, nnop_plan_memory_info *m);
+void nnop__cuda_exec_destroy(nnop_plan *p, struct nnop__cuda_exec *e);
 
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out);
 void nnop__cuda_free(nnop_context *ctx, void *p);

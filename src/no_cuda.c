@@ -97,6 +97,52 @@ void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
     (void)m;
 }
 
+/* No CUDA plan exists in this build, so no execution context of one either. */
+size_t nnop__cuda_exec_scratch_bytes(const nnop_plan *p)
+{
+    (void)p;
+    return 0;
+}
+
+nnop_status nnop__cuda_exec_create(nnop_plan *p, void *scratch, struct nnop__cuda_exec **out)
+{
+    (void)scratch;
+    *out = NULL;
+    return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
+                      "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
+}
+
+nnop_status nnop__cuda_exec_run(struct nnop__cuda_exec *e, const void *const *in, void *const *out,
+                                char *err, size_t len)
+{
+    (void)e, (void)in, (void)out;
+    if (len)
+        snprintf(err, len, "NNOP_ERR_UNSUPPORTED: this nnop was built without CUDA");
+    return NNOP_ERR_UNSUPPORTED;
+}
+
+nnop_status nnop__cuda_exec_set_stream(struct nnop__cuda_exec *e, void *stream, char *err,
+                                       size_t len)
+{
+    (void)stream;
+    return nnop__cuda_exec_run(e, NULL, NULL, err, len);
+}
+
+nnop_status nnop__cuda_exec_synchronize(struct nnop__cuda_exec *e, char *err, size_t len)
+{
+    return nnop__cuda_exec_run(e, NULL, NULL, err, len);
+}
+
+void nnop__cuda_exec_memory(const struct nnop__cuda_exec *e, nnop_plan_memory_info *m)
+{
+    (void)e, (void)m;
+}
+
+void nnop__cuda_exec_destroy(nnop_plan *p, struct nnop__cuda_exec *e)
+{
+    (void)p, (void)e;
+}
+
 nnop_status nnop__cuda_malloc(nnop_context *ctx, size_t bytes, void **out)
 {
     (void)bytes;

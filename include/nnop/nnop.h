@@ -850,25 +850,34 @@ NNOP_API void nnop_plan_destroy(nnop_plan *p);
  * its own, sharing the plan's weights (the engine / execution context split of TensorRT).
  * Many execution contexts of one plan may run at once, each from one thread at a time; they
  * only read the plan. Creating one allocates its buffers (through the context's allocator;
- * nnop_exec_memory counts them) and compiles nothing; a run allocates nothing. The plan's own
- * nnop_plan_execute runs on the plan's buffers, as one more execution context. While any of
- * them runs, no other call may use the plan or its context (compile, execute, destroy).
- * Creating and destroying execution contexts are such calls too (they change the plan's list
- * of them and its context's last error): one thread at a time, none while a run is active;
- * make every context a server needs before its threads start running them.
+ * nnop_exec_memory counts them) and compiles nothing; a run allocates no tensor memory. The
+ * plan's own nnop_plan_execute runs on the plan's buffers, as one more execution context.
+ * While any of them runs, no other call may use the plan or its context (compile, execute,
+ * destroy). Creating and destroying execution contexts are such calls too (they change the
+ * plan's list of them and its context's last error): one thread at a time, none while a run
+ * is active; make every context a server needs before its threads start running them.
  * Destroy them before their plan: one whose plan or context was destroyed has no buffers
  * left, and nnop_exec_run fails with NNOP_ERR_INVALID_ARGUMENT. Errors of a run are the
  * execution context's own (nnop_exec_last_error), so threads share no message.
+ * CUDA backend: each execution context has a stream of its own (created non-blocking: it
+ * orders with no other stream, the legacy default one included), a cuDNN handle and a
+ * cuBLASLt handle; nnop_exec_run queues the run there and returns (asynchronous, as
+ * nnop_plan_execute); nnop_exec_synchronize waits for it, nnop_exec_set_stream moves it to a
+ * stream of yours. Its first run with a set of pointers builds cuDNN's variant packs (host
+ * descriptors), as nnop_plan_execute does; with the compile option cuda_graph it keeps its
+ * own captured graphs. Steps the side_stream option put on the side stream run on the
+ * context's one stream. nnop_exec_create_in's scratch is device memory there.
  * Batch range: a plan compiled with nnop_compile_options.batch_range takes at each run a batch
  * from 1 to the one its graph was built with (dim 0 of input 0); every value computed from
  * the inputs must keep that batch as its dim 0 (compile fails with NNOP_ERR_SHAPE naming the
  * first that does not; constants are free), and the run's buffers hold that many samples.
- * This version runs both on the CPU backend only: on the CUDA backend nnop_exec_create and a
- * compile with batch_range fail with NNOP_ERR_UNSUPPORTED. */
+ * This version takes batch ranges on the CPU backend only: on the CUDA backend a compile with
+ * batch_range fails with NNOP_ERR_UNSUPPORTED. */
 typedef struct nnop_exec nnop_exec;
 NNOP_API nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out);
 /** The same on memory the caller owns: the execution context's buffers are carved from
- * scratch (host memory on the CPU backend; any alignment), at least nnop_exec_scratch_bytes(p)
+ * scratch (host memory on the CPU backend, device memory on the CUDA backend; any alignment),
+ * at least nnop_exec_scratch_bytes(p)
  * long, which must outlive it and is never freed by nnop (NNOP_ERR_INVALID_ARGUMENT, naming
  * both sizes, for less). nnop_exec_scratch_bytes is 0 for a NULL or orphaned plan. */
 NNOP_API size_t nnop_exec_scratch_bytes(const nnop_plan *p);
@@ -878,6 +887,11 @@ NNOP_API nnop_status nnop_exec_create_in(nnop_plan *p, void *scratch, size_t byt
  * batch_range plan), inputs and outputs as for nnop_plan_execute with dim 0 = batch. */
 NNOP_API nnop_status nnop_exec_run(nnop_exec *e, int64_t batch, const void *const *inputs,
                                    void *const *outputs);
+/** Run e's next runs on stream (a cudaStream_t of e's device; NULL: e's own). On the CPU
+ * backend only NULL is taken (NNOP_ERR_INVALID_ARGUMENT otherwise). */
+NNOP_API nnop_status nnop_exec_set_stream(nnop_exec *e, void *stream);
+/** Wait for what e queued on its stream (NNOP_OK at once on the CPU backend). */
+NNOP_API nnop_status nnop_exec_synchronize(nnop_exec *e);
 /** What e holds itself (its intermediates; the weights are the plan's). */
 NNOP_API nnop_status nnop_exec_memory(const nnop_exec *e, nnop_plan_memory_info *out);
 /** The message of e's last failed run, "" after a successful one (never NULL). */

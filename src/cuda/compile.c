@@ -375,6 +375,8 @@ static void plan_destroy(nnop_plan *p)
     nnop__free(cp->out_ptr);
     nnop__free(cp->slice_in);
     nnop__free(cp->slice_off);
+    free(cp->run_slot);
+    free(cp->run_bytes);
     nnop__free(cp);
     p->cuda = NULL;
 }

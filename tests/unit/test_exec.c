@@ -198,6 +198,14 @@ static void test_refusals(void **state)
         assert_int_equal(nnop_exec_run(f, 2, in, out), NNOP_ERR_INVALID_ARGUMENT);
         assert_non_null(strstr(nnop_exec_last_error(f), "compiled without batch_range"));
         assert_int_equal(nnop_exec_run(f, 0, in, out), NNOP_OK);
+        /* streams: the CPU backend has none (NULL is its own), and nothing to wait for */
+        assert_int_equal(nnop_exec_set_stream(f, NULL), NNOP_OK);
+        assert_int_equal(nnop_exec_set_stream(f, &f), NNOP_ERR_INVALID_ARGUMENT);
+        assert_non_null(strstr(nnop_exec_last_error(f), "the CPU backend has no streams"));
+        assert_int_equal(nnop_exec_synchronize(f), NNOP_OK);
+        assert_string_equal(nnop_exec_last_error(f), "");
+        assert_int_equal(nnop_exec_synchronize(NULL), NNOP_ERR_INVALID_ARGUMENT);
+        assert_int_equal(nnop_exec_set_stream(NULL, NULL), NNOP_ERR_INVALID_ARGUMENT);
         nnop_exec_destroy(f);
     }
     nnop_plan_destroy(fixed);
@@ -206,6 +214,8 @@ static void test_refusals(void **state)
     assert_int_equal(nnop_exec_run(e, 1, in, out), NNOP_ERR_INVALID_ARGUMENT);
     assert_non_null(
             strstr(nnop_exec_last_error(e), "its plan, or the plan's context, was destroyed"));
+    assert_int_equal(nnop_exec_synchronize(e), NNOP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nnop_exec_set_stream(e, NULL), NNOP_ERR_INVALID_ARGUMENT);
     nnop_exec_destroy(e);
     nnop_exec_destroy(NULL);
     assert_non_null(nnop_exec_last_error(NULL));

@@ -1,6 +1,7 @@
 /* nb_serve.c: the serving benchmark (--serve T, issue 49): T threads send requests of random
  * batch sizes to one network, two ways side by side in one run:
- *   contexts: one plan compiled with batch_range for the largest batch asked, T execution
+ *   contexts: one plan compiled with batch_range for the largest batch asked (without it
+ *             when one size is asked: the CUDA backend takes no range yet), T execution
  *             contexts of it (nnop_exec), one a thread: the weights held once;
  *   plans:    today's way, each thread a context of its own holding a plan per batch size.
  * Both ways draw the same request sizes (a seeded sequence per thread). Before its time
@@ -113,8 +114,11 @@ static void free_io(serve_thread *t)
 static nnop_status run_one(serve_thread *t, int k)
 {
     nnop_status s;
-    if (t->exec)
-        return nnop_exec_run(t->exec, t->so->batches[k], (const void *const *)t->in, t->out);
+    if (t->exec) { /* batch 0: the one size, built without a range */
+        s = nnop_exec_run(t->exec, t->so->nbatches == 1 ? 0 : t->so->batches[k],
+                          (const void *const *)t->in, t->out);
+        return s ? s : nnop_exec_synchronize(t->exec);
+    }
     s = nnop_plan_execute(t->plans[k], (const void *const *)t->in, t->out);
     return s ? s : nnop_context_synchronize(t->ctx);
 }
@@ -364,7 +368,7 @@ static int serve(const nb_serve_opts *so, nb_env *env, nnop_backend backend, int
     nmax.batch = largest(so);
     nnop_compile_options_init(&c);
     c.cuda_graph = so->cuda_graph;
-    c.batch_range = 1;
+    c.batch_range = so->nbatches > 1;
     if (nb_net_graph(&nmax, env->ctx, &g, err, sizeof err) != NNOP_OK ||
         nnop_graph_compile(g, &c, &range) != NNOP_OK) {
         snprintf(rc->status, sizeof rc->status, "unsupported");

@@ -164,6 +164,11 @@ struct nnop__cuda_plan {
      * output value (-1: none) and the slice's offset there in elements */
     int32_t *slice_in;
     int64_t *slice_off;
+    /* slots of the memory a run writes outside the arena and the workspaces (a padded input,
+     * partial sums: nnop__slot_run_scratch) and their sizes */
+    int32_t *run_slot;
+    size_t *run_bytes;
+    int32_t n_run, cap_run;
 };
 
 /* ------------------------------------------------------------------ slots (slots.c) */
@@ -173,6 +178,9 @@ nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot);
 nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int32_t *slot);
 /* A new slot with bytes of uninitialized device memory owned by the plan. */
 nnop_status nnop__slot_alloc(nnop_plan *p, size_t bytes, int32_t *slot);
+/* The same for memory a run writes (a padded input, partial sums): recorded in the plan's
+ * run_slot list, so an execution context (../exec.c) gives each one a copy of its own. */
+nnop_status nnop__slot_run_scratch(nnop_plan *p, size_t bytes, int32_t *slot);
 /* A device allocation owned by the plan; what names it in the out-of-memory message (which
  * gives the bytes asked and what the plan held before). */
 nnop_status nnop__plan_alloc(nnop_plan *p, size_t bytes, const char *what, void **out);

@@ -146,6 +146,29 @@ nnop_status nnop__slot_alloc(nnop_plan *p, size_t bytes, int32_t *slot)
     return nnop__slot_upload(p, NULL, bytes, slot);
 }
 
+nnop_status nnop__slot_run_scratch(nnop_plan *p, size_t bytes, int32_t *slot)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    nnop_status st;
+    if (cp->n_run == cp->cap_run) {
+        int32_t cap = cp->cap_run ? 2 * cp->cap_run : 8;
+        int32_t *s = (int32_t *)realloc(cp->run_slot, (size_t)cap * sizeof *s);
+        size_t *b = s ? (size_t *)realloc(cp->run_bytes, (size_t)cap * sizeof *b) : NULL;
+        if (s)
+            cp->run_slot = s;
+        if (!b)
+            return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+        cp->run_bytes = b;
+        cp->cap_run = cap;
+    }
+    st = nnop__slot_alloc(p, bytes, slot);
+    if (st == NNOP_OK) {
+        cp->run_slot[cp->n_run] = *slot;
+        cp->run_bytes[cp->n_run++] = bytes;
+    }
+    return st;
+}
+
 nnop_status nnop__slot_value(nnop_plan *p, int32_t v, int32_t *slot)
 {
     const nnop__value *val = &p->g->values[v];

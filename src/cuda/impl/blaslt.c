@@ -21,6 +21,11 @@ struct nnop__lt_step {
     size_t workspace;
     int32_t bias_slot;    /* -1: no bias */
     const char *epilogue; /* for nnop_plan_describe */
+    /* what the matmul descriptor was made with, for an execution context's copy */
+    nnop_dtype dtype;
+    cublasLtEpilogue_t epi;
+    cudaDataType_t bias_type;
+    int run_copy; /* 1: a copy whose layouts are the original's (only op is its own) */
 };
 
 static nnop_status cublas_check(nnop_context *ctx, cublasStatus_t s, const char *call,
@@ -88,6 +93,9 @@ static nnop_status layouts(nnop_context *ctx, nnop__lt_step *s, cudaDataType_t t
 static nnop_status matmul_desc(nnop_context *ctx, nnop__lt_step *s, nnop_dtype t,
                                cublasLtEpilogue_t epi, cudaDataType_t bias_type)
 {
+    s->dtype = t;
+    s->epi = epi;
+    s->bias_type = bias_type;
     cublasComputeType_t comp = t == NNOP_F32 && ctx->opts.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                                      : CUBLAS_COMPUTE_32F;
     cublasOperation_t trans = CUBLAS_OP_T;
@@ -144,6 +152,10 @@ void nnop__lt_step_destroy(nnop__lt_step *s)
         return;
     if (s->op)
         (void)cublasLtMatmulDescDestroy(s->op);
+    if (s->run_copy) {
+        free(s);
+        return;
+    }
     if (s->w)
         (void)cublasLtMatrixLayoutDestroy(s->w);
     if (s->x)
@@ -279,6 +291,29 @@ nnop_status nnop__step_run_blaslt(nnop_plan *p, nnop__cuda_step *st)
                                    slot[st->y_slot], s->y, &s->algo, nnop__step_workspace(p, st),
                                    s->workspace, p->ctx->cuda->stream));
     return r;
+}
+
+/* The run sets the bias pointer in the matmul descriptor (a graph input's changes with each
+ * binding): a copy has a descriptor of its own, made as the original's was. */
+nnop_status nnop__lt_step_run_copy(nnop_context *ctx, const nnop__lt_step *s, nnop__lt_step **out)
+{
+    nnop__lt_step *c = (nnop__lt_step *)malloc(sizeof *c);
+    nnop_status st;
+    *out = NULL;
+    if (!c)
+        return nnop__fail(ctx, NNOP_ERR_OUT_OF_MEMORY, "out of memory");
+    *c = *s;
+    c->op = NULL;
+    c->run_copy = 1;
+    st = lt_handle(ctx);
+    if (st == NNOP_OK)
+        st = matmul_desc(ctx, c, s->dtype, s->epi, s->bias_type);
+    if (st != NNOP_OK) {
+        nnop__lt_step_destroy(c);
+        return st;
+    }
+    *out = c;
+    return NNOP_OK;
 }
 
 size_t nnop__lt_step_workspace(const nnop__lt_step *s)

@@ -134,7 +134,8 @@ static nnop_status pool_part(nnop_plan *p, const nnop__node *n, nnop__cuda_step 
     gs->pool_xv = nnop__kview_of(x);
     gs->k.inv = 1.0f / (float)(x->dims[2] * x->dims[3]);
     if (r == NNOP_OK)
-        r = nnop__slot_alloc(p, nnop__gap_sums_bytes(&gs->pool_xv, (int)x->dtype), &gs->sums_slot);
+        r = nnop__slot_run_scratch(p, nnop__gap_sums_bytes(&gs->pool_xv, (int)x->dtype),
+                                   &gs->sums_slot);
     return r;
 }
 
@@ -160,7 +161,7 @@ static nnop_status build_gate(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *
     if (r != NNOP_OK)
         return r;
     strides(&gs->k, p->g, &p->g->nodes[a->first], &p->g->nodes[b->first], st->y_slot);
-    return nnop__slot_alloc(p, nnop__gate_scratch_bytes(gs->k.n, gs->k.mid), &gs->h_slot);
+    return nnop__slot_run_scratch(p, nnop__gate_scratch_bytes(gs->k.n, gs->k.mid), &gs->h_slot);
 }
 
 static nnop_status gate_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)
@@ -219,6 +220,14 @@ static size_t gate_describe(const nnop_plan *p, const nnop__cuda_step *st, char 
                  st->gate->pool ? "global average pool (chunk sums added by the gate), " : "",
                  (long long)k->c, (long long)k->mid, (long long)k->k, k->n_ops1, k->n_ops2);
     return n > 0 ? (size_t)n : 0;
+}
+
+nnop__gate_step *nnop__gate_step_run_copy(const nnop__gate_step *s)
+{
+    nnop__gate_step *c = (nnop__gate_step *)nnop__calloc(1, sizeof *c);
+    if (c)
+        *c = *s; /* the kernel's arguments, written by each run; the rest is slot numbers */
+    return c;
 }
 
 static void gate_destroy(nnop__cuda_step *st)

@@ -151,6 +151,18 @@ extern const nnop__impl nnop__impl_slice;        /* channels.c */
 extern const nnop__impl nnop__impl_own_kernel;   /* own_kernels.c */
 extern const nnop__impl *const nnop__impls[];
 
+/* ------------------------------------------------------------------ run copies */
+/* A copy of step src for an execution context (../exec.c) of the plan p: what a run writes
+ * its own (kernel arguments, cuDNN variant packs, cuBLASLt's matmul descriptor with its bias
+ * pointer), what it only reads shared (engines, weights, layouts, slot numbers), and run on
+ * the main stream (side = 0: a context has no side stream). run_copy.c; undone by
+ * nnop__step_run_copy_free, never by the entry's destroy. */
+nnop_status nnop__step_run_copy(nnop_plan *p, const nnop__cuda_step *src, nnop__cuda_step *dst);
+void nnop__step_run_copy_free(nnop__cuda_step *dst);
+nnop_status nnop__lt_step_run_copy(nnop_context *ctx, const nnop__lt_step *s,
+                                   nnop__lt_step **out);             /* blaslt.c */
+nnop__gate_step *nnop__gate_step_run_copy(const nnop__gate_step *s); /* gate.c; NULL: OOM */
+
 /* ------------------------------------------------------------------ concat.c: slices */
 /* Plan which concat inputs live in their channel slice of the concat's output: those whose
  * slice has their own packed strides (N = 1 channels-first, say), the producer, whatever it

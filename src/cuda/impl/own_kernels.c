@@ -153,7 +153,7 @@ nnop_status nnop__step_build_kernel(nnop_plan *p, int32_t part, nnop__cuda_step 
         pool_params(n, st);
     if (st->kind == NNOP_STEP_GAP) {
         size_t bytes = nnop__gap_scratch_bytes(&st->xv, st->dtype);
-        nnop_status r = bytes ? nnop__slot_alloc(p, bytes, &st->scratch_slot) : NNOP_OK;
+        nnop_status r = bytes ? nnop__slot_run_scratch(p, bytes, &st->scratch_slot) : NNOP_OK;
         if (r != NNOP_OK)
             return r;
     }

@@ -44,7 +44,7 @@ nnop_status nnop__stem_pad(nnop_plan *p, nnop__chain *c, nnop__cuda_step *st)
             nnop_tensor_4d(x->dtype, NNOP_NHWC, x->dims[0], STEM_PADDED_C, x->dims[2], x->dims[3]);
     c->w_desc =
             nnop_tensor_4d(w->dtype, NNOP_NHWC, w->dims[0], STEM_PADDED_C, w->dims[2], w->dims[3]);
-    r = nnop__slot_alloc(p, nnop_tensor_bytes(&c->x_desc), &xpad);
+    r = nnop__slot_run_scratch(p, nnop_tensor_bytes(&c->x_desc), &xpad);
     if (r == NNOP_OK)
         r = nnop__slot_alloc(p, nnop_tensor_bytes(&c->w_desc), &wpad);
     if (r == NNOP_OK) /* weights [K, R, S, 3] -> [K, R, S, 4], on the device */

@@ -229,6 +229,23 @@ nnop_status nnop__dnn_graph(nnop_context *ctx, nnop__dnn_step *s)
     return st;
 }
 
+nnop_status nnop__dnn_step_run_copy(const nnop__dnn_step *s, nnop__dnn_step **out)
+{
+    nnop__dnn_step *c = (nnop__dnn_step *)nnop__calloc(1, sizeof *c);
+    *out = c;
+    if (!c)
+        return NNOP_ERR_OUT_OF_MEMORY;
+    memcpy(c, s, sizeof *c);
+    /* the descriptors stay s's: nnop__dnn_step_destroy(c) frees only c's variant packs */
+    c->n_owned = 0;
+    c->cfg = NULL;
+    c->plan_shared = 1;
+    memset(c->vpack, 0, sizeof c->vpack);
+    memset(c->vptrs, 0, sizeof c->vptrs);
+    c->n_vpack = c->next_vpack = 0;
+    return NNOP_OK;
+}
+
 void nnop__dnn_step_destroy(nnop__dnn_step *s)
 {
     int i;

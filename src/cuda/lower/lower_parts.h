@@ -179,5 +179,9 @@ nnop_status nnop__lower_epilogue_chain(nnop_plan *p, const nnop__chain *c, nnop_
  * need: a plan from cached JSON or one shared with an identical earlier step needs none). */
 nnop_status nnop__dnn_graph(nnop_context *ctx, nnop__dnn_step *s);
 void nnop__dnn_step_destroy(nnop__dnn_step *s);
+/* A copy of s for an execution context (../exec.c): s's execution plan and descriptors,
+ * shared, and a variant-pack cache of its own (what a run writes); nnop__dnn_step_destroy
+ * frees the copy and its packs only. NNOP_ERR_OUT_OF_MEMORY (no message) when it fails. */
+nnop_status nnop__dnn_step_run_copy(const nnop__dnn_step *s, nnop__dnn_step **out);
 
 #endif /* NNOP_CUDA_LOWER_PARTS_H */
