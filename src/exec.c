@@ -1,7 +1,7 @@
 /* exec.c: execution contexts (nnop_exec, issue 49): runs of one compiled plan at once, each
  * with buffers of its own, sharing the plan's weights and buffer plan; and the check a compile
  * with the batch_range option makes (every value computed from the inputs keeps the batch as
- * its dim 0, so a run may take any batch up to the built one; CPU backend in this version).
+ * its dim 0, so a run may take any batch up to the built one).
  * The backends hold the buffers: src/cpu (nnop__cpu_exec) and src/cuda/exec.c. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,10 +36,6 @@ nnop_status nnop__batch_range_check(nnop_plan *p)
     int32_t i;
     if (!p->opts.batch_range)
         return NNOP_OK;
-    if (p->ctx->backend == NNOP_BACKEND_CUDA)
-        return nnop__fail(p->ctx, NNOP_ERR_UNSUPPORTED,
-                          "nnop_graph_compile: batch_range runs on the CPU backend only in this "
-                          "version (the CUDA backend's engines are chosen for one batch)");
     if (g->n_inputs == 0)
         return nnop__fail(p->ctx, NNOP_ERR_INVALID_ARGUMENT,
                           "nnop_graph_compile: batch_range needs a graph input to take the batch");
@@ -173,7 +169,8 @@ nnop_status nnop_exec_run(nnop_exec *e, int64_t batch, const void *const *inputs
         return st;
     e->last_error[0] = '\0';
     if (e->cuda)
-        return nnop__cuda_exec_run(e->cuda, inputs, outputs, e->last_error, sizeof e->last_error);
+        return nnop__cuda_exec_run(e->cuda, batch, inputs, outputs, e->last_error,
+                                   sizeof e->last_error);
     nnop__cpu_exec_run(e->p, e->cpu, batch, inputs, outputs);
     return NNOP_OK;
 }

@@ -396,13 +396,16 @@ nnop_status nnop__cuda_plan_engines(nnop_plan *p, nnop_engine_info *out, int cap
 void nnop__cuda_partition_info(const nnop_plan *p, int32_t i, nnop_partition_info *out);
 /* nnop_plan_memory of a CUDA plan: fills the device fields. */
 void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m);
+/* A batch_range plan's buckets, "engines for batches 1, 2, 4, 8 (...)", into buf like
+ * snprintf; 0 (nothing written) without a range. */
+size_t nnop__cuda_plan_buckets(const nnop_plan *p, char *buf, size_t len);
 /* Execution contexts of a CUDA plan (src/cuda/exec.c): create's errors are in p->ctx; the
  * others copy theirs into err (len bytes), the execution context's own message. */
 struct nnop__cuda_exec;
 size_t nnop__cuda_exec_scratch_bytes(const nnop_plan *p);
 nnop_status nnop__cuda_exec_create(nnop_plan *p, void *scratch, struct nnop__cuda_exec **out);
-nnop_status nnop__cuda_exec_run(struct nnop__cuda_exec *e, const void *const *in, void *const *out,
-                                char *err, size_t len);
+nnop_status nnop__cuda_exec_run(struct nnop__cuda_exec *e, int64_t batch, const void *const *in,
+                                void *const *out, char *err, size_t len);
 nnop_status nnop__cuda_exec_set_stream(struct nnop__cuda_exec *e, void *stream, char *err,
                                        size_t len);
 nnop_status nnop__cuda_exec_synchronize(struct nnop__cuda_exec *e, char *err, size_t len);

@@ -97,6 +97,12 @@ void nnop__cuda_plan_memory(const nnop_plan *p, nnop_plan_memory_info *m)
     (void)m;
 }
 
+size_t nnop__cuda_plan_buckets(const nnop_plan *p, char *buf, size_t len)
+{
+    (void)p, (void)buf, (void)len;
+    return 0;
+}
+
 /* No CUDA plan exists in this build, so no execution context of one either. */
 size_t nnop__cuda_exec_scratch_bytes(const nnop_plan *p)
 {
@@ -112,10 +118,10 @@ nnop_status nnop__cuda_exec_create(nnop_plan *p, void *scratch, struct nnop__cud
                       "this nnop was built without CUDA (NNOP_WITH_CUDA=OFF)");
 }
 
-nnop_status nnop__cuda_exec_run(struct nnop__cuda_exec *e, const void *const *in, void *const *out,
-                                char *err, size_t len)
+nnop_status nnop__cuda_exec_run(struct nnop__cuda_exec *e, int64_t batch, const void *const *in,
+                                void *const *out, char *err, size_t len)
 {
-    (void)e, (void)in, (void)out;
+    (void)e, (void)batch, (void)in, (void)out;
     if (len)
         snprintf(err, len, "NNOP_ERR_UNSUPPORTED: this nnop was built without CUDA");
     return NNOP_ERR_UNSUPPORTED;
@@ -125,12 +131,12 @@ nnop_status nnop__cuda_exec_set_stream(struct nnop__cuda_exec *e, void *stream, 
                                        size_t len)
 {
     (void)stream;
-    return nnop__cuda_exec_run(e, NULL, NULL, err, len);
+    return nnop__cuda_exec_run(e, 0, NULL, NULL, err, len);
 }
 
 nnop_status nnop__cuda_exec_synchronize(struct nnop__cuda_exec *e, char *err, size_t len)
 {
-    return nnop__cuda_exec_run(e, NULL, NULL, err, len);
+    return nnop__cuda_exec_run(e, 0, NULL, NULL, err, len);
 }
 
 void nnop__cuda_exec_memory(const struct nnop__cuda_exec *e, nnop_plan_memory_info *m)

@@ -442,8 +442,12 @@ static void describe_memory(const nnop_plan *p, nnop__text *t)
                 "  memory: %zu bytes of weights, %zu of intermediates, %zu of workspace, %zu "
                 "other (%s)",
                 m.weights, m.intermediates, m.workspace, m.other, p->cuda ? "device" : "host");
-    if (p->batch_max)
+    if (p->batch_max) {
+        char buckets[512];
         nnop__textf(t, "; runs take a batch of 1 to %lld (batch_range)", (long long)p->batch_max);
+        if (p->cuda && nnop__cuda_plan_buckets(p, buckets, sizeof buckets))
+            nnop__textf(t, "; %s", buckets);
+    }
     nnop__textf(t, "\n");
 }
 

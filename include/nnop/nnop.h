@@ -871,8 +871,15 @@ NNOP_API void nnop_plan_destroy(nnop_plan *p);
  * from 1 to the one its graph was built with (dim 0 of input 0); every value computed from
  * the inputs must keep that batch as its dim 0 (compile fails with NNOP_ERR_SHAPE naming the
  * first that does not; constants are free), and the run's buffers hold that many samples.
- * This version takes batch ranges on the CPU backend only: on the CUDA backend a compile with
- * batch_range fails with NNOP_ERR_UNSUPPORTED. */
+ * On the CUDA backend the compile chooses engines for batch buckets, the powers of two below
+ * the built batch and the built batch itself (so it takes about as long as that many
+ * compiles; the plan cache keeps them all), holding the weights once; a bucket whose steps
+ * would split the graph otherwise than the built batch's is left out (nnop_plan_describe
+ * lists the buckets). A run of batch n takes the smallest bucket of at least n: where that
+ * is n it runs on your buffers, else through the execution context's staging buffers (n
+ * samples copied in and out on its stream; the bucket's other samples read zeros or an
+ * earlier run's inputs, which no sample of yours depends on). nnop_plan_execute runs the
+ * built batch. */
 typedef struct nnop_exec nnop_exec;
 NNOP_API nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out);
 /** The same on memory the caller owns: the execution context's buffers are carved from

@@ -101,6 +101,105 @@ static nnop_status build_part(nnop_plan *p, int32_t i)
     return t.taken < t.count ? split(p, i, t.taken, t.who, t.why) : NNOP_OK;
 }
 
+/* ------------------------------------------------------------------ batch buckets */
+/* A batch_range plan (nnop.h) runs a batch n on the steps of the smallest bucket >= n: the
+ * powers of two below the built batch B, then B. Each bucket's steps are built on the graph
+ * with every computed value's dim 0 set to the bucket (the strides of packed tensors do not
+ * depend on it) and must cut the graph into B's partitions, so that one buffer plan (B's,
+ * whose buffers only shrink) serves every bucket; a bucket that would cut it otherwise, or
+ * whose build is refused, is left out (its batches run on the next bucket up). Weights and
+ * other derived constants are made once (device/const_memo.c). */
+static void set_batch(nnop_plan *p, int64_t b)
+{
+    int32_t v;
+    for (v = 0; v < p->g->n_values; v++)
+        if (p->g->values[v].kind != NNOP_VALUE_CONSTANT)
+            p->g->values[v].desc.dims[0] = b;
+}
+
+static void destroy_steps(nnop__cuda_step *steps, int32_t n)
+{
+    int32_t i;
+    for (i = 0; steps && i < n; i++)
+        if (steps[i].impl && steps[i].impl->destroy)
+            steps[i].impl->destroy(&steps[i]);
+    nnop__free(steps);
+}
+
+static int same_parts(const nnop__partition *a, int32_t na, const nnop__partition *b, int32_t nb)
+{
+    int32_t i;
+    if (na != nb)
+        return 0;
+    for (i = 0; i < na; i++)
+        if (a[i].first != b[i].first || a[i].count != b[i].count)
+            return 0;
+    return 1;
+}
+
+/* Bucket b's steps on the partitions the compile started from (orig): NULL when left out
+ * (with NNOP_OK), or a failure that ends the compile (out of memory, a CUDA error). */
+static nnop_status build_bucket(nnop_plan *p, int64_t b, const nnop__partition *orig,
+                                int32_t n_orig, nnop__cuda_step **out)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    nnop__partition *kept_parts = p->parts;
+    nnop__cuda_step *kept_steps = cp->steps;
+    int32_t kept_n = p->n_parts, kept_memo = cp->n_memo, i;
+    nnop_status st = NNOP_OK;
+    *out = NULL;
+    p->parts = (nnop__partition *)malloc(((size_t)n_orig + 1) * sizeof *p->parts);
+    cp->steps = (nnop__cuda_step *)nnop__calloc((size_t)p->g->n_nodes + 1, sizeof *cp->steps);
+    if (!p->parts || !cp->steps)
+        st = nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+    if (st == NNOP_OK) {
+        memcpy(p->parts, orig, (size_t)n_orig * sizeof *orig);
+        p->n_parts = n_orig;
+        set_batch(p, b);
+        for (i = 0; st == NNOP_OK && i < p->n_parts; i++)
+            st = build_part(p, i);
+        set_batch(p, p->batch_max);
+    }
+    if (st == NNOP_OK && same_parts(p->parts, p->n_parts, kept_parts, kept_n)) {
+        *out = cp->steps;
+    } else {
+        destroy_steps(cp->steps, p->g->n_nodes + 1);
+        cp->n_memo = kept_memo; /* no shared engine may point into what is gone */
+        if (st != NNOP_OK && NNOP_IMPL_REFUSED(st)) {
+            nnop__clear_error(p->ctx);
+            st = NNOP_OK;
+        }
+    }
+    free(p->parts);
+    p->parts = kept_parts;
+    p->n_parts = kept_n;
+    cp->steps = kept_steps;
+    return st;
+}
+
+static nnop_status build_buckets(nnop_plan *p, const nnop__partition *orig, int32_t n_orig)
+{
+    struct nnop__cuda_plan *cp = p->cuda;
+    int64_t b;
+    nnop_status st = NNOP_OK;
+    int deser = cp->deser_threads;
+    cp->deser_threads = 0; /* the buckets' plans are built in place */
+    for (b = 1; b < p->batch_max && cp->n_buckets < NNOP_MAX_BUCKETS - 1 && st == NNOP_OK; b *= 2) {
+        nnop__cuda_step *steps = NULL;
+        st = build_bucket(p, b, orig, n_orig, &steps);
+        if (steps) {
+            cp->bucket_batch[cp->n_buckets] = b;
+            cp->bucket_steps[cp->n_buckets++] = steps;
+        }
+    }
+    cp->deser_threads = deser;
+    if (st == NNOP_OK) {
+        cp->bucket_batch[cp->n_buckets] = p->batch_max;
+        cp->bucket_steps[cp->n_buckets++] = cp->steps;
+    }
+    return st;
+}
+
 /* ------------------------------------------------------------------ buffers */
 typedef struct liveness {
     int32_t *last_use; /* per value: last partition reading it (a concat's output: or one of
@@ -222,13 +321,19 @@ static nnop_status alloc_workspace(nnop_plan *p)
 {
     struct nnop__cuda_plan *cp = p->cuda;
     nnop_status st = NNOP_OK;
-    int32_t i;
+    int32_t i, k;
     for (i = 0; i < p->n_parts; i++) {
         int64_t need = cp->steps[i].dnn ? cp->steps[i].dnn->workspace
                                         : (int64_t)nnop__lt_step_workspace(cp->steps[i].lt);
         int64_t *have = cp->steps[i].side ? &cp->side_workspace_bytes : &cp->workspace_bytes;
         *have = need > *have ? need : *have;
     }
+    for (k = 0; k + 1 < cp->n_buckets; k++) /* the smaller buckets' steps, for contexts */
+        for (i = 0; i < p->n_parts; i++) {
+            const nnop__cuda_step *s = &cp->bucket_steps[k][i];
+            int64_t need = s->dnn ? s->dnn->workspace : (int64_t)nnop__lt_step_workspace(s->lt);
+            cp->workspace_bytes = need > cp->workspace_bytes ? need : cp->workspace_bytes;
+        }
     if (cp->workspace_bytes)
         st = nnop__plan_alloc(p, (size_t)cp->workspace_bytes, "the workspace", &cp->workspace);
     if (st == NNOP_OK && cp->side_workspace_bytes)
@@ -314,13 +419,26 @@ static void reshare(nnop_plan *p)
 
 static nnop_status build_once(nnop_plan *p, int deser_threads)
 {
+    nnop__partition *orig = NULL;
+    int32_t n_orig = p->n_parts;
     nnop_status st = plan_init(p);
+    if (st == NNOP_OK && p->batch_max) { /* the buckets start from the same partitions */
+        orig = (nnop__partition *)malloc(((size_t)n_orig + 1) * sizeof *orig);
+        if (!orig)
+            st = nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
+        else
+            memcpy(orig, p->parts, (size_t)n_orig * sizeof *orig);
+        p->cuda->memo_on = 1;
+    }
     if (st == NNOP_OK) {
         p->cuda->deser_threads = deser_threads;
         st = build_parts(p);
     }
     if (st == NNOP_OK)
         st = nnop__deser_resolve(p, reshare);
+    if (st == NNOP_OK && orig)
+        st = build_buckets(p, orig, n_orig);
+    free(orig);
     if (st == NNOP_OK)
         st = finish(p);
     return st;
@@ -362,6 +480,9 @@ static void plan_destroy(nnop_plan *p)
     for (i = 0; cp->steps && i <= p->g->n_nodes; i++)
         if (cp->steps[i].impl && cp->steps[i].impl->destroy)
             cp->steps[i].impl->destroy(&cp->steps[i]);
+    for (i = 0; i < cp->n_buckets; i++) /* the built batch's are steps itself */
+        if (cp->bucket_steps[i] != cp->steps)
+            destroy_steps(cp->bucket_steps[i], p->g->n_nodes + 1);
     nnop__deser_free(cp);
     for (i = 0; i < cp->n_owned; i++)
         nnop__dev_free(&p->ctx->alloc, cp->owned[i]);
@@ -377,6 +498,7 @@ static void plan_destroy(nnop_plan *p)
     nnop__free(cp->slice_off);
     free(cp->run_slot);
     free(cp->run_bytes);
+    nnop__const_memo_free(cp);
     nnop__free(cp);
     p->cuda = NULL;
 }
@@ -392,6 +514,21 @@ void nnop__cuda_plan_destroy(nnop_plan *p)
 }
 
 /* ------------------------------------------------------------------ describe */
+size_t nnop__cuda_plan_buckets(const nnop_plan *p, char *buf, size_t len)
+{
+    const struct nnop__cuda_plan *cp = p->cuda;
+    nnop__text t;
+    int32_t k;
+    if (!cp || cp->n_buckets == 0)
+        return 0;
+    nnop__text_init(&t, buf, len);
+    nnop__textf(&t, "engines for batches");
+    for (k = 0; k < cp->n_buckets; k++)
+        nnop__textf(&t, "%s %lld", k ? "," : "", (long long)cp->bucket_batch[k]);
+    nnop__textf(&t, " (a batch between them runs on the next one up, through staging copies)");
+    return t.used;
+}
+
 size_t nnop__cuda_partition_describe(const nnop_plan *p, int32_t i, char *buf, size_t len)
 {
     const nnop__cuda_step *s = &p->cuda->steps[i];

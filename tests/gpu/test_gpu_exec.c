@@ -1,11 +1,15 @@
-/* test_gpu_exec.c: execution contexts on the CUDA backend (issue 49). A small network that
- * takes most of the backend's step kinds (the C=3 stem with its padded input, cuDNN conv
- * chains, max pooling, a depthwise conv, a squeeze-excitation gate with its pooled sums, a
+/* test_gpu_exec.c: execution contexts and batch ranges on the CUDA backend (issue 49). A small
+ * network that takes most of the backend's step kinds (the C=3 stem with its padded input, cuDNN
+ * conv chains, max pooling, a depthwise conv, a squeeze-excitation gate with its pooled sums, a
  * residual add, global average pooling, a linear layer on cuBLASLt, softmax) in f16 NHWC and
  * f32 NCHW, with and without CUDA-graph replay. Four execution contexts of one plan run on
  * four threads at once, each run bitwise equal to the plan's own quiet run of the same input
  * (a deterministic context: same engines, same sums); then the memory they report, caller's
  * scratch at an odd address, a stream of the caller's, and a context whose plan went first.
+ * Batch ranges: one plan for batch 8 runs every batch 1 to 8 within the dtype's tolerance of
+ * a plan compiled for that batch (buckets 1, 2, 4, 8 directly, the others through staging),
+ * writing nothing past the batch's samples, with the weights of one plain plan; four
+ * contexts running random batches at once equal the same batches run alone.
  * Worker threads never call cmocka: they count, the main thread asserts. */
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +29,8 @@ typedef struct net {
     nnop_dtype t;
     nnop_layout layout;
     int cuda_graph;
+    int64_t batch; /* N unless set */
+    int range;     /* compile with batch_range */
     nnop_context *ctx;
     nnop_plan *p;
     size_t xbytes, ybytes;
@@ -85,12 +91,13 @@ static nnop_value bn(nnop_graph *g, const net *n, nnop_value x, int64_t c)
  * SE gate -> 1x1 conv + bias, + the block's input -> GAP -> flatten -> linear -> softmax */
 static nnop_status build(net *n)
 {
-    nnop_tensor_desc xd = nnop_tensor_4d(n->t, n->layout, N, C0, HW, HW);
+    nnop_tensor_desc xd = nnop_tensor_4d(n->t, n->layout, n->batch ? n->batch : N, C0, HW, HW);
     nnop_compile_options co;
     nnop_pool_params pp;
     nnop_graph *g = NULL;
     nnop_value x, v, block, s;
     nnop_status st;
+    seed_next = 100; /* the same weights in every plan */
     assert_int_equal(nnop_graph_create(n->ctx, &g), NNOP_OK);
     x = nnop_input(g, "x", &xd);
     v = nnop_act(g, bn(g, n, conv(g, n, x, C0, C1, 3, 2, 1), C1), NNOP_ACT_RELU, 0.0f);
@@ -115,6 +122,7 @@ static nnop_status build(net *n)
     assert_int_equal(nnop_output(g, nnop_softmax(g, v), "y"), NNOP_OK);
     nnop_compile_options_init(&co);
     co.cuda_graph = n->cuda_graph;
+    co.batch_range = n->range;
     st = nnop_graph_compile(g, &co, &n->p);
     if (st != NNOP_OK)
         print_error("compile: %s\n", nnop_context_last_error(n->ctx));
@@ -368,6 +376,256 @@ static void test_callers_stream_and_orphan(void **state)
     teardown_net(&n);
 }
 
+/* ------------------------------------------------------------------ batch ranges */
+enum { RMAX = 8 }; /* buckets 1, 2, 4, 8; batches 3, 5, 6, 7 run padded */
+
+typedef struct range_case {
+    nnop_dtype t;
+    nnop_layout layout;
+    int cuda_graph;
+} range_case;
+
+/* Each batch's reference: a plain plan compiled for it, on the first n samples of x. */
+static void plain_runs(const range_case *rc, nnop_context *ctx, const void *x, float *want)
+{
+    int64_t n;
+    for (n = 1; n <= RMAX; n++) {
+        net m;
+        nnop_tensor_desc yd = nnop_tensor_2d(rc->t, n, CLASSES);
+        void *y = NULL;
+        const void *in[1] = {x};
+        void *out[1];
+        unsigned char *host = (unsigned char *)malloc(nnop_tensor_bytes(&yd));
+        memset(&m, 0, sizeof m);
+        m.t = rc->t, m.layout = rc->layout, m.batch = n, m.ctx = ctx;
+        assert_non_null(host);
+        assert_int_equal(build(&m), NNOP_OK);
+        assert_int_equal(cudaMalloc(&y, nnop_tensor_bytes(&yd)), cudaSuccess);
+        out[0] = y;
+        assert_int_equal(nnop_plan_execute(m.p, in, out), NNOP_OK);
+        assert_int_equal(nnop_context_synchronize(ctx), NNOP_OK);
+        assert_int_equal(cudaMemcpy(host, y, nnop_tensor_bytes(&yd), cudaMemcpyDeviceToHost),
+                         cudaSuccess);
+        assert_int_equal(
+                nnop_convert(rc->t, host, NNOP_F32, want + (n - 1) * RMAX * CLASSES, n * CLASSES),
+                NNOP_OK);
+        cudaFree(y);
+        free(host);
+        nnop_plan_destroy(m.p);
+    }
+}
+
+/* Run batch n on e into y (poisoned first, RMAX samples long): n samples within the dtype's
+ * tolerance of the plain plan's, the rest untouched. */
+static void check_batch(const range_case *rc, nnop_exec *e, const void *x, void *y, int64_t n,
+                        const float *want)
+{
+    nnop_tensor_desc yd = nnop_tensor_2d(rc->t, RMAX, CLASSES);
+    size_t bytes = nnop_tensor_bytes(&yd), used = bytes / RMAX * (size_t)n;
+    unsigned char *host = (unsigned char *)malloc(bytes);
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    assert_non_null(host);
+    assert_int_equal(cudaMemset(y, 0xFF, bytes), cudaSuccess);
+    assert_int_equal(nnop_exec_run(e, n, in, out), NNOP_OK);
+    assert_int_equal(nnop_exec_synchronize(e), NNOP_OK);
+    assert_int_equal(cudaMemcpy(host, y, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    if (!nnop_test_compare(rc->t, host, want + (n - 1) * RMAX * CLASSES, n * CLASSES,
+                           nnop_test_rtol(rc->t), nnop_test_rtol(rc->t), "batch range",
+                           (uint64_t)n))
+        fail_msg("batch %lld differs from a plan compiled for it", (long long)n);
+    assert_true(nnop_test_is_poisoned(host + used, bytes - used));
+    free(host);
+}
+
+static void check_range(const range_case *rc)
+{
+    nnop_context_options o;
+    nnop_tensor_desc xd = nnop_tensor_4d(rc->t, rc->layout, RMAX, C0, HW, HW);
+    nnop_tensor_desc yd = nnop_tensor_2d(rc->t, RMAX, CLASSES);
+    float *want = (float *)malloc((size_t)RMAX * RMAX * CLASSES * sizeof *want);
+    void *host = malloc(nnop_tensor_bytes(&xd)), *x = NULL, *y = NULL;
+    nnop_plan_memory_info pm, fm;
+    nnop_exec *e = NULL;
+    char text[8192];
+    net range, full;
+    int64_t n;
+    int pass;
+    assert_non_null(want);
+    assert_non_null(host);
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CUDA;
+    o.deterministic = 1;
+    memset(&range, 0, sizeof range);
+    range.t = rc->t, range.layout = rc->layout, range.cuda_graph = rc->cuda_graph;
+    range.batch = RMAX, range.range = 1;
+    assert_int_equal(nnop_context_create(&o, &range.ctx), NNOP_OK);
+    nnop_test_fill(rc->t, host, NULL, nnop_tensor_elements(&xd), 77, -1.0f, 1.0f);
+    assert_int_equal(cudaMalloc(&x, nnop_tensor_bytes(&xd)), cudaSuccess);
+    assert_int_equal(cudaMalloc(&y, nnop_tensor_bytes(&yd)), cudaSuccess);
+    assert_int_equal(cudaMemcpy(x, host, nnop_tensor_bytes(&xd), cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    plain_runs(rc, range.ctx, x, want);
+
+    assert_int_equal(build(&range), NNOP_OK);
+    assert_true(nnop_plan_describe(range.p, text, sizeof text) < sizeof text);
+    if (!strstr(text, "engines for batches 1, 2, 4, 8"))
+        fail_msg("the buckets are not all there:\n%s", text);
+    /* the weights once: as much as a plain plan of the built batch holds */
+    memset(&full, 0, sizeof full);
+    full.t = rc->t, full.layout = rc->layout, full.batch = RMAX, full.ctx = range.ctx;
+    assert_int_equal(build(&full), NNOP_OK);
+    assert_int_equal(nnop_plan_memory(range.p, &pm), NNOP_OK);
+    assert_int_equal(nnop_plan_memory(full.p, &fm), NNOP_OK);
+    assert_int_equal(pm.weights, fm.weights);
+    nnop_plan_destroy(full.p);
+
+    assert_int_equal(nnop_exec_create(range.p, &e), NNOP_OK);
+    for (pass = 0; pass < 2; pass++) { /* down, then up: shapes change both ways, graphs replay */
+        for (n = RMAX; n >= 1; n--)
+            check_batch(rc, e, x, y, n, want);
+        for (n = 1; n <= RMAX; n++)
+            check_batch(rc, e, x, y, n, want);
+    }
+    nnop_exec_destroy(e);
+    nnop_plan_destroy(range.p);
+    nnop_context_destroy(range.ctx);
+    cudaFree(x);
+    cudaFree(y);
+    free(host);
+    free(want);
+}
+
+static void test_range_f16_nhwc(void **state)
+{
+    const range_case rc = {NNOP_F16, NNOP_NHWC, 0};
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    check_range(&rc);
+}
+
+static void test_range_f16_nhwc_cuda_graph(void **state)
+{
+    const range_case rc = {NNOP_F16, NNOP_NHWC, 1};
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    check_range(&rc);
+}
+
+static void test_range_f32_nchw(void **state)
+{
+    const range_case rc = {NNOP_F32, NNOP_NCHW, 0};
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    check_range(&rc);
+}
+
+/* Four contexts of one range plan on four threads, random batches: each run bitwise equal
+ * to the same batch run alone on one context. */
+typedef struct range_worker {
+    nnop_exec *e;
+    const void *x;
+    const unsigned char *quiet; /* RMAX rows of RMAX * CLASSES f16 values */
+    uint64_t seed;
+    int runs, wrong, failed;
+    char error[256];
+} range_worker;
+
+static void range_worker_main(void *arg)
+{
+    range_worker *w = (range_worker *)arg;
+    size_t row = (size_t)RMAX * CLASSES * 2;
+    unsigned char got[RMAX * CLASSES * 2];
+    void *y = NULL;
+    int r;
+    if (cudaMalloc(&y, row) != cudaSuccess) {
+        w->failed = RUNS;
+        return;
+    }
+    for (r = 0; r < RUNS; r++) {
+        const void *in[1] = {w->x};
+        void *out[1] = {y};
+        int64_t n;
+        w->seed = w->seed * 6364136223846793005ull + 1442695040888963407ull;
+        n = 1 + (int64_t)((w->seed >> 33) % RMAX);
+        if (nnop_exec_run(w->e, n, in, out) != NNOP_OK || nnop_exec_synchronize(w->e) != NNOP_OK ||
+            cudaMemcpy(got, y, (size_t)n * CLASSES * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
+            snprintf(w->error, sizeof w->error, "%s", nnop_exec_last_error(w->e));
+            w->failed++;
+            continue;
+        }
+        w->wrong += memcmp(got, w->quiet + (size_t)(n - 1) * row, (size_t)n * CLASSES * 2) != 0;
+        w->runs++;
+    }
+    cudaFree(y);
+}
+
+static void test_range_threads(void **state)
+{
+    nnop_context_options o;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, RMAX, C0, HW, HW);
+    size_t row = (size_t)RMAX * CLASSES * 2;
+    unsigned char *quiet = (unsigned char *)malloc(row * RMAX);
+    void *host = malloc(nnop_tensor_bytes(&xd)), *x = NULL, *y = NULL;
+    range_worker w[THREADS];
+    nnop__thread *th[THREADS];
+    nnop_exec *alone = NULL;
+    net range;
+    int64_t n;
+    int i;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    assert_non_null(quiet);
+    assert_non_null(host);
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CUDA;
+    o.deterministic = 1;
+    memset(&range, 0, sizeof range);
+    range.t = NNOP_F16, range.layout = NNOP_NHWC, range.cuda_graph = 1;
+    range.batch = RMAX, range.range = 1;
+    assert_int_equal(nnop_context_create(&o, &range.ctx), NNOP_OK);
+    assert_int_equal(build(&range), NNOP_OK);
+    nnop_test_fill(NNOP_F16, host, NULL, nnop_tensor_elements(&xd), 78, -1.0f, 1.0f);
+    assert_int_equal(cudaMalloc(&x, nnop_tensor_bytes(&xd)), cudaSuccess);
+    assert_int_equal(cudaMalloc(&y, row), cudaSuccess);
+    assert_int_equal(cudaMemcpy(x, host, nnop_tensor_bytes(&xd), cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    assert_int_equal(nnop_exec_create(range.p, &alone), NNOP_OK);
+    for (n = 1; n <= RMAX; n++) {
+        const void *in[1] = {x};
+        void *out[1] = {y};
+        assert_int_equal(nnop_exec_run(alone, n, in, out), NNOP_OK);
+        assert_int_equal(nnop_exec_synchronize(alone), NNOP_OK);
+        assert_int_equal(cudaMemcpy(quiet + (size_t)(n - 1) * row, y, (size_t)n * CLASSES * 2,
+                                    cudaMemcpyDeviceToHost),
+                         cudaSuccess);
+        assert_true(finite_bytes(NNOP_F16, quiet + (size_t)(n - 1) * row, n * CLASSES));
+    }
+    nnop_exec_destroy(alone);
+    memset(w, 0, sizeof w);
+    for (i = 0; i < THREADS; i++) {
+        w[i].x = x, w[i].quiet = quiet, w[i].seed = 9000 + (uint64_t)i;
+        assert_int_equal(nnop_exec_create(range.p, &w[i].e), NNOP_OK);
+    }
+    for (i = 0; i < THREADS; i++)
+        assert_int_equal(nnop__thread_start(range_worker_main, &w[i], &th[i]), NNOP_OK);
+    for (i = 0; i < THREADS; i++)
+        nnop__thread_join(th[i]);
+    for (i = 0; i < THREADS; i++) {
+        if (w[i].failed)
+            print_error("context %d: %s\n", i, w[i].error);
+        assert_int_equal(w[i].failed, 0);
+        assert_int_equal(w[i].wrong, 0);
+        nnop_exec_destroy(w[i].e);
+    }
+    nnop_plan_destroy(range.p);
+    nnop_context_destroy(range.ctx);
+    cudaFree(x);
+    cudaFree(y);
+    free(host);
+    free(quiet);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +634,10 @@ int main(void)
             cmocka_unit_test(test_threads_f32_nchw),
             cmocka_unit_test(test_memory_and_callers_scratch),
             cmocka_unit_test(test_callers_stream_and_orphan),
+            cmocka_unit_test(test_range_f16_nhwc),
+            cmocka_unit_test(test_range_f16_nhwc_cuda_graph),
+            cmocka_unit_test(test_range_f32_nchw),
+            cmocka_unit_test(test_range_threads),
     };
     return nnop_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL),
                                sizeof tests / sizeof tests[0]);

@@ -94,7 +94,7 @@ static void usage(FILE *f)
           "                     Devices that do not exist are dropped with a note.\n"
           "  --policy P         prefer-precompiled (default), precompiled-only, fastest\n"
           "  --serve T          serve the network from T threads (1 to 64), two ways in one\n"
-          "                     run: one batch_range plan (a plain one for one size: CUDA)\n"
+          "                     run: one batch_range plan (a plain one for one size)\n"
           "                     with T execution contexts, and a\n"
           "                     context a thread with a plan per batch size; images/s, p50\n"
           "                     and p99 request latency, memory held; both ways' outputs are\n"

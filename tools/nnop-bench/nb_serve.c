@@ -1,7 +1,7 @@
 /* nb_serve.c: the serving benchmark (--serve T, issue 49): T threads send requests of random
  * batch sizes to one network, two ways side by side in one run:
  *   contexts: one plan compiled with batch_range for the largest batch asked (without it
- *             when one size is asked: the CUDA backend takes no range yet), T execution
+ *             when one size is asked: nothing to range over), T execution
  *             contexts of it (nnop_exec), one a thread: the weights held once;
  *   plans:    today's way, each thread a context of its own holding a plan per batch size.
  * Both ways draw the same request sizes (a seeded sequence per thread). Before its time

@@ -114,6 +114,9 @@ typedef struct nnop__compile_prof {
     int32_t restarted;     /* deferred deserialization failed: built again serially */
 } nnop__compile_prof;
 
+/* Batch buckets of a batch_range plan: powers of two below the built batch, then it. */
+#define NNOP_MAX_BUCKETS 24
+
 /* Pointer sets a plan keeps a captured CUDA graph for (double buffering, several batches'
  * buffers): the fifth set captures again over the oldest. */
 #define NNOP_GRAPH_SETS 4
@@ -169,7 +172,31 @@ struct nnop__cuda_plan {
     int32_t *run_slot;
     size_t *run_bytes;
     int32_t n_run, cap_run;
+    /* batch_range (../compile.c): the steps of each batch bucket, smallest batch first; the
+     * last bucket is the built batch, whose steps are `steps` (n_buckets 0: no range) */
+    int32_t n_buckets;
+    int64_t bucket_batch[NNOP_MAX_BUCKETS];
+    struct nnop__cuda_step *bucket_steps[NNOP_MAX_BUCKETS];
+    /* derived constants made once whatever the number of buckets (const_memo.c) */
+    int memo_on;
+    struct nnop__const_memo *cmemo;
+    int32_t n_cmemo, cap_cmemo;
 };
+
+/* ------------------------------------------------------------------ memo (const_memo.c) */
+/* Derived constants (folded, packed, per-channel vectors) made once per plan where memo_on
+ * (batch_range plans build every step once per bucket): find says whether one made of (tag,
+ * key, the aux_len bytes at aux: compared in full) exists and gives its slot; keep records
+ * one (a copy of aux is kept until the plan goes). tag must be a string literal. Both do
+ * nothing where memo_on is 0. upload_const: nnop__slot_upload of host data that no kernel
+ * changes afterwards, through the memo. */
+int nnop__const_memo_find(nnop_plan *p, const char *tag, int64_t key, const void *aux,
+                          size_t aux_len, int32_t *slot);
+nnop_status nnop__const_memo_keep(nnop_plan *p, const char *tag, int64_t key, const void *aux,
+                                  size_t aux_len, int32_t slot);
+nnop_status nnop__slot_upload_const(nnop_plan *p, const char *tag, const void *host, size_t bytes,
+                                    int32_t *slot);
+void nnop__const_memo_free(struct nnop__cuda_plan *cp);
 
 /* ------------------------------------------------------------------ slots (slots.c) */
 /* Slot of value v; constants are uploaded on first use. */

@@ -189,7 +189,7 @@ static nnop_status bias_operand(nnop_plan *p, const nnop__chain *c, nnop__lt_ste
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     st = nnop_convert(NNOP_F32, o->host[0], t, h, c->channels);
     if (st == NNOP_OK)
-        st = nnop__slot_upload(p, h, bytes, &s->bias_slot);
+        st = nnop__slot_upload_const(p, "constant", h, bytes, &s->bias_slot);
     free(h);
     return st;
 }

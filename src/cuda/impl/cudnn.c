@@ -238,7 +238,7 @@ static nnop_status float_slot(nnop_plan *p, int32_t v, int32_t *slot)
     if (!f)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     nnop__to_f32(val->desc.dtype, val->data, f, n);
-    st = nnop__slot_upload(p, f, (size_t)n * sizeof *f, slot);
+    st = nnop__slot_upload_const(p, "constant", f, (size_t)n * sizeof *f, slot);
     nnop__free(f);
     return st;
 }

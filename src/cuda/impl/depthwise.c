@@ -64,7 +64,7 @@ static nnop_status weights(nnop_plan *p, const nnop__node *n, nnop__cuda_step *s
     if (!tm)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     nnop__dw_tap_major(w->data, &w->desc, tm);
-    r = nnop__slot_upload(p, tm, bytes, &st->w_slot);
+    r = nnop__slot_upload_const(p, "constant", tm, bytes, &st->w_slot);
     free(tm);
     st->dw.wv.sn = 1;
     st->dw.wv.sc = 0;

@@ -110,13 +110,17 @@ static void shape_params(const nnop_plan *p, const nnop__node *n, nnop__igemm_kp
 static nnop_status pack_weights(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st)
 {
     const nnop_tensor_desc *w = &p->g->values[p->g->nodes[c->producer].in[1]].desc;
-    nnop_status r = nnop__slot_alloc(p, nnop_tensor_bytes(w), &st->w_slot);
+    nnop_status r;
+    if (nnop__const_memo_find(p, "igemm weights", c->w_slot, NULL, 0, &st->w_slot))
+        return NNOP_OK;
+    r = nnop__slot_alloc(p, nnop_tensor_bytes(w), &st->w_slot);
     if (r == NNOP_OK)
         r = NNOP_CU(p->ctx,
                     nnop__k_igemm_weights(p->cuda->slot[c->w_slot], p->cuda->slot[st->w_slot],
                                           (int)w->dims[0], (int)w->dims[1], (int)w->dims[2],
                                           (int)w->dims[3], w->strides, p->ctx->cuda->stream));
-    return r;
+    return r == NNOP_OK ? nnop__const_memo_keep(p, "igemm weights", c->w_slot, NULL, 0, st->w_slot)
+                        : r;
 }
 
 static nnop_status igemm_build(nnop_plan *p, nnop__impl_try *t, nnop__cuda_step *st)

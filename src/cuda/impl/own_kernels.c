@@ -45,8 +45,8 @@ static nnop_status epi_operands(nnop_plan *p, const nnop__chain *c, int k, nnop_
     for (i = 0; i < 2 && r == NNOP_OK; i++)
         if (o->host[i]) {
             e->dtype = (int)NNOP_F32;
-            r = nnop__slot_upload(p, o->host[i], (size_t)c->channels * sizeof(float),
-                                  &st->op_slots[k][i]);
+            r = nnop__slot_upload_const(p, "constant", o->host[i],
+                                        (size_t)c->channels * sizeof(float), &st->op_slots[k][i]);
         }
     return r;
 }

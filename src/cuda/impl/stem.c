@@ -45,14 +45,18 @@ nnop_status nnop__stem_pad(nnop_plan *p, nnop__chain *c, nnop__cuda_step *st)
     c->w_desc =
             nnop_tensor_4d(w->dtype, NNOP_NHWC, w->dims[0], STEM_PADDED_C, w->dims[2], w->dims[3]);
     r = nnop__slot_run_scratch(p, nnop_tensor_bytes(&c->x_desc), &xpad);
-    if (r == NNOP_OK)
+    if (r == NNOP_OK &&
+        !nnop__const_memo_find(p, "stem padded weights", c->w_slot, NULL, 0, &wpad)) {
         r = nnop__slot_alloc(p, nnop_tensor_bytes(&c->w_desc), &wpad);
-    if (r == NNOP_OK) /* weights [K, R, S, 3] -> [K, R, S, 4], on the device */
-        r = nnop__cuda_check(p->ctx,
-                             nnop__k_pad_channels(p->cuda->slot[c->w_slot], p->cuda->slot[wpad], es,
-                                                  w->dims[0] * w->dims[2] * w->dims[3], STEM_C,
-                                                  STEM_PADDED_C, p->ctx->cuda->stream),
-                             "nnop__k_pad_channels(weights)", __FILE__, __LINE__);
+        if (r == NNOP_OK) /* weights [K, R, S, 3] -> [K, R, S, 4], on the device */
+            r = nnop__cuda_check(p->ctx,
+                                 nnop__k_pad_channels(p->cuda->slot[c->w_slot], p->cuda->slot[wpad],
+                                                      es, w->dims[0] * w->dims[2] * w->dims[3],
+                                                      STEM_C, STEM_PADDED_C, p->ctx->cuda->stream),
+                                 "nnop__k_pad_channels(weights)", __FILE__, __LINE__);
+        if (r == NNOP_OK)
+            r = nnop__const_memo_keep(p, "stem padded weights", c->w_slot, NULL, 0, wpad);
+    }
     if (r != NNOP_OK)
         return r;
     st->padded = 1;
@@ -134,8 +138,9 @@ static nnop_status kernel_epilogue(nnop_plan *p, const nnop__chain *c, nnop__cud
     int k = 0;
     st->stem_bias_slot = -1;
     if (k < c->n_ops && c->ops[k].kind == NNOP_EPI_BIAS && c->ops[k].host[0]) {
-        nnop_status r = nnop__slot_upload(p, c->ops[k].host[0], (size_t)c->channels * sizeof(float),
-                                          &st->stem_bias_slot);
+        nnop_status r =
+                nnop__slot_upload_const(p, "constant", c->ops[k].host[0],
+                                        (size_t)c->channels * sizeof(float), &st->stem_bias_slot);
         if (r != NNOP_OK)
             return r;
         k++;
@@ -182,13 +187,18 @@ static void fuse_pool(nnop_plan *p, const nnop__node *m, nnop__cuda_step *st)
 static nnop_status kernel_weights(nnop_plan *p, const nnop__chain *c, nnop__cuda_step *st)
 {
     const nnop_tensor_desc *w = &p->g->values[p->g->nodes[c->producer].in[1]].desc;
-    nnop_status r = nnop__slot_alloc(p, nnop__stem_weights_bytes(st->stem.r), &st->w_slot);
+    nnop_status r;
+    if (nnop__const_memo_find(p, "stem kernel weights", c->w_slot, NULL, 0, &st->w_slot))
+        return NNOP_OK;
+    r = nnop__slot_alloc(p, nnop__stem_weights_bytes(st->stem.r), &st->w_slot);
     if (r == NNOP_OK) /* weights folded or not, as the chain left them in c->w_slot */
         r = NNOP_CU(p->ctx,
                     nnop__k_stem_weights(p->cuda->slot[c->w_slot], p->cuda->slot[st->w_slot],
                                          (int)w->dims[2], (int)w->dims[3], (int)w->dims[1],
                                          w->strides, p->ctx->cuda->stream));
-    return r;
+    return r == NNOP_OK
+                   ? nnop__const_memo_keep(p, "stem kernel weights", c->w_slot, NULL, 0, st->w_slot)
+                   : r;
 }
 
 /* The partition [first, first + count) as the own stem kernel, NNOP_ERR_UNSUPPORTED (no

@@ -217,14 +217,21 @@ static nnop_status scale_weights(nnop_plan *p, nnop__chain *c, const float *s)
 {
     const nnop__value *w = &p->g->values[p->g->nodes[c->producer].in[1]];
     int64_t n = nnop_tensor_elements(&w->desc), per_k = n / w->desc.dims[0];
+    size_t s_bytes = (size_t)w->desc.dims[0] * sizeof(float);
     int32_t s_slot = -1;
-    nnop_status st = nnop__slot_upload(p, w->data, nnop_tensor_bytes(&w->desc), &c->w_slot);
+    nnop_status st;
+    /* a batch_range plan's other buckets fold the same weights by the same scales */
+    if (nnop__const_memo_find(p, "folded weights", c->producer, s, s_bytes, &c->w_slot))
+        return NNOP_OK;
+    st = nnop__slot_upload(p, w->data, nnop_tensor_bytes(&w->desc), &c->w_slot);
     if (st == NNOP_OK)
-        st = nnop__slot_upload(p, s, (size_t)w->desc.dims[0] * sizeof(float), &s_slot);
+        st = nnop__slot_upload(p, s, s_bytes, &s_slot);
     if (st == NNOP_OK)
         st = NNOP_CU(p->ctx, nnop__k_scale_rows(p->cuda->slot[c->w_slot], (int)w->desc.dtype, n,
                                                 per_k, (const float *)p->cuda->slot[s_slot],
                                                 p->ctx->cuda->stream));
+    if (st == NNOP_OK)
+        st = nnop__const_memo_keep(p, "folded weights", c->producer, s, s_bytes, c->w_slot);
     return st;
 }
 

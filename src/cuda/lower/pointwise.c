@@ -152,7 +152,7 @@ static nnop_status operand_slot(nnop_plan *p, const nnop__chain *c, const nnop__
     if (!buf)
         return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "lowering: out of memory");
     nnop__from_f32(o->dtype, o->host[i], buf, c->channels);
-    st = nnop__slot_upload(p, buf, bytes, slot);
+    st = nnop__slot_upload_const(p, "constant", buf, bytes, slot);
     free(buf);
     return st;
 }
