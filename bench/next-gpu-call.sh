@@ -17,7 +17,8 @@
 #      ConvNeXt-Tiny (nnop-bench --check --perf, one run: the outputs checked before timing).
 #   4. with SERVE=1, last: the serving benchmark on ResNet-50 fp16 NHWC (issue 49): 8 threads of
 #      batch-8 requests, 8 execution contexts of one plan against a plan per thread, with and
-#      without CUDA graphs (nnop-bench --serve 8 --serve-batches 8).
+#      without CUDA graphs (nnop-bench --serve 8 --serve-batches 8); then requests of 1 to 32
+#      on one batch_range plan against a plan per size per thread.
 # Stage outputs gather in /tmp/nx and are tarred into $OUT/next.tgz after every stage, so that
 # a call cut at its limit still returns them. SECS (default 210) bounds the parallel stage.
 # CTEST_RE narrows the first ctest (default: unit, gpu, example and the difftest regressions);
@@ -101,14 +102,16 @@ if [ "${TV:-0}" = 1 ]; then
     fi
 fi
 if [ "${SERVE:-0}" = 1 ]; then
-    for cg in on off; do
+    # batch-8 requests (one plain plan), then random sizes 1-32 on one batch_range plan
+    for run in "8 8 on" "8 8 off" "32 1,2,4,8,16,32 on"; do
+        set -- $run
         left=$((${HARD:-560} - ($(date +%s) - T0)))
-        [ "$left" -gt 45 ] || { at "serve cuda-graph $cg skipped (${left} s left)"; continue; }
+        [ "$left" -gt 45 ] || { at "serve $run skipped (${left} s left)"; continue; }
         NNOP_REQUIRE_GPU=1 timeout $((left - 10)) "$B/tools/nnop-bench" --net resnet50 --dt f16 \
-            --layout nhwc --batch 8 --cuda-graph "$cg" --serve 8 --serve-batches 8 \
-            --serve-requests 64 >"$X/serve_$cg.txt" 2>&1
-        at "serve cuda-graph $cg rc $?"
-        tail -8 "$X/serve_$cg.txt"
+            --layout nhwc --batch "$1" --cuda-graph "$3" --serve 8 --serve-batches "$2" \
+            --serve-requests 64 >"$X/serve_$1_$3.txt" 2>&1
+        at "serve $run rc $?"
+        tail -8 "$X/serve_$1_$3.txt"
         ck
     done
 fi
