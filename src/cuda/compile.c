@@ -156,8 +156,10 @@ static nnop_status build_bucket(nnop_plan *p, int64_t b, const nnop__partition *
         memcpy(p->parts, orig, (size_t)n_orig * sizeof *orig);
         p->n_parts = n_orig;
         set_batch(p, b);
+        cp->building_bucket = cp->n_buckets + 1;
         for (i = 0; st == NNOP_OK && i < p->n_parts; i++)
             st = build_part(p, i);
+        cp->building_bucket = 0;
         set_batch(p, p->batch_max);
     }
     if (st == NNOP_OK && same_parts(p->parts, p->n_parts, kept_parts, kept_n)) {
@@ -498,6 +500,7 @@ static void plan_destroy(nnop_plan *p)
     nnop__free(cp->slice_off);
     free(cp->run_slot);
     free(cp->run_bytes);
+    free(cp->run_group);
     nnop__const_memo_free(cp);
     nnop__free(cp);
     p->cuda = NULL;

@@ -45,23 +45,31 @@ static size_t io_bytes(const nnop_plan *p, int32_t i) /* input i, then output i 
 
 /* Where each part of the block goes: the arena at 0, one workspace (side steps run on the
  * main stream here, so the larger of the plan's two) at *ws_off, each run scratch at
- * run_off[k], each staging buffer at stage_off[i] (range plans only). Either array or ws_off
- * may be NULL. Returns the whole size. */
+ * run_off[k] (the buckets' one after the other from one base: a context runs one bucket at a
+ * time), each staging buffer at stage_off[i] (range plans only). Either array or ws_off may
+ * be NULL. Returns the whole size. */
 static size_t layout(const nnop_plan *p, size_t *ws_off, size_t *run_off, size_t *stage_off)
 {
     const struct nnop__cuda_plan *cp = p->cuda;
     int64_t ws = cp->workspace_bytes > cp->side_workspace_bytes ? cp->workspace_bytes
                                                                 : cp->side_workspace_bytes;
-    size_t at = round_up((size_t)cp->arena_bytes);
-    int32_t k, n_io = p->g->n_inputs + p->g->n_outputs;
+    size_t at = round_up((size_t)cp->arena_bytes), run_base, run_end;
+    int32_t k, g, n_io = p->g->n_inputs + p->g->n_outputs;
     if (ws_off)
         *ws_off = at;
     at += round_up((size_t)ws);
-    for (k = 0; k < cp->n_run; k++) {
-        if (run_off)
-            run_off[k] = at;
-        at += round_up(cp->run_bytes[k]);
+    run_base = run_end = at;
+    for (g = 0; g <= NNOP_MAX_BUCKETS; g++) { /* each group from the base */
+        size_t in_group = run_base;
+        for (k = 0; k < cp->n_run; k++)
+            if (cp->run_group[k] == g) {
+                if (run_off)
+                    run_off[k] = in_group;
+                in_group += round_up(cp->run_bytes[k]);
+            }
+        run_end = in_group > run_end ? in_group : run_end;
     }
+    at = run_end;
     for (k = 0; p->batch_max && k < n_io; k++) {
         if (stage_off)
             stage_off[k] = at;

@@ -171,7 +171,9 @@ struct nnop__cuda_plan {
      * partial sums: nnop__slot_run_scratch) and their sizes */
     int32_t *run_slot;
     size_t *run_bytes;
+    int32_t *run_group; /* 0: the built batch's steps; k > 0: a bucket's (no memory here) */
     int32_t n_run, cap_run;
+    int32_t building_bucket; /* while a bucket's steps are built: its group (compile.c) */
     /* batch_range (../compile.c): the steps of each batch bucket, smallest batch first; the
      * last bucket is the built batch, whose steps are `steps` (n_buckets 0: no range) */
     int32_t n_buckets;

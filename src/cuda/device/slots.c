@@ -125,7 +125,8 @@ static nnop_status upload(nnop_plan *p, const void *host, size_t bytes, void **d
     return st;
 }
 
-nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int32_t *slot)
+/* A new entry of the slot table, NULL until set. */
+static nnop_status new_slot(nnop_plan *p, int32_t *slot)
 {
     struct nnop__cuda_plan *cp = p->cuda;
     if (cp->n_slots == cp->cap_slots) {
@@ -138,7 +139,13 @@ nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int3
         cp->cap_slots = cap;
     }
     *slot = cp->n_slots++;
-    return upload(p, host, bytes, &cp->slot[*slot]);
+    return NNOP_OK;
+}
+
+nnop_status nnop__slot_upload(nnop_plan *p, const void *host, size_t bytes, int32_t *slot)
+{
+    nnop_status st = new_slot(p, slot);
+    return st == NNOP_OK ? upload(p, host, bytes, &p->cuda->slot[*slot]) : st;
 }
 
 nnop_status nnop__slot_alloc(nnop_plan *p, size_t bytes, int32_t *slot)
@@ -154,17 +161,23 @@ nnop_status nnop__slot_run_scratch(nnop_plan *p, size_t bytes, int32_t *slot)
         int32_t cap = cp->cap_run ? 2 * cp->cap_run : 8;
         int32_t *s = (int32_t *)realloc(cp->run_slot, (size_t)cap * sizeof *s);
         size_t *b = s ? (size_t *)realloc(cp->run_bytes, (size_t)cap * sizeof *b) : NULL;
+        int32_t *g = b ? (int32_t *)realloc(cp->run_group, (size_t)cap * sizeof *g) : NULL;
         if (s)
             cp->run_slot = s;
-        if (!b)
+        if (b)
+            cp->run_bytes = b;
+        if (!g)
             return nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
-        cp->run_bytes = b;
+        cp->run_group = g;
         cp->cap_run = cap;
     }
-    st = nnop__slot_alloc(p, bytes, slot);
+    /* a bucket's steps run only in execution contexts, which place their scratch: the plan
+     * itself keeps a slot without memory */
+    st = cp->building_bucket ? new_slot(p, slot) : nnop__slot_alloc(p, bytes, slot);
     if (st == NNOP_OK) {
         cp->run_slot[cp->n_run] = *slot;
-        cp->run_bytes[cp->n_run++] = bytes;
+        cp->run_bytes[cp->n_run] = bytes;
+        cp->run_group[cp->n_run++] = cp->building_bucket;
     }
     return st;
 }
