@@ -58,6 +58,24 @@ def build(torch, tv, name, size, batch, seed, timm=None):
     return model, x
 
 
+def half_gaps(torch, np, model, x, yt, d):
+    """Where torch has a GPU: how far PyTorch's own f16 and bf16 runs of the model (CUDA, the
+    input rounded too) lie from float32, as a fraction of the largest output, in
+    f16_gap.txt and bf16_gap.txt; onnx_conformance in those dtypes allows 3x that. A deep
+    network's half-precision output drifts from float32 by more than a fixed tolerance
+    (ResNet-50 at f16: a few 1e-2 of its largest logit); nnop's is judged by PyTorch's."""
+    if not torch.cuda.is_available():
+        return
+    for dt, fname in ((torch.float16, "f16_gap.txt"), (torch.bfloat16, "bf16_gap.txt")):
+        m = model.to("cuda", dt)
+        with torch.no_grad():
+            yh = m(x.to("cuda", dt)).float().cpu().numpy()
+        gap = float(np.max(np.abs(yh - yt)) / (np.max(np.abs(yt)) + 1e-12))
+        with open(os.path.join(d, fname), "w", encoding="utf-8") as f:
+            f.write(f"{gap:.3g}\n")
+    model.to("cpu", torch.float32)
+
+
 def write_case(onnx, numpy_helper, d, x, y):
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     for k, v, n in (("input_0", x, "x"), ("output_0", y, "y")):
@@ -127,6 +145,7 @@ def main():
             write_case(onnx, numpy_helper, d, x.numpy(), y.astype(np.float32))
             with open(os.path.join(d, "ref_gap.txt"), "w", encoding="utf-8") as f:
                 f.write(f"{gap:.3g}\n")  # onnx_conformance --atol-of-max: 3x this at least
+            half_gaps(torch, np, model, x, yt, d)
             names.append(case)
             print(f"{case}: logits max |y| {float(np.max(np.abs(y))):.3g}, ORT vs torch "
                   f"{gap:.2g} of max, {time.time() - t0:.1f} s", flush=True)

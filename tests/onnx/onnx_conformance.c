@@ -105,20 +105,35 @@ static int same_shape(const nnop_tensor_desc *a, const nnop_tensor_desc *b)
  * the largest logit, summing in another order) */
 static double atol_of_max;
 
-/* With --atol-of-max, a test's ref_gap.txt (gen_torchvision_tests.py: how far ONNX Runtime, the
- * reference, lies from PyTorch, as a fraction of the largest output) widens it to three times
- * that gap where the reference itself is that uncertain. */
-static double test_atol_of_max(const char *dir)
+/* A fraction of the largest output read from dir/name (0 where absent or out of [0, 1)). */
+static double read_gap(const char *dir, const char *name)
 {
     char path[1100];
     double gap = 0.0;
     FILE *f;
-    snprintf(path, sizeof path, "%s/ref_gap.txt", dir);
-    f = atol_of_max > 0.0 ? fopen(path, "r") : NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "r");
     if (f) {
         if (fscanf(f, "%lf", &gap) != 1 || !(gap >= 0.0 && gap < 1.0))
             gap = 0.0;
         fclose(f);
+    }
+    return gap;
+}
+
+/* With --atol-of-max, a test's gaps (gen_torchvision_tests.py) widen it to three times each,
+ * where the reference itself is that uncertain: ref_gap.txt, how far ONNX Runtime (the
+ * reference) lies from PyTorch; in f16 and bf16, f16_gap.txt and bf16_gap.txt, how far
+ * PyTorch's own run in that dtype (CUDA) lies from float32. */
+static double test_atol_of_max(const char *dir, nnop_dtype dt)
+{
+    double gap;
+    if (atol_of_max <= 0.0)
+        return 0.0;
+    gap = read_gap(dir, "ref_gap.txt");
+    if (dt == NNOP_F16 || dt == NNOP_BF16) {
+        double half = read_gap(dir, dt == NNOP_F16 ? "f16_gap.txt" : "bf16_gap.txt");
+        gap = half > gap ? half : gap;
     }
     return 3.0 * gap > atol_of_max ? 3.0 * gap : atol_of_max;
 }
@@ -140,7 +155,7 @@ static int run_set(nnop_context *ctx, nnop_plan *plan, const char *dir, int set,
     void *outs[MAX_IO];
     int j, rc = 1, bound[MAX_IO] = {0};
     char path[1100];
-    double rtol, atol, of_max = test_atol_of_max(dir);
+    double rtol, atol, of_max = test_atol_of_max(dir, dt);
     int np_in = nnop_plan_num_inputs(plan), np_out = nnop_plan_num_outputs(plan);
     tolerance(dt, &rtol, &atol);
     if (np_in > MAX_IO || np_out > MAX_IO || np_out != nout || np_in > nin) {

@@ -337,6 +337,33 @@ int nb_serve(const nb_serve_opts *so, nb_env *env, nnop_backend backend, int dev
     return rv;
 }
 
+/* Each request size alone on thread 0 of both ways, interleaved, after a warm-up: the median
+ * latency of the shared (batch-range) plan's context against the plan built for that size
+ * (issue 49's goal: within 5% at the buckets, 15% between them), on stderr. */
+static void per_size(serve_thread *a, serve_thread *b)
+{
+    enum { WARM = 3, REPS = 21 };
+    double ta[REPS], tb[REPS];
+    int k, r;
+    for (k = 0; k < a->so->nbatches; k++) {
+        for (r = 0; r < WARM; r++)
+            (void)run_one(a, k), (void)run_one(b, k);
+        for (r = 0; r < REPS; r++) {
+            double t0 = nb_now();
+            nnop_status sa = run_one(a, k);
+            double t1 = nb_now();
+            nnop_status sb = run_one(b, k);
+            ta[r] = sa == NNOP_OK ? (t1 - t0) * 1e6 : 1e30;
+            tb[r] = sb == NNOP_OK ? (nb_now() - t1) * 1e6 : 1e30;
+        }
+        qsort(ta, REPS, sizeof *ta, cmp_d);
+        qsort(tb, REPS, sizeof *tb, cmp_d);
+        fprintf(stderr, "  serve batch %lld alone: contexts %.1f us, plans %.1f us (%.3fx)\n",
+                (long long)a->so->batches[k], ta[REPS / 2], tb[REPS / 2],
+                ta[REPS / 2] / tb[REPS / 2]);
+    }
+}
+
 static int serve(const nb_serve_opts *so, nb_env *env, nnop_backend backend, int device,
                  const nnop_context_options *co, const nb_net *net, nb_result *rc, nb_result *rp)
 {
@@ -426,6 +453,8 @@ static int serve(const nb_serve_opts *so, nb_env *env, nnop_backend backend, int
         rv = 3;
     if (time_way(b, T, rp) != 0)
         rv = 3;
+    if (have_contexts && rv == 0)
+        per_size(&a[0], &b[0]);
     rc->mem_mib = mem_a / 1048576.0;
     rp->mem_mib = mem_b / 1048576.0;
 done:
