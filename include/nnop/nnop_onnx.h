@@ -51,8 +51,8 @@ typedef struct nnop_onnx_options {
     nnop_layout layout;
     /* The size of symbolic dimensions (dim_param, or a dim without a value) of the graph
      * inputs: the batch size. Default 1. Compiled with nnop_compile_options.batch_range, the
-     * plan then runs any batch from 1 to this one (nnop_exec_run; the CPU backend in this
-     * version), with the bits of the model loaded at that batch. */
+     * plan then runs any batch from 1 to this one (nnop_exec_run; on the CUDA backend
+     * through batch buckets, nnop.h), with the bits of the model loaded at that batch. */
     int64_t batch;
     /* The most elements a load makes beyond the file's bytes: constants folded at load (in
      * all) and any one buffer sized by a value's dims, so that a small file cannot ask for
