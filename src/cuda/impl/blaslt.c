@@ -93,13 +93,13 @@ static nnop_status layouts(nnop_context *ctx, nnop__lt_step *s, cudaDataType_t t
 static nnop_status matmul_desc(nnop_context *ctx, nnop__lt_step *s, nnop_dtype t,
                                cublasLtEpilogue_t epi, cudaDataType_t bias_type)
 {
-    s->dtype = t;
-    s->epi = epi;
-    s->bias_type = bias_type;
     cublasComputeType_t comp = t == NNOP_F32 && ctx->opts.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                                      : CUBLAS_COMPUTE_32F;
     cublasOperation_t trans = CUBLAS_OP_T;
     nnop_status st = NNOP_LT(ctx, cublasLtMatmulDescCreate(&s->op, comp, CUDA_R_32F));
+    s->dtype = t;
+    s->epi = epi;
+    s->bias_type = bias_type;
     if (st == NNOP_OK)
         st = NNOP_LT(ctx, cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA, &trans,
                                                          sizeof trans));
