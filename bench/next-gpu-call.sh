@@ -18,7 +18,8 @@
 #   4. with SERVE=1, last: the serving benchmark on ResNet-50 fp16 NHWC (issue 49): 8 threads of
 #      batch-8 requests, 8 execution contexts of one plan against a plan per thread, with and
 #      without CUDA graphs (nnop-bench --serve 8 --serve-batches 8); then requests of 1 to 32
-#      on one batch_range plan against a plan per size per thread.
+#      on one batch_range plan against a plan per size per thread; PyTorch's peer after each
+#      (bench/torch_serve.py: a CUDA graph per size per thread, the weights shared).
 # Stage outputs gather in /tmp/nx and are tarred into $OUT/next.tgz after every stage, so that
 # a call cut at its limit still returns them. SECS (default 210) bounds the parallel stage.
 # CTEST_RE narrows the first ctest (default: unit, gpu, example and the difftest regressions);
@@ -118,7 +119,13 @@ if [ "${SERVE:-0}" = 1 ]; then
             --layout nhwc --batch "$1" --cuda-graph "$3" --serve 8 --serve-batches "$2" \
             --serve-requests 64 >"$X/serve_$1_$3.txt" 2>&1
         at "serve $run rc $?"
-        tail -8 "$X/serve_$1_$3.txt"
+        grep -E "alone|serve (contexts|plans)" "$X/serve_$1_$3.txt"
+        if [ "$3" = on ]; then # PyTorch's peer: a CUDA graph per size per thread
+            timeout 120 python3 bench/torch_serve.py --threads 8 --batches "$2" \
+                --requests 64 >"$X/torch_serve_$1.txt" 2>&1
+            at "torch serve $run rc $?"
+            tail -8 "$X/torch_serve_$1.txt"
+        fi
         ck
     done
 fi
