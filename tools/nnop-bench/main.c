@@ -866,6 +866,9 @@ int main(int argc, char **argv)
                         snprintf(r->status, sizeof r->status, "error");
                         snprintf(r->note, sizeof r->note, "%s", err);
                         worst = 3;
+                    } else { /* as it comes: a run cut before the table still tells it */
+                        fprintf(stderr, "  timed: %.1f us GPU, %.1f us host a call\n", r->gpu_us,
+                                r->host_us);
                     }
                     snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note),
                              "%s%d sets, %d partition%s%s", r->note[0] ? "; " : "", b.sets,
