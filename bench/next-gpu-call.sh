@@ -104,7 +104,8 @@ if [ "${TV:-0}" = 1 ]; then
         NNOP_REQUIRE_GPU=1 timeout $((left - 15)) "$B/tools/nnop-bench" --check --perf \
             --dt f16 --layout nhwc --batch 8 --cuda-graph on --reps 5 "$@" >"$X/onnx_vs_net.txt" 2>&1
         at "onnx vs net rc $?"
-        tail -14 "$X/onnx_vs_net.txt"
+        grep -E "^\[|check:|timed:" "$X/onnx_vs_net.txt"
+        tail -10 "$X/onnx_vs_net.txt"
     else
         at "onnx vs net skipped (${left} s left, or no exported models)"
     fi
