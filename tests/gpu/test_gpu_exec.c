@@ -626,6 +626,76 @@ static void test_range_threads(void **state)
     free(quiet);
 }
 
+/* After a first run of each batch (cuDNN's variant packs for its pointers), runs allocate no
+ * device memory: every allocation of nnop's goes through the context's allocator, counted. */
+static int device_allocs;
+
+static void *count_alloc(void *user, size_t bytes)
+{
+    void *p = NULL;
+    (void)user;
+    device_allocs++;
+    return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
+}
+
+static void count_free(void *user, void *p)
+{
+    (void)user;
+    cudaFree(p);
+}
+
+static void test_range_runs_allocate_nothing(void **state)
+{
+    nnop_context_options o;
+    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, RMAX, C0, HW, HW);
+    nnop_tensor_desc yd = nnop_tensor_2d(NNOP_F16, RMAX, CLASSES);
+    void *host = malloc(nnop_tensor_bytes(&xd)), *x = NULL, *y = NULL;
+    const void *in[1];
+    void *out[1];
+    nnop_allocator counting;
+    nnop_exec *e = NULL;
+    net range;
+    int64_t n;
+    int pass, after_warmup = 0;
+    memset(&counting, 0, sizeof counting);
+    counting.device_alloc = count_alloc;
+    counting.device_free = count_free;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
+    assert_non_null(host);
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CUDA;
+    o.allocator = &counting;
+    memset(&range, 0, sizeof range);
+    range.t = NNOP_F16, range.layout = NNOP_NHWC, range.cuda_graph = 1;
+    range.batch = RMAX, range.range = 1;
+    assert_int_equal(nnop_context_create(&o, &range.ctx), NNOP_OK);
+    assert_int_equal(build(&range), NNOP_OK);
+    nnop_test_fill(NNOP_F16, host, NULL, nnop_tensor_elements(&xd), 79, -1.0f, 1.0f);
+    assert_int_equal(cudaMalloc(&x, nnop_tensor_bytes(&xd)), cudaSuccess);
+    assert_int_equal(cudaMalloc(&y, nnop_tensor_bytes(&yd)), cudaSuccess);
+    assert_int_equal(cudaMemcpy(x, host, nnop_tensor_bytes(&xd), cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    assert_true(device_allocs > 0); /* the allocator is the one nnop uses */
+    assert_int_equal(nnop_exec_create(range.p, &e), NNOP_OK);
+    in[0] = x;
+    out[0] = y;
+    for (pass = 0; pass < 3; pass++) {
+        for (n = 1; n <= RMAX; n++)
+            assert_int_equal(nnop_exec_run(e, n, in, out), NNOP_OK);
+        assert_int_equal(nnop_exec_synchronize(e), NNOP_OK);
+        if (pass == 0)
+            after_warmup = device_allocs;
+    }
+    assert_int_equal(device_allocs, after_warmup);
+    nnop_exec_destroy(e);
+    nnop_plan_destroy(range.p);
+    nnop_context_destroy(range.ctx);
+    cudaFree(x);
+    cudaFree(y);
+    free(host);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +708,7 @@ int main(void)
             cmocka_unit_test(test_range_f16_nhwc_cuda_graph),
             cmocka_unit_test(test_range_f32_nchw),
             cmocka_unit_test(test_range_threads),
+            cmocka_unit_test(test_range_runs_allocate_nothing),
     };
     return nnop_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL),
                                sizeof tests / sizeof tests[0]);
