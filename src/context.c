@@ -75,7 +75,7 @@ static nnop_status check_options(nnop_context *ctx, const nnop_context_options *
 
 static nnop_status pick_backend(nnop_context *ctx)
 {
-    char why[NNOP_ERROR_LEN] = "";
+    char why[NNOP_ERROR_LEN / 2] = ""; /* room for the prefixes below */
     nnop_status st = NNOP_ERR_NO_DEVICE;
     int n = 0;
     if (ctx->opts.backend == NNOP_BACKEND_CPU) {
