@@ -194,13 +194,35 @@ static void teardown_net(net *n)
     nnop_context_destroy(n->ctx);
 }
 
+/* A thread's side of a many-context test: its context, its counts, its first error. */
 typedef struct worker {
-    const net *n;
+    const net *n;               /* contexts of a plain plan: the net and its quiet runs */
+    const void *x;              /* contexts of a range plan: the input and ... */
+    const unsigned char *quiet; /* ... each batch's output run alone, RMAX rows */
     nnop_exec *e;
     uint64_t seed;
     int runs, wrong, failed;
     char error[256];
 } worker;
+
+/* Each worker on a thread of its own, then: no failed run, no wrong one, every run made. */
+static void run_workers(worker *w, void (*fn)(void *))
+{
+    nnop__thread *th[THREADS];
+    int i;
+    for (i = 0; i < THREADS; i++)
+        assert_int_equal(nnop__thread_start(fn, &w[i], &th[i]), NNOP_OK);
+    for (i = 0; i < THREADS; i++)
+        nnop__thread_join(th[i]);
+    for (i = 0; i < THREADS; i++) {
+        if (w[i].failed)
+            print_error("context %d: %s\n", i, w[i].error);
+        assert_int_equal(w[i].failed, 0);
+        assert_int_equal(w[i].wrong, 0);
+        assert_int_equal(w[i].runs, RUNS);
+        nnop_exec_destroy(w[i].e);
+    }
+}
 
 /* Run, wait, read back, compare: the output poisoned before each run. */
 static int run_once(worker *w, int i, void *y, unsigned char *got)
@@ -243,7 +265,6 @@ static void check_threads(nnop_dtype t, nnop_layout layout, int cuda_graph)
 {
     net n;
     worker w[THREADS];
-    nnop__thread *th[THREADS];
     int i;
     setup_net(&n, t, layout, cuda_graph);
     memset(w, 0, sizeof w);
@@ -252,18 +273,7 @@ static void check_threads(nnop_dtype t, nnop_layout layout, int cuda_graph)
         w[i].seed = 7000 + (uint64_t)i;
         assert_int_equal(nnop_exec_create(n.p, &w[i].e), NNOP_OK);
     }
-    for (i = 0; i < THREADS; i++)
-        assert_int_equal(nnop__thread_start(worker_main, &w[i], &th[i]), NNOP_OK);
-    for (i = 0; i < THREADS; i++)
-        nnop__thread_join(th[i]);
-    for (i = 0; i < THREADS; i++) {
-        if (w[i].failed)
-            print_error("context %d: %s\n", i, w[i].error);
-        assert_int_equal(w[i].failed, 0);
-        assert_int_equal(w[i].wrong, 0);
-        assert_int_equal(w[i].runs, RUNS);
-        nnop_exec_destroy(w[i].e);
-    }
+    run_workers(w, worker_main);
     teardown_net(&n);
 }
 
@@ -385,6 +395,42 @@ typedef struct range_case {
     int cuda_graph;
 } range_case;
 
+/* A CUDA context of allocator a (NULL: nnop's own), deterministic, and the net's range plan
+ * for batch RMAX on it, in *range. */
+static void compile_range(net *range, const range_case *rc, const nnop_allocator *a)
+{
+    nnop_context_options o;
+    nnop_context_options_init(&o);
+    o.backend = NNOP_BACKEND_CUDA;
+    o.deterministic = 1;
+    o.allocator = a;
+    memset(range, 0, sizeof *range);
+    range->t = rc->t, range->layout = rc->layout, range->cuda_graph = rc->cuda_graph;
+    range->batch = RMAX, range->range = 1;
+    assert_int_equal(nnop_context_create(&o, &range->ctx), NNOP_OK);
+    assert_int_equal(build(range), NNOP_OK);
+}
+
+/* RMAX samples of seeded input in rc's dtype and layout, on the device (cudaFree it). */
+static void *device_input(const range_case *rc, uint64_t seed)
+{
+    nnop_tensor_desc xd = nnop_tensor_4d(rc->t, rc->layout, RMAX, C0, HW, HW);
+    void *host = malloc(nnop_tensor_bytes(&xd)), *x = NULL;
+    assert_non_null(host);
+    nnop_test_fill(rc->t, host, NULL, nnop_tensor_elements(&xd), seed, -1.0f, 1.0f);
+    assert_int_equal(cudaMalloc(&x, nnop_tensor_bytes(&xd)), cudaSuccess);
+    assert_int_equal(cudaMemcpy(x, host, nnop_tensor_bytes(&xd), cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    free(host);
+    return x;
+}
+
+static void destroy_range(net *range)
+{
+    nnop_plan_destroy(range->p);
+    nnop_context_destroy(range->ctx);
+}
+
 /* Each batch's reference: a plain plan compiled for it, on the first n samples of x. */
 static void plain_runs(const range_case *rc, nnop_context *ctx, const void *x, float *want)
 {
@@ -440,11 +486,9 @@ static void check_batch(const range_case *rc, nnop_exec *e, const void *x, void 
 
 static void check_range(const range_case *rc)
 {
-    nnop_context_options o;
-    nnop_tensor_desc xd = nnop_tensor_4d(rc->t, rc->layout, RMAX, C0, HW, HW);
     nnop_tensor_desc yd = nnop_tensor_2d(rc->t, RMAX, CLASSES);
     float *want = (float *)malloc((size_t)RMAX * RMAX * CLASSES * sizeof *want);
-    void *host = malloc(nnop_tensor_bytes(&xd)), *x = NULL, *y = NULL;
+    void *x = device_input(rc, 77), *y = NULL;
     nnop_plan_memory_info pm, fm;
     nnop_exec *e = NULL;
     char text[8192];
@@ -452,22 +496,9 @@ static void check_range(const range_case *rc)
     int64_t n;
     int pass;
     assert_non_null(want);
-    assert_non_null(host);
-    nnop_context_options_init(&o);
-    o.backend = NNOP_BACKEND_CUDA;
-    o.deterministic = 1;
-    memset(&range, 0, sizeof range);
-    range.t = rc->t, range.layout = rc->layout, range.cuda_graph = rc->cuda_graph;
-    range.batch = RMAX, range.range = 1;
-    assert_int_equal(nnop_context_create(&o, &range.ctx), NNOP_OK);
-    nnop_test_fill(rc->t, host, NULL, nnop_tensor_elements(&xd), 77, -1.0f, 1.0f);
-    assert_int_equal(cudaMalloc(&x, nnop_tensor_bytes(&xd)), cudaSuccess);
     assert_int_equal(cudaMalloc(&y, nnop_tensor_bytes(&yd)), cudaSuccess);
-    assert_int_equal(cudaMemcpy(x, host, nnop_tensor_bytes(&xd), cudaMemcpyHostToDevice),
-                     cudaSuccess);
+    compile_range(&range, rc, NULL);
     plain_runs(rc, range.ctx, x, want);
-
-    assert_int_equal(build(&range), NNOP_OK);
     assert_true(nnop_plan_describe(range.p, text, sizeof text) < sizeof text);
     if (!strstr(text, "engines for batches 1, 2, 4, 8"))
         fail_msg("the buckets are not all there:\n%s", text);
@@ -488,11 +519,9 @@ static void check_range(const range_case *rc)
             check_batch(rc, e, x, y, n, want);
     }
     nnop_exec_destroy(e);
-    nnop_plan_destroy(range.p);
-    nnop_context_destroy(range.ctx);
+    destroy_range(&range);
     cudaFree(x);
     cudaFree(y);
-    free(host);
     free(want);
 }
 
@@ -522,18 +551,9 @@ static void test_range_f32_nchw(void **state)
 
 /* Four contexts of one range plan on four threads, random batches: each run bitwise equal
  * to the same batch run alone on one context. */
-typedef struct range_worker {
-    nnop_exec *e;
-    const void *x;
-    const unsigned char *quiet; /* RMAX rows of RMAX * CLASSES f16 values */
-    uint64_t seed;
-    int runs, wrong, failed;
-    char error[256];
-} range_worker;
-
 static void range_worker_main(void *arg)
 {
-    range_worker *w = (range_worker *)arg;
+    worker *w = (worker *)arg;
     size_t row = (size_t)RMAX * CLASSES * 2;
     unsigned char got[RMAX * CLASSES * 2];
     void *y = NULL;
@@ -562,13 +582,11 @@ static void range_worker_main(void *arg)
 
 static void test_range_threads(void **state)
 {
-    nnop_context_options o;
-    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, RMAX, C0, HW, HW);
+    const range_case rc = {NNOP_F16, NNOP_NHWC, 1};
     size_t row = (size_t)RMAX * CLASSES * 2;
     unsigned char *quiet = (unsigned char *)malloc(row * RMAX);
-    void *host = malloc(nnop_tensor_bytes(&xd)), *x = NULL, *y = NULL;
-    range_worker w[THREADS];
-    nnop__thread *th[THREADS];
+    void *x, *y = NULL;
+    worker w[THREADS];
     nnop_exec *alone = NULL;
     net range;
     int64_t n;
@@ -576,20 +594,9 @@ static void test_range_threads(void **state)
     (void)state;
     NNOP_TEST_REQUIRE_GPU();
     assert_non_null(quiet);
-    assert_non_null(host);
-    nnop_context_options_init(&o);
-    o.backend = NNOP_BACKEND_CUDA;
-    o.deterministic = 1;
-    memset(&range, 0, sizeof range);
-    range.t = NNOP_F16, range.layout = NNOP_NHWC, range.cuda_graph = 1;
-    range.batch = RMAX, range.range = 1;
-    assert_int_equal(nnop_context_create(&o, &range.ctx), NNOP_OK);
-    assert_int_equal(build(&range), NNOP_OK);
-    nnop_test_fill(NNOP_F16, host, NULL, nnop_tensor_elements(&xd), 78, -1.0f, 1.0f);
-    assert_int_equal(cudaMalloc(&x, nnop_tensor_bytes(&xd)), cudaSuccess);
+    compile_range(&range, &rc, NULL);
+    x = device_input(&rc, 78);
     assert_int_equal(cudaMalloc(&y, row), cudaSuccess);
-    assert_int_equal(cudaMemcpy(x, host, nnop_tensor_bytes(&xd), cudaMemcpyHostToDevice),
-                     cudaSuccess);
     assert_int_equal(nnop_exec_create(range.p, &alone), NNOP_OK);
     for (n = 1; n <= RMAX; n++) {
         const void *in[1] = {x};
@@ -607,22 +614,10 @@ static void test_range_threads(void **state)
         w[i].x = x, w[i].quiet = quiet, w[i].seed = 9000 + (uint64_t)i;
         assert_int_equal(nnop_exec_create(range.p, &w[i].e), NNOP_OK);
     }
-    for (i = 0; i < THREADS; i++)
-        assert_int_equal(nnop__thread_start(range_worker_main, &w[i], &th[i]), NNOP_OK);
-    for (i = 0; i < THREADS; i++)
-        nnop__thread_join(th[i]);
-    for (i = 0; i < THREADS; i++) {
-        if (w[i].failed)
-            print_error("context %d: %s\n", i, w[i].error);
-        assert_int_equal(w[i].failed, 0);
-        assert_int_equal(w[i].wrong, 0);
-        nnop_exec_destroy(w[i].e);
-    }
-    nnop_plan_destroy(range.p);
-    nnop_context_destroy(range.ctx);
+    run_workers(w, range_worker_main);
+    destroy_range(&range);
     cudaFree(x);
     cudaFree(y);
-    free(host);
     free(quiet);
 }
 
@@ -646,37 +641,25 @@ static void count_free(void *user, void *p)
 
 static void test_range_runs_allocate_nothing(void **state)
 {
-    nnop_context_options o;
-    nnop_tensor_desc xd = nnop_tensor_4d(NNOP_F16, NNOP_NHWC, RMAX, C0, HW, HW);
+    const range_case rc = {NNOP_F16, NNOP_NHWC, 1};
     nnop_tensor_desc yd = nnop_tensor_2d(NNOP_F16, RMAX, CLASSES);
-    void *host = malloc(nnop_tensor_bytes(&xd)), *x = NULL, *y = NULL;
+    nnop_allocator counting;
+    void *x, *y = NULL;
     const void *in[1];
     void *out[1];
-    nnop_allocator counting;
     nnop_exec *e = NULL;
     net range;
     int64_t n;
     int pass, after_warmup = 0;
+    (void)state;
+    NNOP_TEST_REQUIRE_GPU();
     memset(&counting, 0, sizeof counting);
     counting.device_alloc = count_alloc;
     counting.device_free = count_free;
-    (void)state;
-    NNOP_TEST_REQUIRE_GPU();
-    assert_non_null(host);
-    nnop_context_options_init(&o);
-    o.backend = NNOP_BACKEND_CUDA;
-    o.allocator = &counting;
-    memset(&range, 0, sizeof range);
-    range.t = NNOP_F16, range.layout = NNOP_NHWC, range.cuda_graph = 1;
-    range.batch = RMAX, range.range = 1;
-    assert_int_equal(nnop_context_create(&o, &range.ctx), NNOP_OK);
-    assert_int_equal(build(&range), NNOP_OK);
-    nnop_test_fill(NNOP_F16, host, NULL, nnop_tensor_elements(&xd), 79, -1.0f, 1.0f);
-    assert_int_equal(cudaMalloc(&x, nnop_tensor_bytes(&xd)), cudaSuccess);
-    assert_int_equal(cudaMalloc(&y, nnop_tensor_bytes(&yd)), cudaSuccess);
-    assert_int_equal(cudaMemcpy(x, host, nnop_tensor_bytes(&xd), cudaMemcpyHostToDevice),
-                     cudaSuccess);
+    compile_range(&range, &rc, &counting);
     assert_true(device_allocs > 0); /* the allocator is the one nnop uses */
+    x = device_input(&rc, 79);
+    assert_int_equal(cudaMalloc(&y, nnop_tensor_bytes(&yd)), cudaSuccess);
     assert_int_equal(nnop_exec_create(range.p, &e), NNOP_OK);
     in[0] = x;
     out[0] = y;
@@ -689,11 +672,9 @@ static void test_range_runs_allocate_nothing(void **state)
     }
     assert_int_equal(device_allocs, after_warmup);
     nnop_exec_destroy(e);
-    nnop_plan_destroy(range.p);
-    nnop_context_destroy(range.ctx);
+    destroy_range(&range);
     cudaFree(x);
     cudaFree(y);
-    free(host);
 }
 
 int main(void)
