@@ -66,11 +66,14 @@ size_t nnop_exec_scratch_bytes(const nnop_plan *p)
 /* The backend's half of e (its buffers; on CUDA also its stream and handles). */
 static nnop_status backend_create(nnop_plan *p, void *scratch, nnop_exec *e, const char *fn)
 {
-    char why[256];
+    char why[NNOP_ERROR_LEN / 2];
     nnop_status st;
     if (p->cuda) {
         st = nnop__cuda_exec_create(p, scratch, &e->cuda);
-        return st == NNOP_OK ? st : nnop__fail(p->ctx, st, "%s: %s", fn, nnop__error_body(p->ctx));
+        if (st == NNOP_OK)
+            return st;
+        snprintf(why, sizeof why, "%s", nnop__error_body(p->ctx)); /* not read while written */
+        return nnop__fail(p->ctx, st, "%s: %s", fn, why);
     }
     st = nnop__cpu_exec_create(p, scratch, &e->cpu, why, sizeof why);
     return st == NNOP_OK ? st : nnop__fail(p->ctx, st, "%s: %s", fn, why);
