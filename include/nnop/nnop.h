@@ -884,9 +884,9 @@ typedef struct nnop_exec nnop_exec;
 NNOP_API nnop_status nnop_exec_create(nnop_plan *p, nnop_exec **out);
 /** The same on memory the caller owns: the execution context's buffers are carved from
  * scratch (host memory on the CPU backend, device memory on the CUDA backend; any alignment),
- * at least nnop_exec_scratch_bytes(p)
- * long, which must outlive it and is never freed by nnop (NNOP_ERR_INVALID_ARGUMENT, naming
- * both sizes, for less). nnop_exec_scratch_bytes is 0 for a NULL or orphaned plan. */
+ * at least nnop_exec_scratch_bytes(p) long, which must outlive it and is never freed by nnop
+ * (NNOP_ERR_INVALID_ARGUMENT, naming both sizes, for less). nnop_exec_scratch_bytes is 0 for
+ * a NULL or orphaned plan. */
 NNOP_API size_t nnop_exec_scratch_bytes(const nnop_plan *p);
 NNOP_API nnop_status nnop_exec_create_in(nnop_plan *p, void *scratch, size_t bytes,
                                          nnop_exec **out);
