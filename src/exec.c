@@ -158,16 +158,23 @@ static nnop_status check_run(nnop_exec *e, int64_t batch, const void *const *in,
     return NNOP_OK;
 }
 
+/* The failure of a call fn on e whose plan or context was destroyed, NNOP_OK otherwise. */
+static nnop_status orphaned(nnop_exec *e, const char *fn)
+{
+    return e->p ? NNOP_OK
+                : exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
+                            "%s: its plan, or the plan's context, was destroyed", fn);
+}
+
 nnop_status nnop_exec_run(nnop_exec *e, int64_t batch, const void *const *inputs,
                           void *const *outputs)
 {
     nnop_status st;
     if (!e)
         return NNOP_ERR_INVALID_ARGUMENT;
-    if (!e->p)
-        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
-                         "nnop_exec_run: its plan, or the plan's context, was destroyed");
-    st = check_run(e, batch, inputs, outputs);
+    st = orphaned(e, "nnop_exec_run");
+    if (st == NNOP_OK)
+        st = check_run(e, batch, inputs, outputs);
     if (st != NNOP_OK)
         return st;
     e->last_error[0] = '\0';
@@ -180,12 +187,13 @@ nnop_status nnop_exec_run(nnop_exec *e, int64_t batch, const void *const *inputs
 
 nnop_status nnop_exec_set_stream(nnop_exec *e, void *stream)
 {
+    nnop_status st;
     if (!e)
         return NNOP_ERR_INVALID_ARGUMENT;
     e->last_error[0] = '\0';
-    if (!e->p)
-        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
-                         "nnop_exec_set_stream: its plan, or the plan's context, was destroyed");
+    st = orphaned(e, "nnop_exec_set_stream");
+    if (st != NNOP_OK)
+        return st;
     if (e->cuda)
         return nnop__cuda_exec_set_stream(e->cuda, stream, e->last_error, sizeof e->last_error);
     return stream ? exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
@@ -195,12 +203,13 @@ nnop_status nnop_exec_set_stream(nnop_exec *e, void *stream)
 
 nnop_status nnop_exec_synchronize(nnop_exec *e)
 {
+    nnop_status st;
     if (!e)
         return NNOP_ERR_INVALID_ARGUMENT;
     e->last_error[0] = '\0';
-    if (!e->p)
-        return exec_fail(e, NNOP_ERR_INVALID_ARGUMENT,
-                         "nnop_exec_synchronize: its plan, or the plan's context, was destroyed");
+    st = orphaned(e, "nnop_exec_synchronize");
+    if (st != NNOP_OK)
+        return st;
     return e->cuda ? nnop__cuda_exec_synchronize(e->cuda, e->last_error, sizeof e->last_error)
                    : NNOP_OK;
 }

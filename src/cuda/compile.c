@@ -126,6 +126,15 @@ static void destroy_steps(nnop__cuda_step *steps, int32_t n)
     nnop__free(steps);
 }
 
+/* A malloc'd copy of n partitions (room for one more), NULL when memory is short. */
+static nnop__partition *copy_parts(const nnop__partition *src, int32_t n)
+{
+    nnop__partition *c = (nnop__partition *)malloc(((size_t)n + 1) * sizeof *c);
+    if (c)
+        memcpy(c, src, (size_t)n * sizeof *c);
+    return c;
+}
+
 static int same_parts(const nnop__partition *a, int32_t na, const nnop__partition *b, int32_t nb)
 {
     int32_t i;
@@ -148,12 +157,11 @@ static nnop_status build_bucket(nnop_plan *p, int64_t b, const nnop__partition *
     int32_t kept_n = p->n_parts, kept_memo = cp->n_memo, i;
     nnop_status st = NNOP_OK;
     *out = NULL;
-    p->parts = (nnop__partition *)malloc(((size_t)n_orig + 1) * sizeof *p->parts);
+    p->parts = copy_parts(orig, n_orig);
     cp->steps = (nnop__cuda_step *)nnop__calloc((size_t)p->g->n_nodes + 1, sizeof *cp->steps);
     if (!p->parts || !cp->steps)
         st = nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
     if (st == NNOP_OK) {
-        memcpy(p->parts, orig, (size_t)n_orig * sizeof *orig);
         p->n_parts = n_orig;
         set_batch(p, b);
         cp->building_bucket = cp->n_buckets + 1;
@@ -324,17 +332,13 @@ static nnop_status alloc_workspace(nnop_plan *p)
     struct nnop__cuda_plan *cp = p->cuda;
     nnop_status st = NNOP_OK;
     int32_t i, k;
-    for (i = 0; i < p->n_parts; i++) {
-        int64_t need = cp->steps[i].dnn ? cp->steps[i].dnn->workspace
-                                        : (int64_t)nnop__lt_step_workspace(cp->steps[i].lt);
-        int64_t *have = cp->steps[i].side ? &cp->side_workspace_bytes : &cp->workspace_bytes;
-        *have = need > *have ? need : *have;
-    }
-    for (k = 0; k + 1 < cp->n_buckets; k++) /* the smaller buckets' steps, for contexts */
+    /* every bucket's steps (the smaller ones run only in execution contexts, on this size) */
+    for (k = 0; k < nnop__bucket_count(cp); k++)
         for (i = 0; i < p->n_parts; i++) {
-            const nnop__cuda_step *s = &cp->bucket_steps[k][i];
+            const nnop__cuda_step *s = &nnop__bucket_steps(cp, k)[i];
             int64_t need = s->dnn ? s->dnn->workspace : (int64_t)nnop__lt_step_workspace(s->lt);
-            cp->workspace_bytes = need > cp->workspace_bytes ? need : cp->workspace_bytes;
+            int64_t *have = s->side ? &cp->side_workspace_bytes : &cp->workspace_bytes;
+            *have = need > *have ? need : *have;
         }
     if (cp->workspace_bytes)
         st = nnop__plan_alloc(p, (size_t)cp->workspace_bytes, "the workspace", &cp->workspace);
@@ -425,11 +429,9 @@ static nnop_status build_once(nnop_plan *p, int deser_threads)
     int32_t n_orig = p->n_parts;
     nnop_status st = plan_init(p);
     if (st == NNOP_OK && p->batch_max) { /* the buckets start from the same partitions */
-        orig = (nnop__partition *)malloc(((size_t)n_orig + 1) * sizeof *orig);
+        orig = copy_parts(p->parts, n_orig);
         if (!orig)
             st = nnop__fail(p->ctx, NNOP_ERR_OUT_OF_MEMORY, "nnop_graph_compile: out of memory");
-        else
-            memcpy(orig, p->parts, (size_t)n_orig * sizeof *orig);
         p->cuda->memo_on = 1;
     }
     if (st == NNOP_OK) {
@@ -479,12 +481,10 @@ static void plan_destroy(nnop_plan *p)
         (void)cudaStreamSynchronize(p->ctx->cuda->stream);
     for (i = 0; i < cp->n_graphs; i++)
         (void)cudaGraphExecDestroy(cp->gexec[i]);
-    for (i = 0; cp->steps && i <= p->g->n_nodes; i++)
-        if (cp->steps[i].impl && cp->steps[i].impl->destroy)
-            cp->steps[i].impl->destroy(&cp->steps[i]);
     for (i = 0; i < cp->n_buckets; i++) /* the built batch's are steps itself */
         if (cp->bucket_steps[i] != cp->steps)
             destroy_steps(cp->bucket_steps[i], p->g->n_nodes + 1);
+    destroy_steps(cp->steps, p->g->n_nodes + 1);
     nnop__deser_free(cp);
     for (i = 0; i < cp->n_owned; i++)
         nnop__dev_free(&p->ctx->alloc, cp->owned[i]);
@@ -492,7 +492,6 @@ static void plan_destroy(nnop_plan *p)
     free(cp->memo_fp);
     free(cp->memo_step);
     nnop__free(cp->slot);
-    nnop__free(cp->steps);
     nnop__free(cp->gkey);
     nnop__free(cp->copy_slot);
     nnop__free(cp->out_ptr);

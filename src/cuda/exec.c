@@ -37,27 +37,33 @@ static size_t round_up(size_t n)
     return (n + EXEC_ALIGN - 1) / EXEC_ALIGN * EXEC_ALIGN;
 }
 
-static size_t io_bytes(const nnop_plan *p, int32_t i) /* input i, then output i - n_inputs */
+/* The value of the plan's io tensor i: input i, then output i - n_inputs. */
+static const nnop__value *io_value(const nnop_plan *p, int32_t i)
 {
     int32_t v = i < p->g->n_inputs ? p->g->inputs[i] : p->g->outputs[i - p->g->n_inputs];
-    return nnop_tensor_bytes(&p->g->values[v].desc);
+    return &p->g->values[v];
 }
 
-/* Where each part of the block goes: the arena at 0, one workspace (side steps run on the
- * main stream here, so the larger of the plan's two) at *ws_off, each run scratch at
+/* One workspace for every step: side steps run on the main stream here. */
+static int64_t one_workspace(const struct nnop__cuda_plan *cp)
+{
+    return cp->workspace_bytes > cp->side_workspace_bytes ? cp->workspace_bytes
+                                                          : cp->side_workspace_bytes;
+}
+
+/* Where each part of the block goes: the arena at 0, one workspace at *ws_off, each run
+ * scratch at
  * run_off[k] (the buckets' one after the other from one base: a context runs one bucket at a
  * time), each staging buffer at stage_off[i] (range plans only). Either array or ws_off may
  * be NULL. Returns the whole size. */
 static size_t layout(const nnop_plan *p, size_t *ws_off, size_t *run_off, size_t *stage_off)
 {
     const struct nnop__cuda_plan *cp = p->cuda;
-    int64_t ws = cp->workspace_bytes > cp->side_workspace_bytes ? cp->workspace_bytes
-                                                                : cp->side_workspace_bytes;
     size_t at = round_up((size_t)cp->arena_bytes), run_base, run_end;
     int32_t k, g, n_io = p->g->n_inputs + p->g->n_outputs;
     if (ws_off)
         *ws_off = at;
-    at += round_up((size_t)ws);
+    at += round_up((size_t)one_workspace(cp));
     run_base = run_end = at;
     for (g = 0; g <= NNOP_MAX_BUCKETS; g++) { /* each group from the base */
         size_t in_group = run_base;
@@ -73,7 +79,7 @@ static size_t layout(const nnop_plan *p, size_t *ws_off, size_t *run_off, size_t
     for (k = 0; p->batch_max && k < n_io; k++) {
         if (stage_off)
             stage_off[k] = at;
-        at += round_up(io_bytes(p, k));
+        at += round_up(nnop_tensor_bytes(&io_value(p, k)->desc));
     }
     return at;
 }
@@ -139,8 +145,7 @@ static nnop_status make_bucket(struct nnop__cuda_exec *e, nnop_plan *p, int32_t 
     memcpy(cp->slot, src->slot, (size_t)src->n_slots * sizeof *cp->slot);
     cp->arena = e->block;
     cp->workspace = e->block + ws_off;
-    cp->workspace_bytes = cp->workspace_bytes > cp->side_workspace_bytes ? cp->workspace_bytes
-                                                                         : cp->side_workspace_bytes;
+    cp->workspace_bytes = one_workspace(src);
     cp->side_workspace = NULL;
     cp->side_workspace_bytes = 0;
     for (i = 0; i < src->n_slots; i++) { /* buffers in the arena, concat slices of them too */
@@ -158,7 +163,7 @@ static nnop_status make_bucket(struct nnop__cuda_exec *e, nnop_plan *p, int32_t 
  * nnop_exec_create's caller reads it. */
 static nnop_status copy_steps(struct nnop__cuda_exec *e, nnop_plan *p, int32_t k)
 {
-    const nnop__cuda_step *steps = p->cuda->n_buckets ? p->cuda->bucket_steps[k] : p->cuda->steps;
+    const nnop__cuda_step *steps = nnop__bucket_steps(p->cuda, k);
     nnop_status st = NNOP_OK;
     int32_t i;
     e->plan.cuda = &e->cps[k];
@@ -206,7 +211,7 @@ static nnop_status make_buckets(struct nnop__cuda_exec *e, nnop_plan *p)
         layout(p, &ws_off, run_off, stage_off);
         for (k = 0; p->batch_max && k < n_io; k++)
             e->stage[k] = e->block + stage_off[k];
-        e->n_cps = p->cuda->n_buckets ? p->cuda->n_buckets : 1;
+        e->n_cps = nnop__bucket_count(p->cuda);
         for (k = 0; k < e->n_cps && st == NNOP_OK; k++) {
             e->batch[k] = p->cuda->n_buckets ? p->cuda->bucket_batch[k] : 0;
             st = make_bucket(e, p, k, run_off, ws_off);
@@ -315,11 +320,10 @@ static int32_t bucket_of(const struct nnop__cuda_exec *e, int64_t n)
 static nnop_status copy_samples(struct nnop__cuda_exec *e, int32_t i, int64_t n, void *dst,
                                 const void *src)
 {
-    const nnop_plan *p = &e->plan;
-    int32_t v = i < p->g->n_inputs ? p->g->inputs[i] : p->g->outputs[i - p->g->n_inputs];
-    const nnop_tensor_desc *d = &p->g->values[v].desc;
+    const nnop__value *v = io_value(&e->plan, i);
+    const nnop_tensor_desc *d = &v->desc;
     size_t bytes = nnop_tensor_bytes(d);
-    if (p->g->values[v].kind != NNOP_VALUE_CONSTANT) /* computed: dim 0 is the batch */
+    if (v->kind != NNOP_VALUE_CONSTANT) /* computed: dim 0 is the batch */
         bytes = bytes / (size_t)d->dims[0] * (size_t)n;
     return NNOP_CU(&e->ctx,
                    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, e->dev.stream));

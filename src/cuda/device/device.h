@@ -185,6 +185,18 @@ struct nnop__cuda_plan {
     int32_t n_cmemo, cap_cmemo;
 };
 
+/* The plan's sets of steps: one per batch bucket, or the plan's own alone without a range;
+ * set k's steps. */
+static inline int32_t nnop__bucket_count(const struct nnop__cuda_plan *cp)
+{
+    return cp->n_buckets ? cp->n_buckets : 1;
+}
+static inline struct nnop__cuda_step *nnop__bucket_steps(const struct nnop__cuda_plan *cp,
+                                                         int32_t k)
+{
+    return cp->n_buckets ? cp->bucket_steps[k] : cp->steps;
+}
+
 /* ------------------------------------------------------------------ memo (const_memo.c) */
 /* Derived constants (folded, packed, per-channel vectors) made once per plan where memo_on
  * (batch_range plans build every step once per bucket): find says whether one made of (tag,
